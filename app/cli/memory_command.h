@@ -1,0 +1,24 @@
+// `shardscope-cli memory`: lower a scenario, validate the plan, account its memory, print text or JSON.
+#pragma once
+#include <iosfwd>
+#include <string>
+
+#include "memory/accounting.h"
+#include "plan/plan.h"
+#include "scenario/scenario.h"
+
+namespace shardscope::cli {
+
+struct MemoryRun {
+  ResolvedScenario scenario;
+  Plan plan;
+  MemoryReport report;
+};
+
+// Throws ScenarioError for bad settings, std::logic_error if the lowered plan fails validation (a bug).
+MemoryRun run_memory(const Scenario& scenario);
+
+void print_memory_text(const MemoryRun& run, std::ostream& out);
+std::string memory_json(const MemoryRun& run);
+
+}  // namespace shardscope::cli

@@ -1,0 +1,64 @@
+// JSON form of the memory report. Keys named in the issue are the public interface:
+// ranks[i].rank, ranks[i].phases[j].{name, step, allocated_bytes, max_allocated_bytes, reserved_bytes},
+// ranks[i].peak_bytes, ranks[i].peak_by_category.
+#include <nlohmann/json.hpp>
+
+#include "cli/memory_command.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+nlohmann::json categories_json(const CategoryBytes& bytes) {
+  nlohmann::json object = nlohmann::json::object();
+  for (Category category : kAllCategories) object[std::string(category_key(category))] = bytes[category];
+  return object;
+}
+
+}  // namespace
+
+std::string memory_json(const MemoryRun& run) {
+  using nlohmann::json;
+  json root;
+  root["scenario"] = json::parse(scenario_to_json(run.scenario.settings));
+  root["model"] = {{"name", run.scenario.model.display_name},
+                   {"spec", run.scenario.model.spec},
+                   {"parameter_count", run.scenario.model.parameter_count()}};
+  root["accounting"] = accounting_name(run.report.mode);
+  root["rules"] = run.report.rules;
+  root["behaviour"] = run.plan.behaviour;
+  root["gpu_arch"] = run.scenario.gpu_arch;
+  root["capacity_bytes"] = run.report.capacity;
+  root["notes"] = run.plan.notes;
+  root["ranks"] = json::array();
+  for (const auto& rank : run.report.ranks) {
+    json r;
+    r["rank"] = rank.rank;
+    r["phases"] = json::array();
+    for (const auto& phase : rank.phases)
+      r["phases"].push_back({{"name", phase.name},
+                             {"step", phase.step},
+                             {"allocated_bytes", phase.allocated},
+                             {"max_allocated_bytes", phase.max_allocated},
+                             {"reserved_bytes", phase.reserved},
+                             {"by_category", categories_json(phase.by_category)}});
+    r["peak_bytes"] = rank.peak_allocated;
+    r["peak_reserved_bytes"] = rank.peak_reserved;
+    r["peak_by_category"] = categories_json(rank.peak_by_category);
+    const Program& program = run.plan.programs[static_cast<std::size_t>(rank.rank)];
+    r["peak_at"] = rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].label : "";
+    if (rank.oom) {
+      r["oom"] = {{"op", program.ops[static_cast<std::size_t>(rank.oom->op)].label},
+                  {"step", program.ops[static_cast<std::size_t>(rank.oom->op)].step},
+                  {"requested_bytes", rank.oom->requested},
+                  {"allocated_bytes", rank.oom->allocated_before},
+                  {"reserved_bytes", rank.oom->reserved_before}};
+    } else {
+      r["oom"] = nullptr;
+    }
+    root["ranks"].push_back(std::move(r));
+  }
+  return root.dump(2);
+}
+
+}  // namespace shardscope::cli

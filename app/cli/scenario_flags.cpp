@@ -1,0 +1,64 @@
+// Scenario flags: registration with CLI11 and application over a scenario.
+#include "cli/scenario_flags.h"
+
+namespace shardscope::cli {
+
+void ScenarioFlags::add_to(CLI::App& command) {
+  command.add_option("scenario", scenario_file, "Scenario JSON file (default: the built-in DDP scenario)");
+  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000) or vgg16");
+  command.add_option("--batch", batch, "Batch per rank (dp/balanced-dp: per device)");
+  command.add_option("--loss", loss, "mse | cross-entropy");
+  command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw");
+  command.add_option("--weight-decay", weight_decay, "Weight decay (default 0; adamw 0.01)");
+  command.add_option("--dtype", dtype, "fp32");
+  command.add_option("--steps", steps, "Training steps (default 1)");
+  no_grad_flag = command.add_flag("--no-grad", no_grad, "Inference: model.eval() under torch.no_grad()");
+  inplace_relu_flag = command.add_flag("--inplace-relu,!--no-inplace-relu", inplace_relu, "ReLU(inplace=True) (mlp default off, vgg16 on)");
+  command.add_option("--world", world, "Number of ranks (devices)");
+  command.add_option("--device", device, "Device preset: " + device_preset_names());
+  command.add_option("--capacity-gib", capacity_gib, "Device memory in GiB (overrides the preset)");
+  command.add_option("--strategy", strategy, all_strategy_names());
+  command.add_option("--bucket-cap-mb", bucket_cap_mb, "DDP bucket_cap_mb (default 25)");
+  bucket_view_flag = command.add_flag("--gradient-as-bucket-view", gradient_as_bucket_view, "DDP gradient_as_bucket_view=True");
+  command.add_option("--gpu0-batch", gpu0_batch, "balanced-dp: batch on device 0");
+  command.add_option("--accounting", accounting, "exact | pytorch-1.8 | pytorch-2 (default)");
+  command.add_option("--gpu-arch", gpu_arch, "sm70 | sm80 | sm89 | sm90 (default: from the device preset)");
+}
+
+namespace {
+template <typename Enum>
+Enum parse_or_throw(const std::string& text, std::optional<Enum> (*parse)(const std::string&), const std::string& flag,
+                    const std::string& allowed) {
+  auto value = parse(text);
+  if (!value) throw ScenarioError(flag, "unknown value '" + text + "'; one of " + allowed);
+  return *value;
+}
+}  // namespace
+
+Scenario ScenarioFlags::build() const {
+  Scenario s = scenario_file.empty() ? builtin_default_scenario() : load_scenario_file(scenario_file);
+  if (model) s.model.spec = *model;
+  if (inplace_relu_flag && inplace_relu_flag->count() > 0) s.model.inplace_relu = inplace_relu;
+  if (batch) s.training.batch = *batch;
+  if (loss) s.training.loss = parse_or_throw(*loss, parse_loss, "--loss", "mse, cross-entropy");
+  if (optimizer) s.training.optimizer = parse_or_throw(*optimizer, parse_optimizer, "--optimizer", "sgd, momentum, adam, adamw");
+  if (weight_decay) s.training.weight_decay = *weight_decay;
+  if (dtype) s.training.dtype = *dtype;
+  if (steps) s.training.steps = *steps;
+  if (no_grad_flag && no_grad_flag->count() > 0) s.training.no_grad = no_grad;
+  if (world) {
+    if (*world < 1) throw ScenarioError("--world", "must be at least 1 (got " + std::to_string(*world) + ")");
+    s.cluster.world = *world;
+  }
+  if (device) s.cluster.device = *device;
+  if (capacity_gib) s.cluster.capacity_gib = *capacity_gib;
+  if (strategy) s.strategy.kind = parse_or_throw(*strategy, parse_strategy, "--strategy", all_strategy_names());
+  if (bucket_cap_mb) s.strategy.bucket_cap_mb = *bucket_cap_mb;
+  if (bucket_view_flag && bucket_view_flag->count() > 0) s.strategy.gradient_as_bucket_view = gradient_as_bucket_view;
+  if (gpu0_batch) s.strategy.gpu0_batch = *gpu0_batch;
+  if (accounting) s.accounting.mode = parse_or_throw(*accounting, parse_accounting, "--accounting", "exact, pytorch-1.8, pytorch-2");
+  if (gpu_arch) s.accounting.gpu_arch = *gpu_arch;
+  return s;
+}
+
+}  // namespace shardscope::cli

@@ -1,0 +1,33 @@
+// The device preset table. Capacities are the totals nvidia-smi prints (MiB) for each board;
+// peak rates are the vendors' datasheet figures (dense, no sparsity).
+#include "cluster/device_preset.h"
+
+namespace shardscope {
+
+const std::vector<DevicePreset>& device_presets() {
+  static const std::vector<DevicePreset> presets = {
+      {"V100-16", "NVIDIA V100 SXM2 16 GB", 16160 * kMiB, "sm70", 15.7, 125, 900},
+      {"V100-32", "NVIDIA V100 SXM2 32 GB", 32510 * kMiB, "sm70", 15.7, 125, 900},
+      {"A100-40", "NVIDIA A100 SXM4 40 GB", 40960 * kMiB, "sm80", 19.5, 312, 1555},
+      {"A100-80", "NVIDIA A100 SXM4 80 GB", 81920 * kMiB, "sm80", 19.5, 312, 2039},
+      {"H100-80", "NVIDIA H100 SXM5 80 GB", 81559 * kMiB, "sm90", 67, 989, 3350},
+      {"H200-141", "NVIDIA H200 SXM 141 GB", 143771 * kMiB, "sm90", 67, 989, 4800},
+      {"RTX-4090", "NVIDIA GeForce RTX 4090 24 GB", 24564 * kMiB, "sm89", 82.6, 165, 1008},
+      {"custom", "custom device (set capacity_gib)", 16 * kGiB, "sm80", 19.5, 312, 1555},
+  };
+  return presets;
+}
+
+std::optional<DevicePreset> find_device_preset(const std::string& name) {
+  for (const auto& preset : device_presets())
+    if (preset.name == name) return preset;
+  return std::nullopt;
+}
+
+std::string device_preset_names() {
+  std::string names;
+  for (const auto& preset : device_presets()) names += (names.empty() ? "" : ", ") + preset.name;
+  return names;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,26 @@
+// GPU presets: memory capacity (as nvidia-smi reports the total), architecture, and peak rates for the cost model.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace shardscope {
+
+struct DevicePreset {
+  std::string name;         // "H100-80"
+  std::string description;  // "NVIDIA H100 SXM 80 GB"
+  Bytes capacity = 0;       // total device memory; the CUDA context is not subtracted
+  std::string gpu_arch;     // "sm70", "sm80", "sm89", "sm90"
+  double fp32_tflops = 0;   // dense, no tensor cores
+  double bf16_tflops = 0;   // dense tensor-core peak (fp16 on V100)
+  double hbm_gbps = 0;      // memory bandwidth, GB/s (decimal)
+};
+
+const std::vector<DevicePreset>& device_presets();
+std::optional<DevicePreset> find_device_preset(const std::string& name);
+// "V100-16, V100-32, A100-40, ..." for messages and --help.
+std::string device_preset_names();
+
+}  // namespace shardscope

@@ -1,0 +1,22 @@
+// Units used across ShardScope: byte counts and binary-unit formatting. No dependencies beyond the standard library.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace shardscope {
+
+using Bytes = std::int64_t;   // a count of bytes; signed so that differences are safe
+using TimeNs = std::int64_t;  // simulated or measured nanoseconds
+
+constexpr Bytes kKiB = 1024;
+constexpr Bytes kMiB = 1024 * kKiB;
+constexpr Bytes kGiB = 1024 * kMiB;
+
+// "320.16 MiB", "1.50 GiB", "4.00 KiB", "512 B": binary units, two decimals.
+std::string format_bytes(Bytes bytes);
+
+// Integer ceil(a / b) for positive b.
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+constexpr std::int64_t round_up(std::int64_t a, std::int64_t multiple) { return ceil_div(a, multiple) * multiple; }
+
+}  // namespace shardscope

@@ -1,0 +1,84 @@
+// Replays each rank's alloc/free ops through the chosen accounting and records series, phases and peaks.
+#include "memory/accounting.h"
+
+#include "memory/caching_allocator.h"
+
+namespace shardscope {
+
+std::string accounting_rules_label(AccountingMode mode) {
+  switch (mode) {
+    case AccountingMode::Exact: return "exact tensor bytes";
+    case AccountingMode::PyTorch18: return "PyTorch 1.8 rules";
+    case AccountingMode::PyTorch2: return "PyTorch 2.x rules";
+  }
+  return "?";
+}
+
+namespace {
+
+RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capacity, bool keep_series) {
+  RankMemory rank;
+  rank.rank = program.rank;
+  const bool pytorch = mode != AccountingMode::Exact;
+  CachingAllocatorModel allocator(capacity);
+  std::vector<CachingAllocatorModel::BlockId> block_of(program.tensors.size(), -1);
+  std::vector<Bytes> counted(program.tensors.size(), 0);
+  CategoryBytes by_category;
+  Bytes allocated = 0, reserved = 0, max_allocated = 0, max_reserved = 0;
+
+  for (std::size_t i = 0; i < program.ops.size(); ++i) {
+    const Op& op = program.ops[i];
+    const auto index = static_cast<OpIndex>(i);
+    if (op.kind == OpKind::Phase) {
+      rank.phases.push_back({op.phase, op.step, index, allocated, max_allocated, reserved, max_reserved, by_category});
+      continue;
+    }
+    if (op.kind != OpKind::Alloc && op.kind != OpKind::Free) continue;
+    const auto t = static_cast<std::size_t>(op.tensor);
+    const TensorInfo& tensor = program.tensors[t];
+    if (op.kind == OpKind::Alloc) {
+      const Bytes allocated_before = allocated, reserved_before = reserved;
+      bool out_of_memory = false;
+      if (pytorch) {
+        const auto result = allocator.allocate(tensor.bytes);
+        block_of[t] = result.block;
+        counted[t] = result.counted;
+        out_of_memory = result.out_of_memory;
+      } else {
+        counted[t] = tensor.bytes;
+        out_of_memory = allocated + tensor.bytes > capacity;
+      }
+      if (out_of_memory && !rank.oom) rank.oom = OutOfMemory{index, tensor.name, tensor.bytes, allocated_before, reserved_before};
+      by_category[tensor.category] += counted[t];
+      allocated += counted[t];
+    } else {
+      if (pytorch) allocator.free(block_of[t]);
+      by_category[tensor.category] -= counted[t];
+      allocated -= counted[t];
+    }
+    reserved = pytorch ? allocator.reserved() : allocated;
+    max_reserved = std::max(max_reserved, reserved);
+    if (allocated > max_allocated) {
+      max_allocated = allocated;
+      rank.peak_allocated = allocated;
+      rank.peak_op = index;
+      rank.peak_by_category = by_category;
+    }
+    if (keep_series) rank.series.push_back({index, allocated, reserved, by_category});
+  }
+  rank.peak_reserved = max_reserved;
+  return rank;
+}
+
+}  // namespace
+
+MemoryReport account_memory(const Plan& plan, AccountingMode mode, Bytes capacity, bool keep_series) {
+  MemoryReport report;
+  report.mode = mode;
+  report.rules = accounting_rules_label(mode);
+  report.capacity = capacity;
+  for (const auto& program : plan.programs) report.ranks.push_back(account_rank(program, mode, capacity, keep_series));
+  return report;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,46 @@
+// A layer of a sequential model as lowering needs it: parameters, shapes per sample, what autograd saves, FLOPs.
+// Independent of strategies and of any framework; sizes are element counts per sample unless named otherwise.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+enum class LayerKind { Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout };
+
+std::string layer_kind_name(LayerKind kind);
+
+struct ParamSpec {
+  std::string name;     // "weight", "bias"
+  std::int64_t numel;   // elements
+};
+
+struct Layer {
+  std::string name;             // "fc3", "features.0"
+  LayerKind kind = LayerKind::Linear;
+  std::vector<ParamSpec> params;
+  std::int64_t in_numel = 0;    // input elements per sample
+  std::int64_t out_numel = 0;   // output elements per sample
+  // What the autograd node keeps for backward (derivatives.yaml): its input, its output, and extra
+  // tensors such as max-pool indices (int64) or dropout masks (bool), in bytes per sample.
+  bool saves_input = false;
+  bool saves_output = false;
+  std::int64_t extra_saved_bytes_per_sample = 0;
+  bool inplace = false;         // output aliases input (ReLU(inplace=True))
+  bool is_view = false;         // output is a view of the input (Flatten): no bytes, no saved state
+  bool identity_in_eval = false;  // Dropout: a no-op under model.eval()
+  // Forward FLOPs per sample (multiply-add = 2). Backward is modelled as 2x forward for layers with
+  // parameters (input gradient + weight gradient) and 1x for the others.
+  double forward_flops_per_sample = 0;
+  // True where a library workspace of unknown size is involved (cuDNN convolutions): numbers are estimates.
+  bool workspace_unknown = false;
+
+  std::int64_t param_numel() const {
+    std::int64_t n = 0;
+    for (const auto& p : params) n += p.numel;
+    return n;
+  }
+};
+
+}  // namespace shardscope

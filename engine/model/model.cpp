@@ -1,0 +1,71 @@
+// Model spec parsing ("mlp:20x2000", "mlp:4x1024:relu", "vgg16") and model-wide queries.
+#include <charconv>
+#include <sstream>
+#include <vector>
+
+#include "model/model.h"
+
+namespace shardscope {
+
+std::int64_t Model::parameter_count() const {
+  std::int64_t n = 0;
+  for (const auto& layer : layers) n += layer.param_numel();
+  return n;
+}
+
+bool Model::has_unknown_workspaces() const {
+  for (const auto& layer : layers)
+    if (layer.workspace_unknown) return true;
+  return false;
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, separator)) parts.push_back(part);
+  return parts;
+}
+
+bool parse_positive(const std::string& text, std::int64_t& value) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end && value > 0;
+}
+
+Model parse_mlp(const std::string& spec, const std::vector<std::string>& parts, const ModelOptions& options) {
+  const std::string usage = "expected mlp:LAYERSxWIDTH[:relu], e.g. mlp:20x2000 or mlp:4x1024:relu";
+  if (parts.size() < 2 || parts.size() > 3) throw ModelSpecError("model '" + spec + "': " + usage);
+  const auto dims = split(parts[1], 'x');
+  std::int64_t layers = 0, width = 0;
+  if (dims.size() != 2 || !parse_positive(dims[0], layers) || !parse_positive(dims[1], width))
+    throw ModelSpecError("model '" + spec + "': " + usage);
+  if (layers > 100000) throw ModelSpecError("model '" + spec + "': at most 100000 layers");
+  if (width > (1 << 20)) throw ModelSpecError("model '" + spec + "': width at most 1048576");
+  bool relu = false;
+  if (parts.size() == 3) {
+    if (parts[2] != "relu") throw ModelSpecError("model '" + spec + "': unknown option '" + parts[2] + "'; " + usage);
+    relu = true;
+  }
+  const bool inplace = options.inplace_relu_set ? options.inplace_relu : false;
+  Model model = build_mlp(static_cast<int>(layers), width, relu, inplace);
+  model.spec = spec;
+  return model;
+}
+
+}  // namespace
+
+Model parse_model_spec(const std::string& spec, const ModelOptions& options) {
+  const auto parts = split(spec, ':');
+  if (parts.empty()) throw ModelSpecError("model is empty; expected mlp:LAYERSxWIDTH[:relu] or vgg16");
+  if (parts[0] == "mlp") return parse_mlp(spec, parts, options);
+  if (parts[0] == "vgg16" && parts.size() == 1) {
+    Model model = build_vgg16(options.inplace_relu_set ? options.inplace_relu : true);
+    return model;
+  }
+  throw ModelSpecError("unknown model '" + spec + "'; expected mlp:LAYERSxWIDTH[:relu] or vgg16");
+}
+
+}  // namespace shardscope

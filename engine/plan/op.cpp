@@ -1,0 +1,44 @@
+// Names of op kinds, streams and collectives, as shown to users and written in traces.
+#include "plan/op.h"
+
+namespace shardscope {
+
+std::string op_kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::Compute: return "compute";
+    case OpKind::Collective: return "collective";
+    case OpKind::Alloc: return "alloc";
+    case OpKind::Free: return "free";
+    case OpKind::Phase: return "phase";
+  }
+  return "?";
+}
+
+std::string stream_name(Stream stream) { return stream == Stream::Compute ? "compute" : "communication"; }
+
+std::string compute_kind_name(ComputeKind kind) {
+  switch (kind) {
+    case ComputeKind::Forward: return "forward";
+    case ComputeKind::Backward: return "backward";
+    case ComputeKind::Loss: return "loss";
+    case ComputeKind::LossBackward: return "loss backward";
+    case ComputeKind::Optimizer: return "optimizer";
+    case ComputeKind::Copy: return "copy";
+  }
+  return "?";
+}
+
+std::string collective_kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::AllReduce: return "all-reduce";
+    case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::Reduce: return "reduce";
+    case CollectiveKind::AllGather: return "all-gather";
+    case CollectiveKind::ReduceScatter: return "reduce-scatter";
+    case CollectiveKind::Scatter: return "scatter";
+    case CollectiveKind::Gather: return "gather";
+  }
+  return "?";
+}
+
+}  // namespace shardscope

@@ -1,0 +1,82 @@
+// ProgramBuilder: reference-counted tensors and op emission for one rank.
+#include "plan/program_builder.h"
+
+#include <stdexcept>
+
+namespace shardscope {
+
+ProgramBuilder::ProgramBuilder(int rank) { program_.rank = rank; }
+
+OpIndex ProgramBuilder::push(Op op) {
+  op.step = step_;
+  program_.ops.push_back(std::move(op));
+  return static_cast<OpIndex>(program_.ops.size() - 1);
+}
+
+TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category, bool persistent) {
+  const auto id = static_cast<TensorId>(program_.tensors.size());
+  program_.tensors.push_back({std::move(name), bytes, category, persistent});
+  refcount_.push_back(1);
+  if (bytes > 0) {
+    Op op;
+    op.kind = OpKind::Alloc;
+    op.tensor = id;
+    op.label = "alloc " + program_.tensors.back().name;
+    push(std::move(op));
+  }
+  return id;
+}
+
+void ProgramBuilder::retain(TensorId tensor) {
+  if (refcount_.at(tensor) <= 0) throw std::logic_error("retain of freed tensor " + program_.tensors.at(tensor).name);
+  ++refcount_[tensor];
+}
+
+void ProgramBuilder::release(TensorId tensor) {
+  if (refcount_.at(tensor) <= 0) throw std::logic_error("release of freed tensor " + program_.tensors.at(tensor).name);
+  if (--refcount_[tensor] > 0 || program_.tensors[tensor].bytes == 0) return;
+  Op op;
+  op.kind = OpKind::Free;
+  op.tensor = tensor;
+  op.label = "free " + program_.tensors[tensor].name;
+  push(std::move(op));
+}
+
+OpIndex ProgramBuilder::compute(ComputeKind kind, std::string label, double flops, Bytes bytes_accessed, int layer) {
+  Op op;
+  op.kind = OpKind::Compute;
+  op.compute_kind = kind;
+  op.label = std::move(label);
+  op.flops = flops;
+  op.bytes_accessed = bytes_accessed;
+  op.layer = layer;
+  last_compute_ = push(std::move(op));
+  return last_compute_;
+}
+
+OpIndex ProgramBuilder::collective(CollectiveKind kind, int group, Bytes payload, std::string label, int root,
+                                   std::vector<OpIndex> deps) {
+  Op op;
+  op.kind = OpKind::Collective;
+  op.stream = Stream::Communication;
+  op.collective_kind = kind;
+  op.group = group;
+  op.sequence = next_sequence_[group]++;
+  op.payload = payload;
+  op.root = root;
+  op.label = std::move(label);
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+void ProgramBuilder::phase(const std::string& name) {
+  Op op;
+  op.kind = OpKind::Phase;
+  op.phase = name;
+  op.label = name;
+  push(std::move(op));
+}
+
+Program ProgramBuilder::finish() { return std::move(program_); }
+
+}  // namespace shardscope

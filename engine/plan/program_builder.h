@@ -1,0 +1,48 @@
+// Builds one rank's Program while lowering: allocations with reference counts (a tensor is freed when its
+// last holder lets go, as PyTorch's storage refcount does), compute, collectives and phase markers.
+// Not thread-safe; one builder per rank.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace shardscope {
+
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(int rank);
+
+  int rank() const { return program_.rank; }
+  void set_step(int step) { step_ = step; }
+  int step() const { return step_; }
+
+  // Allocates a tensor held once. Zero-byte tensors still get an id but emit no op (CUDA allocates nothing).
+  TensorId alloc(std::string name, Bytes bytes, Category category, bool persistent = false);
+  void retain(TensorId tensor);   // one more holder (a view, a saved variable, a Python name)
+  void release(TensorId tensor);  // one holder fewer; emits Free at zero
+  int holders(TensorId tensor) const { return refcount_.at(tensor); }
+  const TensorInfo& tensor(TensorId tensor) const { return program_.tensors.at(tensor); }
+
+  OpIndex compute(ComputeKind kind, std::string label, double flops, Bytes bytes_accessed, int layer = -1);
+  // A collective on `group` (index into Plan::groups); the builder numbers them per group in program order.
+  OpIndex collective(CollectiveKind kind, int group, Bytes payload, std::string label, int root = -1,
+                     std::vector<OpIndex> deps = {});
+  void phase(const std::string& name);
+  void add_dep(OpIndex op, OpIndex dep) { program_.ops.at(op).deps.push_back(dep); }
+  OpIndex last_compute() const { return last_compute_; }
+
+  Program finish();
+
+ private:
+  OpIndex push(Op op);
+
+  Program program_;
+  std::vector<int> refcount_;
+  std::map<int, std::int64_t> next_sequence_;
+  int step_ = 0;
+  OpIndex last_compute_ = -1;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,19 @@
+// Plan validation: tensors allocated once and freed at most once (live at the end only if persistent),
+// every collective matched across its group in the same order, deps in range and the whole plan — streams,
+// deps and collectives across ranks — free of cycles (so no execution can deadlock).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace shardscope {
+
+struct ValidationReport {
+  std::vector<std::string> errors;  // empty: valid
+  bool ok() const { return errors.empty(); }
+};
+
+ValidationReport validate_plan(const Plan& plan);
+
+}  // namespace shardscope

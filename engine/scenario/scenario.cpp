@@ -1,0 +1,116 @@
+// Scenario validation and resolution (model built, preset looked up), and the enum names.
+#include "scenario/scenario.h"
+
+#include <array>
+#include <utility>
+
+namespace shardscope {
+
+namespace {
+template <typename Enum, std::size_t N>
+std::optional<Enum> lookup(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& text) {
+  for (const auto& [value, name] : table)
+    if (text == name) return value;
+  return std::nullopt;
+}
+template <typename Enum, std::size_t N>
+std::string name_of(const std::array<std::pair<Enum, const char*>, N>& table, Enum value) {
+  for (const auto& [v, name] : table)
+    if (v == value) return name;
+  return "?";
+}
+
+const std::array<std::pair<StrategyKind, const char*>, 5> kStrategies = {{{StrategyKind::Single, "single"},
+                                                                          {StrategyKind::DataParallel, "dp"},
+                                                                          {StrategyKind::BalancedDataParallel, "balanced-dp"},
+                                                                          {StrategyKind::Ddp, "ddp"},
+                                                                          {StrategyKind::Zero1, "zero1"}}};
+const std::array<std::pair<LossKind, const char*>, 2> kLosses = {{{LossKind::Mse, "mse"}, {LossKind::CrossEntropy, "cross-entropy"}}};
+const std::array<std::pair<OptimizerKind, const char*>, 4> kOptimizers = {{{OptimizerKind::Sgd, "sgd"},
+                                                                           {OptimizerKind::Momentum, "momentum"},
+                                                                           {OptimizerKind::Adam, "adam"},
+                                                                           {OptimizerKind::AdamW, "adamw"}}};
+const std::array<std::pair<AccountingMode, const char*>, 3> kAccounting = {{{AccountingMode::Exact, "exact"},
+                                                                           {AccountingMode::PyTorch18, "pytorch-1.8"},
+                                                                           {AccountingMode::PyTorch2, "pytorch-2"}}};
+}  // namespace
+
+std::string strategy_name(StrategyKind kind) { return name_of(kStrategies, kind); }
+std::optional<StrategyKind> parse_strategy(const std::string& text) { return lookup(kStrategies, text); }
+std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
+std::optional<LossKind> parse_loss(const std::string& text) { return lookup(kLosses, text); }
+std::string optimizer_name(OptimizerKind kind) { return name_of(kOptimizers, kind); }
+std::optional<OptimizerKind> parse_optimizer(const std::string& text) { return lookup(kOptimizers, text); }
+std::string accounting_name(AccountingMode mode) { return name_of(kAccounting, mode); }
+std::optional<AccountingMode> parse_accounting(const std::string& text) { return lookup(kAccounting, text); }
+
+std::string all_strategy_names() {
+  std::string names;
+  for (const auto& [kind, name] : kStrategies) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
+}
+
+Scenario builtin_default_scenario() {
+  Scenario scenario;
+  scenario.name = "DDP · 2 × H100 · 20 × Linear(2000) · Adam";
+  return scenario;  // the defaults of the settings structs are this scenario
+}
+
+ResolvedScenario resolve_scenario(const Scenario& scenario) {
+  ResolvedScenario resolved;
+  resolved.settings = scenario;
+  if (resolved.settings.cluster.world == 0) resolved.settings.cluster.world = scenario.strategy.kind == StrategyKind::Single ? 1 : 2;
+  const auto& training = resolved.settings.training;
+  const auto& cluster = resolved.settings.cluster;
+  const auto& strategy = resolved.settings.strategy;
+
+  if (training.batch < 1) throw ScenarioError("training.batch", "must be at least 1 (got " + std::to_string(training.batch) + ")");
+  if (training.steps < 1 || training.steps > 1000)
+    throw ScenarioError("training.steps", "must be between 1 and 1000 (got " + std::to_string(training.steps) + ")");
+  if (training.dtype != "fp32")
+    throw ScenarioError("training.dtype", "only fp32 is supported so far (got '" + training.dtype + "')");
+  if (training.weight_decay && *training.weight_decay < 0) throw ScenarioError("training.weight_decay", "must not be negative");
+  if (cluster.world < 1 || cluster.world > 65536)
+    throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
+  if (strategy.kind == StrategyKind::Single && cluster.world != 1)
+    throw ScenarioError("cluster.world", "strategy 'single' runs on one device; set world to 1 (got " + std::to_string(cluster.world) + ")");
+  if ((strategy.kind == StrategyKind::DataParallel || strategy.kind == StrategyKind::BalancedDataParallel) && cluster.world > 64)
+    throw ScenarioError("cluster.world", "DataParallel is single-process; at most 64 devices (got " + std::to_string(cluster.world) + ")");
+  if (strategy.bucket_cap_mb <= 0) throw ScenarioError("strategy.bucket_cap_mb", "must be positive");
+  if (strategy.kind == StrategyKind::BalancedDataParallel) {
+    if (!strategy.gpu0_batch) throw ScenarioError("strategy.gpu0_batch", "balanced-dp needs the device-0 batch (--gpu0-batch)");
+    if (*strategy.gpu0_batch < 0 || *strategy.gpu0_batch > training.batch * cluster.world)
+      throw ScenarioError("strategy.gpu0_batch", "must be between 0 and the global batch " + std::to_string(training.batch * cluster.world));
+    if (cluster.world < 2) throw ScenarioError("cluster.world", "balanced-dp needs at least 2 devices");
+  } else if (strategy.gpu0_batch) {
+    throw ScenarioError("strategy.gpu0_batch", "only applies to strategy 'balanced-dp'");
+  }
+  if (training.no_grad && (strategy.kind == StrategyKind::Zero1))
+    throw ScenarioError("training.no_grad", "inference has no optimizer, so ZeRO-1 has nothing to shard; use ddp or single");
+
+  auto preset = find_device_preset(cluster.device);
+  if (!preset) throw ScenarioError("cluster.device", "unknown device '" + cluster.device + "'; one of " + device_preset_names());
+  if (cluster.capacity_gib) {
+    if (*cluster.capacity_gib <= 0) throw ScenarioError("cluster.capacity_gib", "must be positive");
+    preset->capacity = static_cast<Bytes>(*cluster.capacity_gib * static_cast<double>(kGiB));
+  }
+  resolved.device = *preset;
+  resolved.gpu_arch = scenario.accounting.gpu_arch.empty() ? preset->gpu_arch : scenario.accounting.gpu_arch;
+  if (resolved.gpu_arch != "sm70" && resolved.gpu_arch != "sm80" && resolved.gpu_arch != "sm89" && resolved.gpu_arch != "sm90")
+    throw ScenarioError("accounting.gpu_arch", "unknown architecture '" + resolved.gpu_arch + "'; one of sm70, sm80, sm89, sm90");
+
+  ModelOptions options;
+  if (scenario.model.inplace_relu) {
+    options.inplace_relu_set = true;
+    options.inplace_relu = *scenario.model.inplace_relu;
+  }
+  try {
+    resolved.model = parse_model_spec(scenario.model.spec, options);
+  } catch (const ModelSpecError& error) {
+    throw ScenarioError("model.spec", error.what());
+  }
+  resolved.weight_decay = training.weight_decay.value_or(training.optimizer == OptimizerKind::AdamW ? 0.01 : 0.0);
+  return resolved;
+}
+
+}  // namespace shardscope

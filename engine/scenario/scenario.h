@@ -1,0 +1,104 @@
+// A scenario: model + training config + cluster + strategy + accounting, as read from JSON and CLI flags.
+// Usage:
+//   Scenario s = load_scenario_file("assets/scenarios/ddp.json");  // throws ScenarioError("training.batch: ...")
+//   s.training.batch = 32;                                           // CLI flags override fields
+//   ResolvedScenario r = resolve_scenario(s);                        // validates, builds the Model
+#pragma once
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "cluster/device_preset.h"
+#include "model/model.h"
+
+namespace shardscope {
+
+enum class StrategyKind { Single, DataParallel, BalancedDataParallel, Ddp, Zero1 };
+enum class LossKind { Mse, CrossEntropy };
+enum class OptimizerKind { Sgd, Momentum, Adam, AdamW };
+enum class AccountingMode { Exact, PyTorch18, PyTorch2 };
+
+struct ModelSettings {
+  std::string spec = "mlp:20x2000";
+  std::optional<bool> inplace_relu;  // unset: the model's own default
+};
+
+struct TrainingSettings {
+  int batch = 20;  // per rank (for dp / balanced-dp: per device, so the global batch is batch × world)
+  LossKind loss = LossKind::Mse;
+  OptimizerKind optimizer = OptimizerKind::Adam;
+  std::optional<double> weight_decay;  // unset: 0, or 0.01 for AdamW (PyTorch defaults)
+  std::string dtype = "fp32";
+  int steps = 1;
+  bool no_grad = false;  // inference: model.eval() under torch.no_grad()
+};
+
+struct ClusterSettings {
+  int world = 0;  // 0: the default, 2 devices (1 for strategy 'single')
+  std::string device = "H100-80";
+  std::optional<double> capacity_gib;  // overrides the preset's capacity (required sense for "custom")
+};
+
+struct StrategySettings {
+  StrategyKind kind = StrategyKind::Ddp;
+  double bucket_cap_mb = 25;  // DDP bucket_cap_mb (MiB, as PyTorch: bucket_cap_mb * 1024 * 1024 bytes)
+  bool gradient_as_bucket_view = false;
+  std::optional<int> gpu0_batch;  // balanced-dp only
+};
+
+struct AccountingSettings {
+  AccountingMode mode = AccountingMode::PyTorch2;
+  std::string gpu_arch;  // empty: from the device preset
+};
+
+struct Scenario {
+  std::string name = "custom";
+  ModelSettings model;
+  TrainingSettings training;
+  ClusterSettings cluster;
+  StrategySettings strategy;
+  AccountingSettings accounting;
+};
+
+// An error in a scenario: names the field ("training.batch") and the problem.
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(std::string field, const std::string& problem)
+      : std::runtime_error(field + ": " + problem), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+// Everything lowering needs, checked and derived.
+struct ResolvedScenario {
+  Scenario settings;
+  Model model;
+  DevicePreset device;  // capacity already overridden
+  std::string gpu_arch;
+  double weight_decay = 0;
+};
+
+ResolvedScenario resolve_scenario(const Scenario& scenario);
+
+// Parsing and naming of the enums ("ddp", "pytorch-2", ...). parse_* return nullopt on unknown text.
+std::string strategy_name(StrategyKind kind);
+std::optional<StrategyKind> parse_strategy(const std::string& text);
+std::string loss_name(LossKind kind);
+std::optional<LossKind> parse_loss(const std::string& text);
+std::string optimizer_name(OptimizerKind kind);
+std::optional<OptimizerKind> parse_optimizer(const std::string& text);
+std::string accounting_name(AccountingMode mode);
+std::optional<AccountingMode> parse_accounting(const std::string& text);
+std::string all_strategy_names();
+
+// JSON (scenario_json.cpp). Unknown keys are errors, so that a typo never silently falls back to a default.
+Scenario load_scenario_file(const std::string& path);
+Scenario parse_scenario_json(const std::string& text, const std::string& source_name);
+std::string scenario_to_json(const Scenario& scenario);
+
+// The built-in scenario the run command starts with: 2 × H100, DDP, 20 × Linear(2000, 2000), batch 20, Adam.
+Scenario builtin_default_scenario();
+
+}  // namespace shardscope

@@ -1,0 +1,173 @@
+// Scenario <-> JSON. Every field is optional (defaults are the built-in scenario); unknown keys and wrong
+// types are errors that name the field, so a typo never silently falls back to a default.
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario.h"
+
+namespace shardscope {
+
+using nlohmann::json;
+
+namespace {
+
+// Reads one JSON object section, checking types and rejecting keys it was not asked about.
+class Section {
+ public:
+  Section(const json& parent, const std::string& key, std::string path) : path_(std::move(path)) {
+    if (!parent.contains(key)) return;
+    node_ = &parent.at(key);
+    if (!node_->is_object()) throw ScenarioError(path_, "must be an object");
+  }
+  explicit Section(const json& root) : path_(""), node_(&root) {}
+
+  // A key handled elsewhere (a nested section): accepted here.
+  void allow(const std::string& key) { known_.insert(key); }
+
+  template <typename T>
+  std::optional<T> get(const std::string& key) {
+    known_.insert(key);
+    if (!node_ || !node_->contains(key)) return std::nullopt;
+    const json& value = node_->at(key);
+    check_type<T>(key, value);
+    return value.get<T>();
+  }
+
+  void reject_unknown() const {
+    if (!node_) return;
+    for (const auto& [key, value] : node_->items())
+      if (!known_.count(key)) {
+        std::string allowed;
+        for (const auto& k : known_) allowed += (allowed.empty() ? "" : ", ") + k;
+        throw ScenarioError(field(key), "unknown key; expected one of: " + allowed);
+      }
+  }
+
+  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+ private:
+  template <typename T>
+  void check_type(const std::string& key, const json& value) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!value.is_boolean()) throw ScenarioError(field(key), "must be true or false");
+    } else if constexpr (std::is_same_v<T, int>) {
+      if (!value.is_number_integer()) throw ScenarioError(field(key), "must be an integer");
+      const auto v = value.get<std::int64_t>();
+      if (v < -2147483647 || v > 2147483647) throw ScenarioError(field(key), "is out of range");
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (!value.is_number()) throw ScenarioError(field(key), "must be a number");
+    } else {
+      if (!value.is_string()) throw ScenarioError(field(key), "must be a string");
+    }
+  }
+
+  std::string path_;
+  const json* node_ = nullptr;
+  std::set<std::string> known_;
+};
+
+template <typename Enum>
+Enum parse_enum(const std::optional<std::string>& text, Enum fallback, std::optional<Enum> (*parse)(const std::string&),
+                const std::string& field, const std::string& allowed) {
+  if (!text) return fallback;
+  auto value = parse(*text);
+  if (!value) throw ScenarioError(field, "unknown value '" + *text + "'; one of " + allowed);
+  return *value;
+}
+
+}  // namespace
+
+Scenario parse_scenario_json(const std::string& text, const std::string& source_name) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw ScenarioError(source_name, std::string("is not valid JSON: ") + error.what());
+  }
+  if (!root.is_object()) throw ScenarioError(source_name, "must hold a JSON object");
+
+  Scenario s;
+  Section top(root);
+  if (auto name = top.get<std::string>("name")) s.name = *name;
+  top.get<std::string>("description");  // free text for people; accepted and ignored
+
+  Section model(root, "model", "model");
+  top.allow("model");
+  if (auto spec = model.get<std::string>("spec")) s.model.spec = *spec;
+  if (auto inplace = model.get<bool>("inplace_relu")) s.model.inplace_relu = *inplace;
+  model.reject_unknown();
+
+  Section training(root, "training", "training");
+  top.allow("training");
+  if (auto v = training.get<int>("batch")) s.training.batch = *v;
+  s.training.loss = parse_enum(training.get<std::string>("loss"), s.training.loss, parse_loss, "training.loss", "mse, cross-entropy");
+  s.training.optimizer = parse_enum(training.get<std::string>("optimizer"), s.training.optimizer, parse_optimizer,
+                                    "training.optimizer", "sgd, momentum, adam, adamw");
+  if (auto v = training.get<double>("weight_decay")) s.training.weight_decay = *v;
+  if (auto v = training.get<std::string>("dtype")) s.training.dtype = *v;
+  if (auto v = training.get<int>("steps")) s.training.steps = *v;
+  if (auto v = training.get<bool>("no_grad")) s.training.no_grad = *v;
+  training.reject_unknown();
+
+  Section cluster(root, "cluster", "cluster");
+  top.allow("cluster");
+  if (auto v = cluster.get<int>("world")) {
+    if (*v < 1) throw ScenarioError("cluster.world", "must be at least 1 (got " + std::to_string(*v) + ")");
+    s.cluster.world = *v;
+  }
+  if (auto v = cluster.get<std::string>("device")) s.cluster.device = *v;
+  if (auto v = cluster.get<double>("capacity_gib")) s.cluster.capacity_gib = *v;
+  cluster.reject_unknown();
+
+  Section strategy(root, "strategy", "strategy");
+  top.allow("strategy");
+  s.strategy.kind = parse_enum(strategy.get<std::string>("name"), s.strategy.kind, parse_strategy, "strategy.name", all_strategy_names());
+  if (auto v = strategy.get<double>("bucket_cap_mb")) s.strategy.bucket_cap_mb = *v;
+  if (auto v = strategy.get<bool>("gradient_as_bucket_view")) s.strategy.gradient_as_bucket_view = *v;
+  if (auto v = strategy.get<int>("gpu0_batch")) s.strategy.gpu0_batch = *v;
+  strategy.reject_unknown();
+
+  Section accounting(root, "accounting", "accounting");
+  top.allow("accounting");
+  s.accounting.mode = parse_enum(accounting.get<std::string>("mode"), s.accounting.mode, parse_accounting, "accounting.mode",
+                                 "exact, pytorch-1.8, pytorch-2");
+  if (auto v = accounting.get<std::string>("gpu_arch")) s.accounting.gpu_arch = *v;
+  accounting.reject_unknown();
+
+  top.reject_unknown();
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw ScenarioError(path, "cannot be opened");
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  return parse_scenario_json(buffer.str(), path);
+}
+
+std::string scenario_to_json(const Scenario& s) {
+  json root;
+  root["name"] = s.name;
+  root["model"]["spec"] = s.model.spec;
+  if (s.model.inplace_relu) root["model"]["inplace_relu"] = *s.model.inplace_relu;
+  root["training"] = {{"batch", s.training.batch},          {"loss", loss_name(s.training.loss)},
+                      {"optimizer", optimizer_name(s.training.optimizer)}, {"dtype", s.training.dtype},
+                      {"steps", s.training.steps},          {"no_grad", s.training.no_grad}};
+  if (s.training.weight_decay) root["training"]["weight_decay"] = *s.training.weight_decay;
+  root["cluster"] = {{"device", s.cluster.device}};
+  if (s.cluster.world > 0) root["cluster"]["world"] = s.cluster.world;
+  if (s.cluster.capacity_gib) root["cluster"]["capacity_gib"] = *s.cluster.capacity_gib;
+  root["strategy"] = {{"name", strategy_name(s.strategy.kind)},
+                      {"bucket_cap_mb", s.strategy.bucket_cap_mb},
+                      {"gradient_as_bucket_view", s.strategy.gradient_as_bucket_view}};
+  if (s.strategy.gpu0_batch) root["strategy"]["gpu0_batch"] = *s.strategy.gpu0_batch;
+  root["accounting"] = {{"mode", accounting_name(s.accounting.mode)}};
+  if (!s.accounting.gpu_arch.empty()) root["accounting"]["gpu_arch"] = s.accounting.gpu_arch;
+  return root.dump(2);
+}
+
+}  // namespace shardscope

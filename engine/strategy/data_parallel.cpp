@@ -1,0 +1,320 @@
+// DataParallel lowering, following torch/nn/parallel/{data_parallel,replicate,_functions,comm}.py and
+// torch/csrc/cuda/comm.cpp (same in 1.8 and 2.x unless noted). Every forward:
+// 1. scatter: the batch (already whole on device 0) is chunked; device 0's chunk is a view, others get copies;
+// 2. replicate: broadcast_coalesced in 10 MiB chunks (C++ take_tensors: close once the limit is reached); device 0
+//    flattens each chunk into a temporary (a view for a one-tensor chunk), every other device gets a new flat
+//    buffer whose views are the replica's parameters — alive while the replica's autograd graph holds them;
+// 3. parallel_apply: each replica runs forward on its device (its own thread, so its own cuBLAS workspace);
+// 4. gather: outputs concatenated into a new tensor on device 0; the loss is computed there.
+// Backward: the output gradient is scattered (device 0's chunk a view), each replica's parameter gradients are
+// held by BroadcastBackward until all replicas finish, then reduce_add_coalesced (Python _take_tensors, 10 MiB:
+// close before overflowing) flattens each chunk on every device and reduces into a new flat on device 0 whose
+// views become .grad; a grad for a replica that got no data is materialised as zeros. The optimizer runs on device 0.
+#include "strategy/data_parallel.h"
+
+#include <map>
+#include <memory>
+
+#include "strategy/bucket_assignment.h"
+#include "strategy/model_pass.h"
+#include "strategy/optimizer_step.h"
+#include "strategy/param_slot.h"
+
+namespace shardscope {
+
+std::vector<std::int64_t> data_parallel_chunk_sizes(std::int64_t batch, int devices) {
+  std::vector<std::int64_t> sizes;
+  const std::int64_t chunk = ceil_div(batch, devices);
+  for (std::int64_t left = batch; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
+  sizes.resize(static_cast<std::size_t>(devices), 0);
+  return sizes;
+}
+
+std::vector<std::int64_t> balanced_chunk_sizes(std::int64_t batch, int devices, std::int64_t gpu0_batch) {
+  const std::int64_t unit = (batch - gpu0_batch) / (devices - 1);
+  if (gpu0_batch >= unit) return data_parallel_chunk_sizes(batch, devices);
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(devices), unit);
+  sizes[0] = gpu0_batch;
+  std::int64_t delta = batch - gpu0_batch - unit * (devices - 1);
+  for (std::int64_t i = 0; i < delta; ++i) sizes[static_cast<std::size_t>(i + 1)] += 1;
+  return sizes;
+}
+
+namespace {
+
+constexpr Bytes kCoalesceBytes = 10 * kMiB;  // comm.broadcast_coalesced / reduce_add_coalesced buffer_size
+
+// Holds the replica gradients of one device until BroadcastBackward runs.
+class ReplicaGradSink : public GradSink {
+ public:
+  explicit ReplicaGradSink(const std::vector<std::vector<int>>& slot_of) : slot_of_(slot_of) {}
+  Category grad_category(int, int) override { return Category::Gradients; }
+  void take_grad(int layer, int param, TensorId grad) override { grads[slot_of_[layer][param]] = grad; }
+  std::map<int, TensorId> grads;  // slot -> gradient
+
+ private:
+  const std::vector<std::vector<int>>& slot_of_;
+};
+
+class DataParallelLowering {
+ public:
+  DataParallelLowering(const LoweringContext& context, Plan& plan)
+      : context_(context), plan_(plan), model_(context.scenario.model), devices_(context.world()) {
+    for (int d = 0; d < devices_; ++d) {
+      builders_.emplace_back(d);
+      workspaces_.emplace_back(context.behaviour.cublas_workspace_bytes);
+    }
+    const auto& settings = context.scenario.settings;
+    const std::int64_t global = static_cast<std::int64_t>(settings.training.batch) * devices_;
+    chunks_ = settings.strategy.kind == StrategyKind::BalancedDataParallel
+                  ? balanced_chunk_sizes(global, devices_, *settings.strategy.gpu0_batch)
+                  : data_parallel_chunk_sizes(global, devices_);
+    global_batch_ = global;
+    for (int d = 0; d < devices_; ++d) {
+      if (chunks_[static_cast<std::size_t>(d)] > 0) used_.push_back(d);
+      // DataParallel replicates to device_ids[:len(inputs)]; BalancedDataParallel to every device.
+      if (settings.strategy.kind == StrategyKind::BalancedDataParallel || chunks_[static_cast<std::size_t>(d)] > 0)
+        replicated_.push_back(d);
+    }
+    used_group_ = group_of(used_);
+    replicated_group_ = group_of(replicated_);
+  }
+
+  void lower() {
+    for (auto& b : builders_) b.set_step(0);
+    slots_ = allocate_parameters(device0(), model_);
+    slot_of_ = slots_by_layer(slots_, model_.layers.size());
+    all_phase(phase::kModelCreated);
+    all_phase(phase::kWrapped);  // DataParallel.__init__ allocates nothing once the module is on device 0
+    for (int step = 1; step <= context_.scenario.settings.training.steps; ++step) {
+      for (auto& b : builders_) b.set_step(step);
+      training_step();
+    }
+    for (auto& b : builders_) plan_.programs.push_back(b.finish());
+  }
+
+ private:
+  ProgramBuilder& device0() { return builders_[0]; }
+  std::size_t chunk(int device) const { return static_cast<std::size_t>(chunks_[static_cast<std::size_t>(device)]); }
+
+  int group_of(std::vector<int> ranks) {
+    for (std::size_t g = 0; g < plan_.groups.size(); ++g)
+      if (plan_.groups[g] == ranks) return static_cast<int>(g);
+    plan_.groups.push_back(std::move(ranks));
+    return static_cast<int>(plan_.groups.size() - 1);
+  }
+
+  void all_phase(const char* name) {
+    for (auto& b : builders_) b.phase(name);
+  }
+
+  // Replica parameters on every replicated device: device 0 uses the originals, the others flat chunk buffers.
+  std::vector<LayerParams> replicate() {
+    std::vector<LayerParams> params(static_cast<std::size_t>(devices_), LayerParams(model_.layers.size()));
+    for (const auto& slot : slots_)
+      for (int d : replicated_) params[static_cast<std::size_t>(d)][static_cast<std::size_t>(slot.layer)].resize(
+          model_.layers[static_cast<std::size_t>(slot.layer)].params.size(), -1);
+    std::vector<Bytes> sizes;
+    for (const auto& slot : slots_) sizes.push_back(slot.bytes);
+    int index = 0;
+    for (const auto& chunk : assign_buckets_by_size(sizes, {kCoalesceBytes})) {
+      Bytes bytes = 0;
+      for (int i : chunk) bytes += sizes[static_cast<std::size_t>(i)];
+      const std::string name = "replicate chunk " + std::to_string(index++);
+      const TensorId temp = chunk.size() == 1 ? -1 : device0().alloc(name + " flat", bytes, Category::CommunicationBuffers);
+      for (int d : replicated_) {
+        ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
+        TensorId flat = -1;
+        if (d != 0) flat = b.alloc(name + " (replica parameters)", bytes, Category::Parameters);
+        for (int i : chunk) {
+          const auto& slot = slots_[static_cast<std::size_t>(i)];
+          const TensorId holder = d == 0 ? slot.tensor : flat;
+          b.retain(holder);  // the replica module's parameter (a view)
+          params[static_cast<std::size_t>(d)][static_cast<std::size_t>(slot.layer)][static_cast<std::size_t>(slot.index)] = holder;
+        }
+        b.collective(CollectiveKind::Broadcast, replicated_group_, bytes, "replicate: broadcast " + name + " (" + format_bytes(bytes) + ")", 0);
+        if (flat >= 0) b.release(flat);  // only the views keep it now
+      }
+      if (temp >= 0) device0().release(temp);
+    }
+    return params;
+  }
+
+  void release_replica_modules(const std::vector<LayerParams>& params) {
+    for (int d : replicated_)
+      for (const auto& layer : params[static_cast<std::size_t>(d)])
+        for (TensorId t : layer) builders_[static_cast<std::size_t>(d)].release(t);
+  }
+
+  void zero_grad() {
+    if (!context_.behaviour.zero_grad_sets_none) return;
+    for (auto& slot : slots_)
+      if (slot.grad >= 0) {
+        device0().release(slot.grad);
+        slot.grad = -1;
+      }
+  }
+
+  void training_step() {
+    const auto& training = context_.scenario.settings.training;
+    const bool grad = !training.no_grad;
+    if (grad) zero_grad();
+    ProgramBuilder& b0 = device0();
+    const TensorId x = b0.alloc("input x (whole batch)", global_batch_ * model_.input_numel * kFp32Bytes, Category::Activations, true);
+    const Bytes target_bytes = training.loss == LossKind::Mse ? global_batch_ * model_.output_numel * kFp32Bytes : global_batch_ * 8;
+    const TensorId y = b0.alloc("target y (whole batch)", target_bytes, Category::Activations, true);
+    if (x_ >= 0) b0.release(x_);
+    if (y_ >= 0) b0.release(y_);
+    x_ = x;
+    y_ = y;
+
+    // scatter
+    std::vector<TensorId> inputs(static_cast<std::size_t>(devices_), -1);
+    for (int d : used_) {
+      ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
+      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.input_numel * kFp32Bytes;
+      if (d == 0) {
+        b.retain(x_);
+        inputs[0] = x_;
+      } else {
+        inputs[static_cast<std::size_t>(d)] = b.alloc("input chunk", bytes, Category::Activations);
+      }
+      b.collective(CollectiveKind::Scatter, used_group_, bytes, "scatter input (" + std::to_string(chunk(d)) + " samples)", 0);
+    }
+    const auto replica_params = replicate();
+
+    // parallel_apply
+    std::vector<std::unique_ptr<ModelPass>> passes(static_cast<std::size_t>(devices_));
+    std::vector<TensorId> outputs(static_cast<std::size_t>(devices_), -1);
+    for (int d : used_) {
+      PassSettings settings;
+      settings.batch = static_cast<std::int64_t>(chunk(d));
+      settings.grad_enabled = grad;
+      settings.loss = training.loss;
+      settings.forward_thread = "parallel_apply worker";
+      auto& pass = passes[static_cast<std::size_t>(d)];
+      pass = std::make_unique<ModelPass>(builders_[static_cast<std::size_t>(d)], model_, replica_params[static_cast<std::size_t>(d)],
+                                         settings, workspaces_[static_cast<std::size_t>(d)]);
+      const TensorId input = inputs[static_cast<std::size_t>(d)];
+      outputs[static_cast<std::size_t>(d)] = pass->forward(input);
+      builders_[static_cast<std::size_t>(d)].release(input);  // the scattered chunk's own reference
+    }
+
+    // gather on device 0, then the replicas go out of scope
+    const Bytes out_bytes = global_batch_ * model_.output_numel * kFp32Bytes;
+    const TensorId gathered = b0.alloc("gathered output", out_bytes, Category::Activations);
+    for (int d : used_) {
+      ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
+      b.collective(CollectiveKind::Gather, used_group_, static_cast<Bytes>(chunk(d)) * model_.output_numel * kFp32Bytes,
+                   "gather outputs on device 0", 0);
+      b.release(outputs[static_cast<std::size_t>(d)]);
+    }
+    release_replica_modules(replica_params);
+
+    PassSettings loss_settings;
+    loss_settings.batch = global_batch_;
+    loss_settings.grad_enabled = grad;
+    loss_settings.loss = training.loss;
+    ModelPass loss_pass(b0, model_, {}, loss_settings, workspaces_[0]);
+    const TensorId loss = loss_pass.loss_forward(gathered, y_);
+    if (loss_ >= 0) b0.release(loss_);
+    loss_ = loss;
+    all_phase(phase::kForward);
+    if (!grad) return;
+
+    // backward: scatter the output gradient, run each replica's backward
+    const TensorId grad_out = loss_pass.loss_backward();
+    std::vector<TensorId> grad_chunks(static_cast<std::size_t>(devices_), -1);
+    for (int d : used_) {
+      ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
+      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.output_numel * kFp32Bytes;
+      if (d == 0) {
+        b.retain(grad_out);
+        grad_chunks[0] = grad_out;
+      } else {
+        grad_chunks[static_cast<std::size_t>(d)] = b.alloc("output grad chunk", bytes, Category::Temporaries);
+      }
+      b.collective(CollectiveKind::Scatter, used_group_, bytes, "scatter output gradient", 0);
+    }
+    b0.release(grad_out);
+    std::vector<ReplicaGradSink> sinks(static_cast<std::size_t>(devices_), ReplicaGradSink(slot_of_));
+    for (int d : used_)
+      passes[static_cast<std::size_t>(d)]->backward(grad_chunks[static_cast<std::size_t>(d)], sinks[static_cast<std::size_t>(d)]);
+    for (int d : replicated_) {  // materialize_grads: zeros for a replica that produced none
+      if (chunk(d) > 0) continue;
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        sinks[static_cast<std::size_t>(d)].grads[static_cast<int>(i)] =
+            builders_[static_cast<std::size_t>(d)].alloc(slots_[i].name + " zero grad", slots_[i].bytes, Category::Gradients);
+    }
+    reduce_add_coalesced(sinks);
+    all_phase(phase::kBeforeStep);
+
+    std::vector<ParamSlot*> params;
+    for (auto& slot : slots_) params.push_back(&slot);
+    lower_optimizer_step(b0, context_.behaviour, {training.optimizer, context_.scenario.weight_decay}, params);
+    all_phase(phase::kAfterStep);
+  }
+
+  void reduce_add_coalesced(std::vector<ReplicaGradSink>& sinks) {
+    ProgramBuilder& b0 = device0();
+    std::vector<Bytes> sizes;
+    for (const auto& slot : slots_) sizes.push_back(slot.bytes);
+    std::vector<std::pair<int, TensorId>> previous_flats;  // (device, flat) of the last chunk
+    std::vector<std::pair<int, TensorId>> outputs;          // (slot, view of a result) in order
+    int index = 0;
+    for (const auto& chunk : take_tensors_python(sizes, kCoalesceBytes)) {
+      Bytes bytes = 0;
+      for (int i : chunk) bytes += sizes[static_cast<std::size_t>(i)];
+      const std::string name = "reduce_add chunk " + std::to_string(index++);
+      std::vector<std::pair<int, TensorId>> flats;
+      for (int d : replicated_)
+        if (chunk.size() > 1)
+          flats.emplace_back(d, builders_[static_cast<std::size_t>(d)].alloc(name + " flat", bytes, Category::CommunicationBuffers));
+      // Becomes .grad, unless a .grad already exists (1.8 keeps it), then it is added in and dropped.
+      const bool becomes_grad = slots_[static_cast<std::size_t>(chunk.front())].grad < 0;
+      const TensorId result =
+          b0.alloc(name + " result", bytes, becomes_grad ? Category::Gradients : Category::Temporaries, becomes_grad);
+      for (int d : replicated_)
+        builders_[static_cast<std::size_t>(d)].collective(CollectiveKind::Reduce, replicated_group_, bytes,
+                                                          "reduce_add gradients, " + name + " (" + format_bytes(bytes) + ")", 0);
+      for (int i : chunk) {
+        b0.retain(result);
+        outputs.emplace_back(i, result);
+      }
+      b0.release(result);
+      for (auto [d, flat] : previous_flats) builders_[static_cast<std::size_t>(d)].release(flat);  // name rebound
+      previous_flats = std::move(flats);
+    }
+    for (auto [d, flat] : previous_flats) builders_[static_cast<std::size_t>(d)].release(flat);
+    for (int d : replicated_)  // BroadcastBackward's input buffer released
+      for (auto [slot, grad] : sinks[static_cast<std::size_t>(d)].grads) builders_[static_cast<std::size_t>(d)].release(grad);
+    for (auto [i, view] : outputs) {  // AccumulateGrad on the original parameters
+      ParamSlot& slot = slots_[static_cast<std::size_t>(i)];
+      if (slot.grad < 0) {
+        slot.grad = view;
+      } else {
+        b0.release(view);
+      }
+    }
+  }
+
+  const LoweringContext& context_;
+  Plan& plan_;
+  const Model& model_;
+  int devices_;
+  std::vector<ProgramBuilder> builders_;
+  std::vector<CublasWorkspaces> workspaces_;
+  std::vector<std::int64_t> chunks_;
+  std::int64_t global_batch_ = 0;
+  std::vector<int> used_, replicated_;
+  int used_group_ = -1, replicated_group_ = -1;
+  std::vector<ParamSlot> slots_;
+  std::vector<std::vector<int>> slot_of_;
+  TensorId x_ = -1, y_ = -1, loss_ = -1;
+};
+
+}  // namespace
+
+void lower_data_parallel(const LoweringContext& context, Plan& plan) { DataParallelLowering(context, plan).lower(); }
+
+}  // namespace shardscope

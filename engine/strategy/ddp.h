@@ -1,0 +1,38 @@
+// DistributedDataParallel on one rank: construction-time broadcast, Reducer buckets, bucket all-reduces
+// launched in order as their gradients become ready during backward, bucket rebuild at the second forward.
+#pragma once
+#include <vector>
+
+#include "strategy/local_training.h"
+
+namespace shardscope {
+
+class DdpTraining : public LocalTraining {
+ public:
+  DdpTraining(const LoweringContext& context, ProgramBuilder& builder);
+
+ protected:
+  void wrap() override;
+  void before_forward() override;
+  void after_accumulate(ParamSlot& slot) override;
+  void after_backward() override;
+
+ private:
+  struct Bucket {
+    TensorId tensor = -1;
+    std::vector<int> params;  // slot indices
+    int ready = 0;
+  };
+  void broadcast_module_states();
+  void initialize_buckets(const std::vector<std::vector<int>>& assignment);
+  void launch_ready_buckets();
+
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_;       // slot -> bucket
+  std::vector<int> ready_order_;     // slots in gradient-ready order during the first backward
+  std::vector<OpIndex> all_reduces_; // this step's
+  std::size_t next_bucket_ = 0;
+  bool rebuilt_ = false;
+};
+
+}  // namespace shardscope

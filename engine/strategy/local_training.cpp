@@ -1,0 +1,100 @@
+// LocalTraining: the per-rank user loop shared by single, ddp and zero1.
+#include "strategy/local_training.h"
+
+namespace shardscope {
+
+LocalTraining::LocalTraining(const LoweringContext& context, ProgramBuilder& builder)
+    : context_(context),
+      b_(builder),
+      model_(context.scenario.model),
+      workspaces_(context.behaviour.cublas_workspace_bytes) {}
+
+std::vector<ParamSlot*> LocalTraining::optimizer_params() {
+  std::vector<ParamSlot*> all;
+  for (auto& slot : slots_) all.push_back(&slot);
+  return all;
+}
+
+Category LocalTraining::grad_category(int layer, int param) {
+  const ParamSlot& slot = slots_[static_cast<std::size_t>(slot_of_[layer][param])];
+  return slot.grad < 0 ? Category::Gradients : Category::Temporaries;
+}
+
+void LocalTraining::take_grad(int layer, int param, TensorId grad) {
+  ParamSlot& slot = slots_[static_cast<std::size_t>(slot_of_[layer][param])];
+  if (slot.grad < 0) {
+    slot.grad = grad;  // AccumulateGrad steals the fresh gradient: no copy
+  } else {
+    b_.release(grad);  // accumulated in place into the existing .grad
+  }
+  after_accumulate(slot);
+}
+
+void LocalTraining::zero_grad() {
+  if (!context_.behaviour.zero_grad_sets_none) return;  // 1.x: .grad.zero_() keeps the memory
+  for (auto& slot : slots_) {
+    if (slot.grad < 0) continue;
+    b_.release(slot.grad);
+    slot.grad = -1;
+    slot.grad_is_view = false;
+  }
+}
+
+void LocalTraining::training_step() {
+  const auto& training = context_.scenario.settings.training;
+  const bool grad = !training.no_grad;
+  if (grad) zero_grad();
+
+  // x, y = next_batch(): both created, then the names rebound (old x, then old y freed).
+  const std::int64_t batch = training.batch;
+  const TensorId x = b_.alloc("input x", batch * model_.input_numel * kFp32Bytes, Category::Activations, true);
+  const Bytes target_bytes = training.loss == LossKind::Mse ? batch * model_.output_numel * kFp32Bytes : batch * 8;
+  const TensorId y = b_.alloc("target y", target_bytes, Category::Activations, true);
+  if (x_ >= 0) b_.release(x_);
+  if (y_ >= 0) b_.release(y_);
+  x_ = x;
+  y_ = y;
+
+  before_forward();
+  LayerParams params(model_.layers.size());
+  for (const auto& slot : slots_) {
+    auto& layer = params[static_cast<std::size_t>(slot.layer)];
+    if (layer.size() <= static_cast<std::size_t>(slot.index)) layer.resize(static_cast<std::size_t>(slot.index) + 1, -1);
+    layer[static_cast<std::size_t>(slot.index)] = slot.tensor;
+  }
+  PassSettings settings;
+  settings.batch = batch;
+  settings.grad_enabled = grad;
+  settings.loss = training.loss;
+  ModelPass pass(b_, model_, std::move(params), settings, workspaces_);
+  const TensorId output = pass.forward(x_);
+  const TensorId loss = pass.loss_forward(output, y_);
+  if (loss_ >= 0) b_.release(loss_);  // `loss = ...` rebinds after the new loss exists
+  loss_ = loss;
+  b_.phase(phase::kForward);
+  if (!grad) return;
+
+  pass.backward(pass.loss_backward(), *this);
+  after_backward();
+  b_.phase(phase::kBeforeStep);
+
+  OptimizerConfig config{training.optimizer, context_.scenario.weight_decay};
+  lower_optimizer_step(b_, context_.behaviour, config, optimizer_params());
+  after_optimizer_step();
+  b_.phase(phase::kAfterStep);
+}
+
+void LocalTraining::lower() {
+  b_.set_step(0);
+  slots_ = allocate_parameters(b_, model_);
+  slot_of_ = slots_by_layer(slots_, model_.layers.size());
+  b_.phase(phase::kModelCreated);
+  wrap();
+  b_.phase(phase::kWrapped);
+  for (int step = 1; step <= context_.scenario.settings.training.steps; ++step) {
+    b_.set_step(step);
+    training_step();
+  }
+}
+
+}  // namespace shardscope

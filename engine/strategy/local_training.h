@@ -1,0 +1,57 @@
+// The training loop of one process that owns one device (single device, DDP, ZeRO-1), as a user script runs it:
+//
+//   model = Net().to(dev)                          # phase model_created
+//   model = wrap(model)                            # phase wrapped (DDP construction; nothing for single)
+//   opt = Optimizer(model.parameters())
+//   for step in range(steps):
+//       opt.zero_grad()                            # 1.8: zero in place; 2.x: set_to_none
+//       x, y = next_batch()                        # created on the device
+//       loss = loss_fn(model(x), y)                # phase forward
+//       loss.backward()                            # phase before_step
+//       opt.step()                                 # phase after_step
+//
+// Strategies subclass it and fill in the hooks. Under --no-grad the loop is model.eval() + torch.no_grad():
+// forward only.
+#pragma once
+#include <vector>
+
+#include "plan/program_builder.h"
+#include "strategy/lowering_context.h"
+#include "strategy/model_pass.h"
+#include "strategy/optimizer_step.h"
+#include "strategy/param_slot.h"
+
+namespace shardscope {
+
+class LocalTraining : public GradSink {
+ public:
+  LocalTraining(const LoweringContext& context, ProgramBuilder& builder);
+  virtual ~LocalTraining() = default;
+  void lower();
+
+  Category grad_category(int layer, int param) override;
+  void take_grad(int layer, int param, TensorId grad) override;
+
+ protected:
+  virtual void wrap() {}
+  virtual void before_forward() {}
+  virtual void after_accumulate(ParamSlot&) {}
+  virtual void after_backward() {}
+  virtual std::vector<ParamSlot*> optimizer_params();  // default: every parameter
+  virtual void after_optimizer_step() {}
+
+  const LoweringContext& context_;
+  ProgramBuilder& b_;
+  const Model& model_;
+  std::vector<ParamSlot> slots_;
+  std::vector<std::vector<int>> slot_of_;  // [layer][param] -> index into slots_
+
+ private:
+  void zero_grad();
+  void training_step();
+
+  CublasWorkspaces workspaces_;
+  TensorId x_ = -1, y_ = -1, loss_ = -1;
+};
+
+}  // namespace shardscope

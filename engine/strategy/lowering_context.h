@@ -1,0 +1,28 @@
+// What every strategy lowering receives: the resolved scenario, the framework behaviour it follows,
+// and the plan's process groups.
+#pragma once
+#include <vector>
+
+#include "plan/plan.h"
+#include "scenario/scenario.h"
+#include "strategy/framework_behaviour.h"
+
+namespace shardscope {
+
+struct LoweringContext {
+  const ResolvedScenario& scenario;
+  FrameworkBehaviour behaviour;
+  int world_group = 0;  // index into Plan::groups of the group of all ranks
+  int world() const { return scenario.settings.cluster.world; }
+};
+
+// Phase names, in time order (the public JSON values).
+namespace phase {
+inline constexpr const char* kModelCreated = "model_created";
+inline constexpr const char* kWrapped = "wrapped";
+inline constexpr const char* kForward = "forward";
+inline constexpr const char* kBeforeStep = "before_step";
+inline constexpr const char* kAfterStep = "after_step";
+}  // namespace phase
+
+}  // namespace shardscope

@@ -1,0 +1,164 @@
+// ModelPass: per-layer allocation rules of PyTorch autograd (read from torch/csrc/autograd/engine.cpp,
+// tools/autograd/derivatives.yaml and aten/src/ATen/native/Loss.cpp; the same in 1.8 and 2.x for these layers).
+// - Linear runs as addmm(bias, x, W.t()) and saves its input; backward allocates grad_input (only if the input
+//   requires grad), the weight gradient already in W's layout (mm_mat2_backward), and the bias gradient from
+//   sum_to in validate_outputs; then the incoming gradient and the saved input are released.
+// - AccumulateGrad has sequence number UINT64_MAX, so it runs right after its producer; for Linear the weight
+//   gradient passes through TBackward first, so the bias is accumulated before the weight.
+// - mse_loss allocates the elementwise loss, reduces it to a scalar, frees it; mse_loss_backward allocates a
+//   gradient of the input's size. cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
+//   total_weight); backward allocates one input-sized gradient in each.
+#include "strategy/model_pass.h"
+
+namespace shardscope {
+
+void CublasWorkspaces::touch(ProgramBuilder& builder, const std::string& thread) {
+  if (bytes_ <= 0 || seen_.count(thread)) return;
+  seen_.insert(thread);
+  builder.alloc("cuBLAS workspace (" + thread + " thread)", bytes_, Category::Temporaries, /*persistent=*/true);
+}
+
+ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,
+                     CublasWorkspaces& workspaces)
+    : b_(builder), model_(model), params_(std::move(params)), settings_(std::move(settings)), workspaces_(workspaces) {
+  saved_.resize(model_.layers.size());
+}
+
+Bytes ModelPass::activation_bytes(std::int64_t numel_per_sample) const {
+  return settings_.batch * numel_per_sample * kFp32Bytes;
+}
+
+Bytes ModelPass::output_bytes() const { return activation_bytes(model_.output_numel); }
+
+bool ModelPass::input_requires_grad(std::size_t layer) const {
+  for (std::size_t i = 0; i < layer; ++i)
+    if (!model_.layers[i].params.empty()) return true;
+  return false;
+}
+
+TensorId ModelPass::forward(TensorId input) {
+  b_.retain(input);  // the pass's own reference to the running tensor
+  TensorId current = input;
+  const bool grad = settings_.grad_enabled;
+  for (std::size_t l = 0; l < model_.layers.size(); ++l) {
+    const Layer& layer = model_.layers[l];
+    const bool alias = layer.is_view || layer.inplace || (layer.identity_in_eval && !grad);
+    TensorId out = current;
+    if (alias) {
+      b_.retain(current);
+    } else {
+      out = b_.alloc(layer.name + " output", activation_bytes(layer.out_numel), Category::Activations);
+    }
+    if (layer.kind == LayerKind::Linear) workspaces_.touch(b_, settings_.forward_thread);
+    if (grad) {
+      auto& saved = saved_[l];
+      if (layer.saves_input) { b_.retain(current); saved.push_back(current); }
+      if (layer.saves_output) { b_.retain(out); saved.push_back(out); }
+      if (layer.extra_saved_bytes_per_sample > 0)
+        saved.push_back(b_.alloc(layer.name + (layer.kind == LayerKind::Dropout ? " mask" : " indices"),
+                                 settings_.batch * layer.extra_saved_bytes_per_sample, Category::Activations));
+      if (!layer.params.empty()) { b_.retain(params_[l][0]); saved.push_back(params_[l][0]); }  // the weight
+    }
+    if (!layer.is_view)
+      b_.compute(ComputeKind::Forward, layer.name + " forward",
+                 layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
+                 activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) + layer.param_numel() * kFp32Bytes,
+                 static_cast<int>(l));
+    b_.release(current);
+    current = out;
+  }
+  return current;
+}
+
+TensorId ModelPass::loss_forward(TensorId output, TensorId target) {
+  const Bytes scalar = kFp32Bytes;
+  const bool grad = settings_.grad_enabled;
+  TensorId loss = -1;
+  if (settings_.loss == LossKind::Mse) {
+    const TensorId elementwise = b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries);
+    loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
+    b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
+               3 * output_bytes(), -1);
+    b_.release(elementwise);
+    if (grad) {
+      b_.retain(output); loss_saved_.push_back(output);
+      b_.retain(target); loss_saved_.push_back(target);
+    }
+  } else {
+    const TensorId log_probs = b_.alloc("log_softmax output", output_bytes(), Category::Activations);
+    loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
+    const TensorId total_weight = b_.alloc("nll total_weight", scalar, Category::Activations);
+    b_.compute(ComputeKind::Loss, "cross-entropy loss", 5.0 * static_cast<double>(settings_.batch * model_.output_numel),
+               2 * output_bytes(), -1);
+    if (grad) {
+      b_.retain(log_probs);  // saved by LogSoftmaxBackward and NllLossBackward: two holders
+      loss_shared_ = log_probs;
+      loss_saved_.push_back(total_weight);
+      b_.retain(target); loss_saved_.push_back(target);
+    } else {
+      b_.release(log_probs);
+      b_.release(total_weight);
+    }
+  }
+  b_.release(output);
+  return loss;
+}
+
+TensorId ModelPass::loss_backward() {
+  const TensorId root = b_.alloc("grad of loss (ones)", kFp32Bytes, Category::Temporaries);
+  TensorId grad = b_.alloc("loss grad input", output_bytes(), Category::Temporaries);
+  b_.compute(ComputeKind::LossBackward, "loss backward", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
+             2 * output_bytes(), -1);
+  b_.release(root);
+  for (TensorId t : loss_saved_) b_.release(t);
+  loss_saved_.clear();
+  if (loss_shared_ >= 0) {  // NllLossBackward done; now LogSoftmaxBackward
+    b_.release(loss_shared_);
+    const TensorId grad_logits = b_.alloc("log_softmax grad input", output_bytes(), Category::Temporaries);
+    b_.compute(ComputeKind::LossBackward, "log_softmax backward", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
+               3 * output_bytes(), -1);
+    b_.release(grad);
+    b_.release(loss_shared_);
+    loss_shared_ = -1;
+    grad = grad_logits;
+  }
+  return grad;
+}
+
+void ModelPass::backward(TensorId grad_output, GradSink& sink) {
+  TensorId grad = grad_output;
+  for (std::size_t i = model_.layers.size(); i-- > 0;) {
+    const Layer& layer = model_.layers[i];
+    const int l = static_cast<int>(i);
+    const bool needs_input_grad = input_requires_grad(i);
+    if (layer.is_view) continue;  // the gradient is a view of the incoming one
+    TensorId grad_input = -1;
+    if (needs_input_grad) grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries);
+    if (layer.kind == LayerKind::Linear) workspaces_.touch(b_, settings_.backward_thread);
+    std::vector<TensorId> param_grads;
+    for (std::size_t p = 0; p < layer.params.size(); ++p) {
+      const Category category = sink.grad_category(l, static_cast<int>(p));
+      // A gradient that becomes .grad may outlive the program; one accumulated into an existing .grad may not.
+      param_grads.push_back(b_.alloc(layer.name + "." + layer.params[p].name + " grad", layer.params[p].numel * kFp32Bytes,
+                                     category, /*persistent=*/category == Category::Gradients));
+    }
+    const double flops = layer.forward_flops_per_sample * static_cast<double>(settings_.batch) *
+                         (layer.params.empty() ? 1.0 : (needs_input_grad ? 2.0 : 1.0));
+    b_.compute(ComputeKind::Backward, layer.name + " backward", flops,
+               activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) + 2 * layer.param_numel() * kFp32Bytes, l);
+    b_.release(grad);
+    for (TensorId t : saved_[i]) b_.release(t);
+    saved_[i].clear();
+    // AccumulateGrad order: Linear's weight gradient goes through TBackward first, so bias comes first.
+    if (layer.kind == LayerKind::Linear) {
+      for (std::size_t p = param_grads.size(); p-- > 0;) sink.take_grad(l, static_cast<int>(p), param_grads[p]);
+    } else {
+      for (std::size_t p = 0; p < param_grads.size(); ++p) sink.take_grad(l, static_cast<int>(p), param_grads[p]);
+    }
+    if (!needs_input_grad) return;
+    grad = grad_input;
+  }
+  b_.release(grad);  // only reached if the first layer is a view
+}
+
+}  // namespace shardscope

@@ -1,0 +1,83 @@
+// Forward and backward of a layer stack on one device, as PyTorch's autograd allocates and frees:
+// each layer's output, what its node saves (derivatives.yaml), activation gradients, parameter gradients
+// handed to a GradSink in the order AccumulateGrad runs, and the loss (MSE or cross-entropy).
+// Strategy-independent: DP replicas, DDP ranks and single devices all run through it.
+#pragma once
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "plan/program_builder.h"
+#include "scenario/scenario.h"
+
+namespace shardscope {
+
+constexpr Bytes kFp32Bytes = 4;
+
+// One cuBLAS workspace per (thread, stream), created at the thread's first GEMM and kept
+// (aten/src/ATen/cuda/CublasHandlePool.cpp, 2.x). Threads: "main" (forward) and "autograd" (backward).
+class CublasWorkspaces {
+ public:
+  explicit CublasWorkspaces(Bytes bytes) : bytes_(bytes) {}
+  void touch(ProgramBuilder& builder, const std::string& thread);
+
+ private:
+  Bytes bytes_;
+  std::set<std::string> seen_;
+};
+
+// Receives parameter gradients during backward.
+class GradSink {
+ public:
+  virtual ~GradSink() = default;
+  // Category for the gradient tensor autograd is about to create ("gradients" when it becomes .grad,
+  // "temporaries" when it will be added into an existing .grad and dropped).
+  virtual Category grad_category(int layer, int param) = 0;
+  // The gradient tensor, one reference handed over, in AccumulateGrad order.
+  virtual void take_grad(int layer, int param, TensorId grad) = 0;
+};
+
+// Tensor holding each parameter, per layer and parameter (a replica's parameters may share a flat buffer).
+using LayerParams = std::vector<std::vector<TensorId>>;
+
+struct PassSettings {
+  std::int64_t batch = 0;      // samples on this device
+  bool grad_enabled = true;    // false: torch.no_grad() and model.eval()
+  LossKind loss = LossKind::Mse;
+  std::string forward_thread = "main";
+  std::string backward_thread = "autograd";
+};
+
+class ModelPass {
+ public:
+  ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,
+            CublasWorkspaces& workspaces);
+
+  // Runs the layers on `input` (the caller keeps its own reference). Returns the output, one reference for the caller.
+  TensorId forward(TensorId input);
+  // The loss on `output` (reference handed over) against `target` (the caller keeps its reference).
+  // Returns the scalar loss, one reference for the caller.
+  TensorId loss_forward(TensorId output, TensorId target);
+  // loss.backward() down to the model output: returns the gradient of the output (one reference).
+  TensorId loss_backward();
+  // Backward through the layers from the output gradient (reference handed over).
+  void backward(TensorId grad_output, GradSink& sink);
+
+  Bytes output_bytes() const;
+
+ private:
+  Bytes activation_bytes(std::int64_t numel_per_sample) const;
+  bool input_requires_grad(std::size_t layer) const;
+
+  ProgramBuilder& b_;
+  const Model& model_;
+  LayerParams params_;
+  PassSettings settings_;
+  CublasWorkspaces& workspaces_;
+  std::vector<std::vector<TensorId>> saved_;  // per layer, what its autograd node holds
+  std::vector<TensorId> loss_saved_;          // tensors held by the loss nodes
+  TensorId loss_shared_ = -1;                 // cross-entropy: log_softmax output, saved by two nodes
+};
+
+}  // namespace shardscope

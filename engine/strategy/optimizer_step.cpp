@@ -1,0 +1,112 @@
+// Optimizer steps, following torch/optim/adam.py, adamw.py and sgd.py:
+// - Adam/AdamW state: exp_avg and exp_avg_sq (zeros_like) per parameter, created in _init_group at the first
+//   step; `step` is a CPU tensor (2.x, capturable=False) or a Python int (1.8): no device bytes.
+// - 2.x _multi_tensor_adam: the only allocation is exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs), one tensor per
+//   parameter, all alive together; with Adam weight_decay != 0, _foreach_add(grads, params) makes a list that is
+//   deleted (del device_grads) before the sqrt. AdamW decays the parameters in place (_foreach_mul_).
+// - 1.8 torch/optim/_functional.py adam: per parameter, denom = (exp_avg_sq.sqrt() / sqrt(bc2)).add_(eps):
+//   the sqrt dies after the division; denom lives until the name is rebound for the next parameter.
+//   Weight decay: grad = grad.add(param, alpha=wd), rebound at the next iteration.
+// - SGD momentum: buf = clone(grad) at the first step (both versions); in-place afterwards.
+#include "strategy/optimizer_step.h"
+
+namespace shardscope {
+
+int optimizer_state_multiplier(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::Sgd: return 0;
+    case OptimizerKind::Momentum: return 1;
+    case OptimizerKind::Adam:
+    case OptimizerKind::AdamW: return 2;
+  }
+  return 0;
+}
+
+namespace {
+
+Bytes total_bytes(const std::vector<ParamSlot*>& params) {
+  Bytes sum = 0;
+  for (const auto* p : params) sum += p->bytes;
+  return sum;
+}
+
+void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, OptimizerKind kind) {
+  for (auto* p : params) {
+    if (!p->state.empty()) continue;
+    if (kind == OptimizerKind::Momentum) {
+      p->state.push_back(b.alloc("momentum_buffer " + p->name, p->bytes, Category::OptimizerState, true));
+    } else if (kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW) {
+      p->state.push_back(b.alloc("exp_avg " + p->name, p->bytes, Category::OptimizerState, true));
+      p->state.push_back(b.alloc("exp_avg_sq " + p->name, p->bytes, Category::OptimizerState, true));
+    }
+  }
+}
+
+// A list of per-parameter temporaries alive together (a foreach result).
+std::vector<TensorId> foreach_temporaries(ProgramBuilder& b, const std::vector<ParamSlot*>& params, const std::string& what) {
+  std::vector<TensorId> list;
+  for (const auto* p : params) list.push_back(b.alloc(what + " " + p->name, p->bytes, Category::Temporaries));
+  return list;
+}
+
+void release_all(ProgramBuilder& b, const std::vector<TensorId>& list) {
+  for (TensorId t : list) b.release(t);
+}
+
+void foreach_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vector<ParamSlot*>& params) {
+  const bool decayed_grads = config.weight_decay != 0 && config.kind != OptimizerKind::AdamW;
+  std::vector<TensorId> decayed;
+  if (decayed_grads) decayed = foreach_temporaries(b, params, "grad + wd·param");
+  create_state(b, params, config.kind);
+  if (config.kind == OptimizerKind::Adam || config.kind == OptimizerKind::AdamW) {
+    release_all(b, decayed);  // del device_grads, before the sqrt
+    decayed.clear();
+    const auto sqrt = foreach_temporaries(b, params, "exp_avg_sq.sqrt()");
+    b.compute(ComputeKind::Optimizer, "optimizer step (foreach)", 12.0 * static_cast<double>(total_bytes(params) / 4),
+              7 * total_bytes(params), -1);
+    release_all(b, sqrt);
+    return;
+  }
+  b.compute(ComputeKind::Optimizer, "optimizer step (foreach)", 3.0 * static_cast<double>(total_bytes(params) / 4),
+            4 * total_bytes(params), -1);
+  release_all(b, decayed);
+}
+
+void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vector<ParamSlot*>& params) {
+  const bool adam = config.kind == OptimizerKind::Adam || config.kind == OptimizerKind::AdamW;
+  const bool decayed_grads = config.weight_decay != 0 && config.kind != OptimizerKind::AdamW;
+  if (adam) create_state(b, params, config.kind);  // Adam.step() creates all state before calling F.adam
+  TensorId previous_decayed = -1, previous_denom = -1;
+  for (auto* p : params) {
+    if (previous_decayed >= 0) b.release(previous_decayed);  // `grad = grads[i]` rebinds the name
+    previous_decayed = decayed_grads ? b.alloc("grad + wd·param " + p->name, p->bytes, Category::Temporaries) : -1;
+    if (!adam) {
+      if (config.kind == OptimizerKind::Momentum && p->state.empty())
+        p->state.push_back(b.alloc("momentum_buffer " + p->name, p->bytes, Category::OptimizerState, true));
+      continue;
+    }
+    const TensorId sqrt = b.alloc("exp_avg_sq.sqrt() " + p->name, p->bytes, Category::Temporaries);
+    const TensorId denom = b.alloc("denom " + p->name, p->bytes, Category::Temporaries);
+    b.release(sqrt);
+    if (previous_denom >= 0) b.release(previous_denom);
+    previous_denom = denom;
+  }
+  b.compute(ComputeKind::Optimizer, "optimizer step (per-parameter loop)",
+            (adam ? 12.0 : 3.0) * static_cast<double>(total_bytes(params) / 4), 7 * total_bytes(params), -1);
+  if (previous_denom >= 0) b.release(previous_denom);
+  if (previous_decayed >= 0) b.release(previous_decayed);
+}
+
+}  // namespace
+
+void lower_optimizer_step(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const OptimizerConfig& config,
+                          const std::vector<ParamSlot*>& params) {
+  if (params.empty()) return;
+  if (behaviour.optimizer_foreach) {
+    foreach_step(builder, config, params);
+  } else {
+    loop_step(builder, config, params);
+  }
+}
+
+}  // namespace shardscope

@@ -1,0 +1,35 @@
+// Parameter allocation at model creation.
+#include "strategy/param_slot.h"
+
+#include "strategy/model_pass.h"
+
+namespace shardscope {
+
+std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model) {
+  std::vector<ParamSlot> slots;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    const Layer& layer = model.layers[l];
+    for (std::size_t p = 0; p < layer.params.size(); ++p) {
+      ParamSlot slot;
+      slot.name = layer.name + "." + layer.params[p].name;
+      slot.layer = static_cast<int>(l);
+      slot.index = static_cast<int>(p);
+      slot.bytes = layer.params[p].numel * kFp32Bytes;
+      slot.tensor = builder.alloc(slot.name, slot.bytes, Category::Parameters, /*persistent=*/true);
+      slots.push_back(slot);
+    }
+  }
+  return slots;
+}
+
+std::vector<std::vector<int>> slots_by_layer(const std::vector<ParamSlot>& slots, std::size_t layer_count) {
+  std::vector<std::vector<int>> index(layer_count);
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    auto& layer = index.at(static_cast<std::size_t>(slots[i].layer));
+    if (layer.size() <= static_cast<std::size_t>(slots[i].index)) layer.resize(static_cast<std::size_t>(slots[i].index) + 1, -1);
+    layer[static_cast<std::size_t>(slots[i].index)] = static_cast<int>(i);
+  }
+  return index;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,27 @@
+// A model parameter as one rank's training loop sees it: its tensor, its .grad, and its optimizer state.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "plan/program_builder.h"
+
+namespace shardscope {
+
+struct ParamSlot {
+  std::string name;  // "fc3.weight"
+  int layer = 0;
+  int index = 0;     // within the layer
+  Bytes bytes = 0;
+  TensorId tensor = -1;
+  TensorId grad = -1;           // -1: .grad is None
+  bool grad_is_view = false;    // .grad is a view into a DDP bucket (gradient_as_bucket_view)
+  std::vector<TensorId> state;  // optimizer state, created lazily at the first step()
+};
+
+// model.to(device): every parameter allocated in registration order (Module._apply).
+std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model);
+// slots_by_layer(slots, n)[layer][param] = index into `slots`.
+std::vector<std::vector<int>> slots_by_layer(const std::vector<ParamSlot>& slots, std::size_t layer_count);
+
+}  // namespace shardscope

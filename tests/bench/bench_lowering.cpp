@@ -1,0 +1,49 @@
+// Lowering + validation + PyTorch-rules accounting of the largest plans supported: how long `memory` takes.
+#include <benchmark/benchmark.h>
+
+#include "memory/accounting.h"
+#include "plan/validate.h"
+#include "strategy/lower.h"
+
+namespace {
+
+using namespace shardscope;
+
+Scenario scenario(const std::string& model, StrategyKind strategy, int world) {
+  Scenario s;
+  s.model.spec = model;
+  s.strategy.kind = strategy;
+  s.cluster.world = world;
+  s.training.batch = 8;
+  s.training.steps = 2;
+  if (model == "vgg16") s.training.loss = LossKind::CrossEntropy;
+  return s;
+}
+
+void run(benchmark::State& state, const Scenario& s) {
+  const auto resolved = resolve_scenario(s);
+  std::size_t ops = 0;
+  for (auto _ : state) {
+    const Plan plan = lower_plan(resolved);
+    benchmark::DoNotOptimize(validate_plan(plan));
+    const auto report = account_memory(plan, AccountingMode::PyTorch2, resolved.device.capacity, /*keep_series=*/true);
+    benchmark::DoNotOptimize(report.ranks.size());
+    ops = plan.op_count();
+  }
+  state.counters["ops"] = static_cast<double>(ops);
+  state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_Ddp_Mlp1000x1024_64Ranks(benchmark::State& state) { run(state, scenario("mlp:1000x1024", StrategyKind::Ddp, 64)); }
+void BM_Zero1_Vgg16_64Ranks(benchmark::State& state) { run(state, scenario("vgg16", StrategyKind::Zero1, 64)); }
+void BM_DataParallel_Vgg16_8Devices(benchmark::State& state) { run(state, scenario("vgg16", StrategyKind::DataParallel, 8)); }
+void BM_Ddp_DefaultScenario(benchmark::State& state) { run(state, scenario("mlp:20x2000", StrategyKind::Ddp, 2)); }
+
+BENCHMARK(BM_Ddp_Mlp1000x1024_64Ranks)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Zero1_Vgg16_64Ranks)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DataParallel_Vgg16_8Devices)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Ddp_DefaultScenario)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""The JSON keys of `shardscope-cli memory --json` that users' scripts rely on, and their internal consistency."""
+import json
+import subprocess
+import sys
+
+cli, scenarios = sys.argv[1], sys.argv[2]
+
+
+def memory(*args):
+    return json.loads(subprocess.run([cli, "memory", "--json", *args], check=True, capture_output=True, text=True).stdout)
+
+
+report = memory("--world", "2", "--steps", "2")
+categories = {"parameters", "gradients", "ddp_buckets", "optimizer_state", "activations", "temporaries", "communication_buffers"}
+expected_phases = [("model_created", 0), ("wrapped", 0), ("forward", 1), ("before_step", 1), ("after_step", 1),
+                   ("forward", 2), ("before_step", 2), ("after_step", 2)]
+assert len(report["ranks"]) == 2, report["ranks"]
+for i, rank in enumerate(report["ranks"]):
+    assert rank["rank"] == i
+    assert [(p["name"], p["step"]) for p in rank["phases"]] == expected_phases, rank["phases"]
+    for p in rank["phases"]:
+        assert p["allocated_bytes"] <= p["max_allocated_bytes"] <= rank["peak_bytes"]
+        assert p["allocated_bytes"] <= p["reserved_bytes"]
+        assert sum(p["by_category"].values()) == p["allocated_bytes"]
+    assert set(rank["peak_by_category"]) == categories
+    assert sum(rank["peak_by_category"].values()) == rank["peak_bytes"]
+    assert rank["phases"][-1]["max_allocated_bytes"] == rank["peak_bytes"]
+assert report["model"]["parameter_count"] == 20 * (2000 * 2000 + 2000)
+
+# Settings from a file survive when the matching flag is absent, and flags override the file.
+def grads_before_step(r):
+    return r["ranks"][0]["phases"][3]["by_category"]["gradients"]
+
+
+view = memory(f"{scenarios}/ddp-bucket-view.json")
+assert view["scenario"]["strategy"]["gradient_as_bucket_view"] is True
+assert grads_before_step(view) == 0, grads_before_step(view)
+plain = memory(f"{scenarios}/ddp.json")
+assert grads_before_step(plain) >= 20 * (2000 * 2000 + 2000) * 4
+assert memory(f"{scenarios}/ddp.json", "--gradient-as-bucket-view")["scenario"]["strategy"]["gradient_as_bucket_view"] is True
+assert memory(f"{scenarios}/ddp.json", "--batch", "7")["scenario"]["training"]["batch"] == 7
+print("1 passed, 0 failed")

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Every example scenario shipped under assets/scenarios must load, lower, validate and print.
+cli=$1; dir=$2; status=0; count=0
+for file in "$dir"/*.json; do
+  count=$((count + 1))
+  if ! "$cli" memory "$file" --json > /dev/null; then echo "FAILED: $file"; status=1; fi
+done
+[ "$count" -gt 0 ] || { echo "no scenarios in $dir"; exit 1; }
+echo "$count scenarios checked"; exit $status

@@ -1,0 +1,89 @@
+// CachingAllocatorModel against the rules of c10/cuda/CUDACachingAllocator.cpp, worked by hand.
+#include <gtest/gtest.h>
+
+#include "memory/caching_allocator.h"
+
+namespace shardscope {
+namespace {
+
+constexpr Bytes kBig = 80 * kGiB;
+
+TEST(CachingAllocator, RoundsToMultiplesOf512) {
+  EXPECT_EQ(CachingAllocatorModel::round_size(1), 512);
+  EXPECT_EQ(CachingAllocatorModel::round_size(512), 512);
+  EXPECT_EQ(CachingAllocatorModel::round_size(513), 1024);
+  EXPECT_EQ(CachingAllocatorModel::round_size(4000), 4096);
+  EXPECT_EQ(CachingAllocatorModel::round_size(4'000'000), 4'000'256);  // 7813 × 512
+}
+
+TEST(CachingAllocator, SegmentSizes) {
+  EXPECT_EQ(CachingAllocatorModel::allocation_size(4096), 2 * kMiB);
+  EXPECT_EQ(CachingAllocatorModel::allocation_size(1 * kMiB), 2 * kMiB);
+  EXPECT_EQ(CachingAllocatorModel::allocation_size(1 * kMiB + 512), 20 * kMiB);
+  EXPECT_EQ(CachingAllocatorModel::allocation_size(10 * kMiB - 512), 20 * kMiB);
+  EXPECT_EQ(CachingAllocatorModel::allocation_size(10 * kMiB), 10 * kMiB);
+  EXPECT_EQ(CachingAllocatorModel::allocation_size(16'000'000), 16 * kMiB);  // rounded up to 2 MiB
+}
+
+// PYTORCH_MEMORY.md worked example: nn.Linear(1000, 1000).to('cuda') counts 4,004,352 B.
+TEST(CachingAllocator, LinearThousandWorkedExample) {
+  CachingAllocatorModel allocator(kBig);
+  const auto weight = allocator.allocate(4'000'000);  // 20 MiB segment, split: the rest is > 1 MiB
+  const auto bias = allocator.allocate(4'000);        // small pool, 2 MiB segment
+  EXPECT_EQ(weight.counted, 4'000'256);
+  EXPECT_EQ(bias.counted, 4'096);
+  EXPECT_EQ(allocator.allocated(), 4'004'352);
+  EXPECT_EQ(allocator.reserved(), 22 * kMiB);
+}
+
+// A 16,000,000 B weight gets a 16 MiB segment whose 777,216 B remainder is too small to split.
+TEST(CachingAllocator, UnsplitLargeBlockCountsWhole) {
+  CachingAllocatorModel allocator(kBig);
+  EXPECT_EQ(allocator.allocate(16'000'000).counted, 16'777'216);
+}
+
+TEST(CachingAllocator, FreedBlocksAreReusedBestFitAndMerged) {
+  CachingAllocatorModel allocator(kBig);
+  const auto a = allocator.allocate(12 * kMiB);  // own 12 MiB segment
+  const auto b = allocator.allocate(30 * kMiB);  // own 30 MiB segment
+  allocator.free(a.block);
+  allocator.free(b.block);
+  EXPECT_EQ(allocator.allocated(), 0);
+  EXPECT_EQ(allocator.reserved(), 42 * kMiB);
+  // 11 MiB fits both; best fit is the 12 MiB block, remainder 1 MiB is not > 1 MiB: counts 12 MiB.
+  const auto c = allocator.allocate(11 * kMiB);
+  EXPECT_EQ(c.counted, 12 * kMiB);
+  EXPECT_EQ(allocator.reserved(), 42 * kMiB);
+  // 5 MiB from the 30 MiB block: split (25 MiB left); two more halves of the rest merge back on free.
+  const auto d = allocator.allocate(5 * kMiB);
+  const auto e = allocator.allocate(5 * kMiB);
+  EXPECT_EQ(d.counted, 5 * kMiB);
+  allocator.free(d.block);
+  allocator.free(e.block);
+  const auto f = allocator.allocate(30 * kMiB);  // fits only if the pieces merged into one 30 MiB block
+  EXPECT_EQ(f.counted, 30 * kMiB);
+  EXPECT_EQ(allocator.reserved(), 42 * kMiB);
+  EXPECT_EQ(allocator.segment_count(), 2u);
+}
+
+TEST(CachingAllocator, SmallPoolSplitsDownTo512) {
+  CachingAllocatorModel allocator(kBig);
+  for (int i = 0; i < 4096; ++i) allocator.allocate(512);  // exactly fills one 2 MiB segment
+  EXPECT_EQ(allocator.reserved(), 2 * kMiB);
+  allocator.allocate(512);
+  EXPECT_EQ(allocator.reserved(), 4 * kMiB);
+}
+
+TEST(CachingAllocator, ReleasesCachedSegmentsBeforeOutOfMemory) {
+  CachingAllocatorModel allocator(64 * kMiB);
+  const auto a = allocator.allocate(40 * kMiB);
+  allocator.free(a.block);  // cached: 40 MiB reserved, nothing allocated
+  const auto b = allocator.allocate(50 * kMiB);  // 40 + 50 > 64: the cached segment is released first
+  EXPECT_FALSE(b.out_of_memory);
+  EXPECT_EQ(allocator.reserved(), 50 * kMiB);
+  const auto c = allocator.allocate(20 * kMiB);  // 50 + 20 > 64 and nothing cached: out of memory
+  EXPECT_TRUE(c.out_of_memory);
+}
+
+}  // namespace
+}  // namespace shardscope

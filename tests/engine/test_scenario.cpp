@@ -1,0 +1,79 @@
+// Scenario JSON: fields read, defaults, and errors that name the field.
+#include <gtest/gtest.h>
+
+#include "scenario/scenario.h"
+
+namespace shardscope {
+namespace {
+
+std::string error_of(const std::string& json) {
+  try {
+    resolve_scenario(parse_scenario_json(json, "test.json"));
+  } catch (const ScenarioError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ScenarioJson, ReadsEverySection) {
+  const Scenario s = parse_scenario_json(R"({
+    "name": "dp demo",
+    "model": {"spec": "mlp:4x1024:relu", "inplace_relu": true},
+    "training": {"batch": 32, "loss": "cross-entropy", "optimizer": "adamw", "weight_decay": 0.1, "steps": 3, "no_grad": false},
+    "cluster": {"world": 4, "device": "A100-40", "capacity_gib": 38.5},
+    "strategy": {"name": "balanced-dp", "gpu0_batch": 8},
+    "accounting": {"mode": "pytorch-1.8", "gpu_arch": "sm80"}
+  })", "x");
+  EXPECT_EQ(s.name, "dp demo");
+  EXPECT_EQ(s.model.spec, "mlp:4x1024:relu");
+  EXPECT_TRUE(*s.model.inplace_relu);
+  EXPECT_EQ(s.training.batch, 32);
+  EXPECT_EQ(s.training.loss, LossKind::CrossEntropy);
+  EXPECT_EQ(s.training.optimizer, OptimizerKind::AdamW);
+  EXPECT_DOUBLE_EQ(*s.training.weight_decay, 0.1);
+  EXPECT_EQ(s.training.steps, 3);
+  EXPECT_EQ(s.cluster.world, 4);
+  EXPECT_EQ(s.strategy.kind, StrategyKind::BalancedDataParallel);
+  EXPECT_EQ(*s.strategy.gpu0_batch, 8);
+  EXPECT_EQ(s.accounting.mode, AccountingMode::PyTorch18);
+  const auto r = resolve_scenario(s);
+  EXPECT_EQ(r.device.capacity, static_cast<Bytes>(38.5 * static_cast<double>(kGiB)));
+  EXPECT_EQ(r.model.layers.size(), 7u);
+}
+
+TEST(ScenarioJson, RoundTrips) {
+  Scenario s = builtin_default_scenario();
+  s.strategy.kind = StrategyKind::Zero1;
+  s.training.steps = 2;
+  const Scenario back = parse_scenario_json(scenario_to_json(s), "x");
+  EXPECT_EQ(back.strategy.kind, StrategyKind::Zero1);
+  EXPECT_EQ(back.training.steps, 2);
+  EXPECT_EQ(back.model.spec, s.model.spec);
+}
+
+TEST(ScenarioJson, DefaultsAreTheBuiltInScenario) {
+  const auto r = resolve_scenario(parse_scenario_json("{}", "x"));
+  EXPECT_EQ(r.settings.cluster.world, 2);
+  EXPECT_EQ(r.settings.strategy.kind, StrategyKind::Ddp);
+  EXPECT_EQ(r.device.name, "H100-80");
+  EXPECT_EQ(r.gpu_arch, "sm90");
+  EXPECT_EQ(resolve_scenario(parse_scenario_json(R"({"strategy": {"name": "single"}})", "x")).settings.cluster.world, 1);
+}
+
+TEST(ScenarioJson, ErrorsNameTheField) {
+  EXPECT_EQ(error_of(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
+  EXPECT_EQ(error_of(R"({"training": {"batch": "8"}})"), "training.batch: must be an integer");
+  EXPECT_NE(error_of(R"({"training": {"bacth": 8}})").find("training.bacth: unknown key"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "fsdp"}})").find("strategy.name: unknown value 'fsdp'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"cluster": {"device": "TPU"}})").find("cluster.device: unknown device 'TPU'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model": {"spec": "mlp:3"}})").find("model.spec:"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model": 3})").find("model: must be an object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "balanced-dp"}})").find("strategy.gpu0_batch"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "single"}, "cluster": {"world": 2}})").find("cluster.world"), std::string::npos);
+  EXPECT_NE(error_of(R"({"training": {"dtype": "bf16"}})").find("training.dtype"), std::string::npos);
+  EXPECT_NE(error_of("{\"training\": ").find("test.json: is not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"accounting": {"gpu_arch": "sm75"}})").find("accounting.gpu_arch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope
