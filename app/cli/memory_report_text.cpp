@@ -56,7 +56,8 @@ void print_rank(const MemoryRun& run, const RankMemory& rank, std::ostream& out)
   }
   if (pytorch) out << fmt::format("  peak reserved {}\n", format_bytes(rank.peak_reserved));
   if (rank.oom) {
-    out << fmt::format("  OUT OF MEMORY at \"{}\" (step {}): {} requested with {} allocated, {} reserved of {} capacity\n",
+    out << fmt::format("  OUT OF MEMORY at \"{}\" (step {}): {} requested with {} allocated, {} reserved of {} capacity\n"
+                       "  (PyTorch would stop here; the figures after it assume the allocation had succeeded)\n",
                        program.ops[static_cast<std::size_t>(rank.oom->op)].label,
                        program.ops[static_cast<std::size_t>(rank.oom->op)].step, format_bytes(rank.oom->requested),
                        format_bytes(rank.oom->allocated_before), format_bytes(rank.oom->reserved_before),

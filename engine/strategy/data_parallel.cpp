@@ -19,6 +19,7 @@
 #include "strategy/model_pass.h"
 #include "strategy/optimizer_step.h"
 #include "strategy/param_slot.h"
+#include "strategy/user_tensors.h"
 
 namespace shardscope {
 
@@ -146,27 +147,12 @@ class DataParallelLowering {
         for (TensorId t : layer) builders_[static_cast<std::size_t>(d)].release(t);
   }
 
-  void zero_grad() {
-    if (!context_.behaviour.zero_grad_sets_none) return;
-    for (auto& slot : slots_)
-      if (slot.grad >= 0) {
-        device0().release(slot.grad);
-        slot.grad = -1;
-      }
-  }
-
   void training_step() {
     const auto& training = context_.scenario.settings.training;
     const bool grad = !training.no_grad;
-    if (grad) zero_grad();
     ProgramBuilder& b0 = device0();
-    const TensorId x = b0.alloc("input x (whole batch)", global_batch_ * model_.input_numel * kFp32Bytes, Category::Activations, true);
-    const Bytes target_bytes = training.loss == LossKind::Mse ? global_batch_ * model_.output_numel * kFp32Bytes : global_batch_ * 8;
-    const TensorId y = b0.alloc("target y (whole batch)", target_bytes, Category::Activations, true);
-    if (x_ >= 0) b0.release(x_);
-    if (y_ >= 0) b0.release(y_);
-    x_ = x;
-    y_ = y;
+    if (grad) zero_grad(b0, slots_, context_.behaviour.zero_grad_sets_none);
+    user_.next_batch(b0, model_, global_batch_, training.loss);  // the whole batch, on device 0
 
     // scatter
     std::vector<TensorId> inputs(static_cast<std::size_t>(devices_), -1);
@@ -174,8 +160,8 @@ class DataParallelLowering {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
       const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.input_numel * kFp32Bytes;
       if (d == 0) {
-        b.retain(x_);
-        inputs[0] = x_;
+        b.retain(user_.x());
+        inputs[0] = user_.x();
       } else {
         inputs[static_cast<std::size_t>(d)] = b.alloc("input chunk", bytes, Category::Activations);
       }
@@ -216,9 +202,7 @@ class DataParallelLowering {
     loss_settings.grad_enabled = grad;
     loss_settings.loss = training.loss;
     ModelPass loss_pass(b0, model_, {}, loss_settings, workspaces_[0]);
-    const TensorId loss = loss_pass.loss_forward(gathered, y_);
-    if (loss_ >= 0) b0.release(loss_);
-    loss_ = loss;
+    user_.rebind_loss(b0, loss_pass.loss_forward(gathered, user_.y()));
     all_phase(phase::kForward);
     if (!grad) return;
 
@@ -310,7 +294,7 @@ class DataParallelLowering {
   int used_group_ = -1, replicated_group_ = -1;
   std::vector<ParamSlot> slots_;
   std::vector<std::vector<int>> slot_of_;
-  TensorId x_ = -1, y_ = -1, loss_ = -1;
+  UserTensors user_;
 };
 
 }  // namespace

@@ -30,30 +30,12 @@ void LocalTraining::take_grad(int layer, int param, TensorId grad) {
   after_accumulate(slot);
 }
 
-void LocalTraining::zero_grad() {
-  if (!context_.behaviour.zero_grad_sets_none) return;  // 1.x: .grad.zero_() keeps the memory
-  for (auto& slot : slots_) {
-    if (slot.grad < 0) continue;
-    b_.release(slot.grad);
-    slot.grad = -1;
-    slot.grad_is_view = false;
-  }
-}
-
 void LocalTraining::training_step() {
   const auto& training = context_.scenario.settings.training;
   const bool grad = !training.no_grad;
-  if (grad) zero_grad();
-
-  // x, y = next_batch(): both created, then the names rebound (old x, then old y freed).
+  if (grad) zero_grad(b_, slots_, context_.behaviour.zero_grad_sets_none);
   const std::int64_t batch = training.batch;
-  const TensorId x = b_.alloc("input x", batch * model_.input_numel * kFp32Bytes, Category::Activations, true);
-  const Bytes target_bytes = training.loss == LossKind::Mse ? batch * model_.output_numel * kFp32Bytes : batch * 8;
-  const TensorId y = b_.alloc("target y", target_bytes, Category::Activations, true);
-  if (x_ >= 0) b_.release(x_);
-  if (y_ >= 0) b_.release(y_);
-  x_ = x;
-  y_ = y;
+  user_.next_batch(b_, model_, batch, training.loss);
 
   before_forward();
   LayerParams params(model_.layers.size());
@@ -67,10 +49,8 @@ void LocalTraining::training_step() {
   settings.grad_enabled = grad;
   settings.loss = training.loss;
   ModelPass pass(b_, model_, std::move(params), settings, workspaces_);
-  const TensorId output = pass.forward(x_);
-  const TensorId loss = pass.loss_forward(output, y_);
-  if (loss_ >= 0) b_.release(loss_);  // `loss = ...` rebinds after the new loss exists
-  loss_ = loss;
+  const TensorId output = pass.forward(user_.x());
+  user_.rebind_loss(b_, pass.loss_forward(output, user_.y()));
   b_.phase(phase::kForward);
   if (!grad) return;
 

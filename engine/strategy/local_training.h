@@ -20,6 +20,7 @@
 #include "strategy/model_pass.h"
 #include "strategy/optimizer_step.h"
 #include "strategy/param_slot.h"
+#include "strategy/user_tensors.h"
 
 namespace shardscope {
 
@@ -47,11 +48,10 @@ class LocalTraining : public GradSink {
   std::vector<std::vector<int>> slot_of_;  // [layer][param] -> index into slots_
 
  private:
-  void zero_grad();
   void training_step();
 
   CublasWorkspaces workspaces_;
-  TensorId x_ = -1, y_ = -1, loss_ = -1;
+  UserTensors user_;
 };
 
 }  // namespace shardscope

@@ -22,6 +22,16 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
   return slots;
 }
 
+void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets_none) {
+  if (!sets_none) return;
+  for (auto& slot : slots) {
+    if (slot.grad < 0) continue;
+    builder.release(slot.grad);
+    slot.grad = -1;
+    slot.grad_is_view = false;
+  }
+}
+
 std::vector<std::vector<int>> slots_by_layer(const std::vector<ParamSlot>& slots, std::size_t layer_count) {
   std::vector<std::vector<int>> index(layer_count);
   for (std::size_t i = 0; i < slots.size(); ++i) {

@@ -21,6 +21,10 @@ struct ParamSlot {
 
 // model.to(device): every parameter allocated in registration order (Module._apply).
 std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model);
+// optimizer.zero_grad(): 2.x sets .grad to None (set_to_none=True, the default from 2.0), releasing it;
+// 1.x zeroes it in place, so nothing is freed.
+void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets_none);
+
 // slots_by_layer(slots, n)[layer][param] = index into `slots`.
 std::vector<std::vector<int>> slots_by_layer(const std::vector<ParamSlot>& slots, std::size_t layer_count);
 

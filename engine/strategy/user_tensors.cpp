@@ -1,0 +1,24 @@
+// UserTensors: batch and loss lifetimes of the user script.
+#include "strategy/user_tensors.h"
+
+#include "strategy/model_pass.h"
+
+namespace shardscope {
+
+void UserTensors::next_batch(ProgramBuilder& b, const Model& model, std::int64_t batch, LossKind loss) {
+  const TensorId x = b.alloc("input x", batch * model.input_numel * kFp32Bytes, Category::Activations, true);
+  // MSE targets have the output's shape; cross-entropy targets are int64 class indices.
+  const Bytes target_bytes = loss == LossKind::Mse ? batch * model.output_numel * kFp32Bytes : batch * 8;
+  const TensorId y = b.alloc("target y", target_bytes, Category::Activations, true);
+  if (x_ >= 0) b.release(x_);
+  if (y_ >= 0) b.release(y_);
+  x_ = x;
+  y_ = y;
+}
+
+void UserTensors::rebind_loss(ProgramBuilder& b, TensorId loss) {
+  if (loss_ >= 0) b.release(loss_);
+  loss_ = loss;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,25 @@
+// The tensors a training script's own names hold across a step: x, y (the batch) and loss. Rebinding a name
+// frees the old tensor only after the new one exists, as Python does.
+#pragma once
+#include <cstdint>
+
+#include "model/model.h"
+#include "plan/program_builder.h"
+#include "scenario/scenario.h"
+
+namespace shardscope {
+
+class UserTensors {
+ public:
+  // `x, y = next_batch()`: both created on the device, then old x and old y freed.
+  void next_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, LossKind loss);
+  // `loss = ...`: the new loss already exists; the old one is freed.
+  void rebind_loss(ProgramBuilder& builder, TensorId loss);
+  TensorId x() const { return x_; }
+  TensorId y() const { return y_; }
+
+ private:
+  TensorId x_ = -1, y_ = -1, loss_ = -1;
+};
+
+}  // namespace shardscope
