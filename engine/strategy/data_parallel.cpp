@@ -115,8 +115,7 @@ class DataParallelLowering {
     for (const auto& slot : slots_)
       for (int d : replicated_) params[static_cast<std::size_t>(d)][static_cast<std::size_t>(slot.layer)].resize(
           model_.layers[static_cast<std::size_t>(slot.layer)].params.size(), -1);
-    std::vector<Bytes> sizes;
-    for (const auto& slot : slots_) sizes.push_back(slot.bytes);
+    const std::vector<Bytes> sizes = param_bytes(slots_);
     int index = 0;
     for (const auto& chunk : assign_buckets_by_size(sizes, {kCoalesceBytes})) {
       Bytes bytes = 0;
@@ -241,8 +240,7 @@ class DataParallelLowering {
 
   void reduce_add_coalesced(std::vector<ReplicaGradSink>& sinks) {
     ProgramBuilder& b0 = device0();
-    std::vector<Bytes> sizes;
-    for (const auto& slot : slots_) sizes.push_back(slot.bytes);
+    const std::vector<Bytes> sizes = param_bytes(slots_);
     std::vector<std::pair<int, TensorId>> previous_flats;  // (device, flat) of the last chunk
     std::vector<std::pair<int, TensorId>> outputs;          // (slot, view of a result) in order
     int index = 0;

@@ -29,9 +29,12 @@ constexpr Bytes kFirstBucketBytes = 1 * kMiB;        // dist._DEFAULT_FIRST_BUCK
 
 DdpTraining::DdpTraining(const LoweringContext& context, ProgramBuilder& builder) : LocalTraining(context, builder) {}
 
+Bytes DdpTraining::bucket_cap_bytes() const {
+  return static_cast<Bytes>(context_.scenario.settings.strategy.bucket_cap_mb * static_cast<double>(kMiB));
+}
+
 void DdpTraining::broadcast_module_states() {
-  std::vector<Bytes> sizes;
-  for (const auto& slot : slots_) sizes.push_back(slot.bytes);
+  const std::vector<Bytes> sizes = param_bytes(slots_);
   const auto assignment = assign_buckets_by_size(sizes, {kBroadcastBucketBytes});
   std::deque<TensorId> in_flight;  // flat tensors of broadcasts not yet finished (-1: a view, nothing to free)
   int index = 0;
@@ -78,13 +81,10 @@ void DdpTraining::initialize_buckets(const std::vector<std::vector<int>>& assign
 
 void DdpTraining::wrap() {
   broadcast_module_states();
-  std::vector<Bytes> sizes;
-  for (const auto& slot : slots_) sizes.push_back(slot.bytes);
-  const Bytes cap = static_cast<Bytes>(context_.scenario.settings.strategy.bucket_cap_mb * static_cast<double>(kMiB));
   const std::vector<Bytes> limits = context_.behaviour.ddp_single_first_bucket
                                         ? std::vector<Bytes>{std::numeric_limits<Bytes>::max()}
-                                        : std::vector<Bytes>{kFirstBucketBytes, cap};
-  auto assignment = assign_buckets_by_size(sizes, limits);
+                                        : std::vector<Bytes>{kFirstBucketBytes, bucket_cap_bytes()};
+  auto assignment = assign_buckets_by_size(param_bytes(slots_), limits);
   std::reverse(assignment.begin(), assignment.end());  // gradients arrive in reverse registration order
   initialize_buckets(assignment);
 }
@@ -94,8 +94,7 @@ void DdpTraining::before_forward() {
   rebuilt_ = true;
   std::vector<Bytes> sizes;
   for (int i : ready_order_) sizes.push_back(slots_[static_cast<std::size_t>(i)].bytes);
-  const Bytes cap = static_cast<Bytes>(context_.scenario.settings.strategy.bucket_cap_mb * static_cast<double>(kMiB));
-  auto positions = assign_buckets_by_size(sizes, {kFirstBucketBytes, cap}, /*sort_by_first_index=*/false);
+  auto positions = assign_buckets_by_size(sizes, {kFirstBucketBytes, bucket_cap_bytes()}, /*sort_by_first_index=*/false);
   for (auto& bucket : positions)
     for (int& position : bucket) position = ready_order_[static_cast<std::size_t>(position)];
   for (const auto& bucket : buckets_) b_.release(bucket.tensor);  // buckets_.clear()

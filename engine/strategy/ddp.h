@@ -23,6 +23,7 @@ class DdpTraining : public LocalTraining {
     std::vector<int> params;  // slot indices
     int ready = 0;
   };
+  Bytes bucket_cap_bytes() const;  // bucket_cap_mb in bytes, as PyTorch: bucket_cap_mb * 1024 * 1024
   void broadcast_module_states();
   void initialize_buckets(const std::vector<std::vector<int>>& assignment);
   void launch_ready_buckets();

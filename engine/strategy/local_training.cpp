@@ -39,11 +39,8 @@ void LocalTraining::training_step() {
 
   before_forward();
   LayerParams params(model_.layers.size());
-  for (const auto& slot : slots_) {
-    auto& layer = params[static_cast<std::size_t>(slot.layer)];
-    if (layer.size() <= static_cast<std::size_t>(slot.index)) layer.resize(static_cast<std::size_t>(slot.index) + 1, -1);
-    layer[static_cast<std::size_t>(slot.index)] = slot.tensor;
-  }
+  for (std::size_t l = 0; l < slot_of_.size(); ++l)
+    for (int slot : slot_of_[l]) params[l].push_back(slots_[static_cast<std::size_t>(slot)].tensor);
   PassSettings settings;
   settings.batch = batch;
   settings.grad_enabled = grad;

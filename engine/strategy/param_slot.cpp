@@ -32,6 +32,13 @@ void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets
   }
 }
 
+std::vector<Bytes> param_bytes(const std::vector<ParamSlot>& slots) {
+  std::vector<Bytes> bytes;
+  bytes.reserve(slots.size());
+  for (const auto& slot : slots) bytes.push_back(slot.bytes);
+  return bytes;
+}
+
 std::vector<std::vector<int>> slots_by_layer(const std::vector<ParamSlot>& slots, std::size_t layer_count) {
   std::vector<std::vector<int>> index(layer_count);
   for (std::size_t i = 0; i < slots.size(); ++i) {

@@ -25,6 +25,9 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
 // 1.x zeroes it in place, so nothing is freed.
 void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets_none);
 
+// Each parameter's bytes, in slot order (the input of every bucketing and partitioning rule).
+std::vector<Bytes> param_bytes(const std::vector<ParamSlot>& slots);
+
 // slots_by_layer(slots, n)[layer][param] = index into `slots`.
 std::vector<std::vector<int>> slots_by_layer(const std::vector<ParamSlot>& slots, std::size_t layer_count);
 

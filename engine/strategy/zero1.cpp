@@ -27,9 +27,7 @@ Zero1Training::Zero1Training(const LoweringContext& context, ProgramBuilder& bui
 
 void Zero1Training::wrap() {
   DdpTraining::wrap();
-  std::vector<Bytes> sizes;
-  for (const auto& slot : slots_) sizes.push_back(slot.bytes);
-  owner_ = partition_parameters(sizes, context_.world(), context_.behaviour.zero_partition_sorted_by_size);
+  owner_ = partition_parameters(param_bytes(slots_), context_.world(), context_.behaviour.zero_partition_sorted_by_size);
 }
 
 std::vector<ParamSlot*> Zero1Training::optimizer_params() {
