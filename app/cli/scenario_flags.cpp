@@ -10,7 +10,9 @@ void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("--loss", loss, "mse | cross-entropy");
   command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw");
   command.add_option("--weight-decay", weight_decay, "Weight decay (default 0; adamw 0.01)");
-  command.add_option("--dtype", dtype, "fp32");
+  command.add_option("--dtype", dtype, "fp32 | fp16 | bf16 (16-bit: mixed precision, fp32 master weights)");
+  command.add_option("--seq", seq, "Transformer sequence length (default: the model's max positions)");
+  command.add_option("--checkpoint", checkpoint, "Activation recomputation: none | selective | full");
   command.add_option("--steps", steps, "Training steps (default 1)");
   no_grad_flag = command.add_flag("--no-grad", no_grad, "Inference: model.eval() under torch.no_grad()");
   inplace_relu_flag = command.add_flag("--inplace-relu,!--no-inplace-relu", inplace_relu, "ReLU(inplace=True) (mlp default off, vgg16 on)");
@@ -21,6 +23,9 @@ void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("--bucket-cap-mb", bucket_cap_mb, "DDP bucket_cap_mb (default 25)");
   bucket_view_flag = command.add_flag("--gradient-as-bucket-view", gradient_as_bucket_view, "DDP gradient_as_bucket_view=True");
   command.add_option("--gpu0-batch", gpu0_batch, "balanced-dp: batch on device 0");
+  command.add_option("--stages", stages, "mp / pp: pipeline stages (default: world / dp)");
+  command.add_option("--micro-batches", micro_batches, "pp: micro-batches per step (default 1)");
+  command.add_option("--dp", dp, "pp: data-parallel replicas of the pipeline (default: world / stages)");
   command.add_option("--accounting", accounting, "exact | pytorch-1.8 | pytorch-2 (default)");
   command.add_option("--gpu-arch", gpu_arch, "sm70 | sm80 | sm89 | sm90 (default: from the device preset)");
 }
@@ -45,6 +50,8 @@ Scenario ScenarioFlags::build() const {
   if (weight_decay) s.training.weight_decay = *weight_decay;
   if (dtype) s.training.dtype = *dtype;
   if (steps) s.training.steps = *steps;
+  if (seq) s.training.seq = *seq;
+  if (checkpoint) s.training.checkpoint = parse_or_throw(*checkpoint, parse_checkpoint, "--checkpoint", "none, selective, full");
   if (no_grad_flag && no_grad_flag->count() > 0) s.training.no_grad = no_grad;
   if (world) {
     if (*world < 1) throw ScenarioError("--world", "must be at least 1 (got " + std::to_string(*world) + ")");
@@ -56,6 +63,9 @@ Scenario ScenarioFlags::build() const {
   if (bucket_cap_mb) s.strategy.bucket_cap_mb = *bucket_cap_mb;
   if (bucket_view_flag && bucket_view_flag->count() > 0) s.strategy.gradient_as_bucket_view = gradient_as_bucket_view;
   if (gpu0_batch) s.strategy.gpu0_batch = *gpu0_batch;
+  if (stages) s.strategy.stages = *stages;
+  if (micro_batches) s.strategy.micro_batches = *micro_batches;
+  if (dp) s.strategy.dp = *dp;
   if (accounting) s.accounting.mode = parse_or_throw(*accounting, parse_accounting, "--accounting", "exact, pytorch-1.8, pytorch-2");
   if (gpu_arch) s.accounting.gpu_arch = *gpu_arch;
   return s;

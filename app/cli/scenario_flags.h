@@ -12,8 +12,8 @@ namespace shardscope::cli {
 
 struct ScenarioFlags {
   std::string scenario_file;
-  std::optional<std::string> model, loss, optimizer, dtype, device, strategy, accounting, gpu_arch;
-  std::optional<int> batch, steps, world, gpu0_batch;
+  std::optional<std::string> model, loss, optimizer, dtype, device, strategy, accounting, gpu_arch, checkpoint;
+  std::optional<int> batch, steps, world, gpu0_batch, seq, stages, micro_batches, dp;
   std::optional<double> weight_decay, capacity_gib, bucket_cap_mb;
   // Flags apply only when given (CLI11 would otherwise write their default into an optional).
   bool no_grad = false, inplace_relu = false, gradient_as_bucket_view = false;

@@ -7,6 +7,8 @@ std::string op_kind_name(OpKind kind) {
   switch (kind) {
     case OpKind::Compute: return "compute";
     case OpKind::Collective: return "collective";
+    case OpKind::Send: return "send";
+    case OpKind::Recv: return "recv";
     case OpKind::Alloc: return "alloc";
     case OpKind::Free: return "free";
     case OpKind::Phase: return "phase";
@@ -14,7 +16,14 @@ std::string op_kind_name(OpKind kind) {
   return "?";
 }
 
-std::string stream_name(Stream stream) { return stream == Stream::Compute ? "compute" : "communication"; }
+std::string stream_name(Stream stream) {
+  switch (stream) {
+    case Stream::Compute: return "compute";
+    case Stream::Communication: return "communication";
+    case Stream::Copy: return "copy";
+  }
+  return "?";
+}
 
 std::string compute_kind_name(ComputeKind kind) {
   switch (kind) {

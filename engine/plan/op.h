@@ -1,6 +1,7 @@
 // One operation of a rank's program: compute, collective, allocation, free, or phase marker.
 // Ops of a program run in order per stream; `deps` name further ops of the same program that must finish first.
-// Collectives match across ranks by (group, sequence).
+// Collectives match across ranks by (group, sequence); a Send matches the Recv of its peer with the same
+// sequence on that (sender, receiver) channel.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,8 +12,10 @@
 
 namespace shardscope {
 
-enum class OpKind { Compute, Collective, Alloc, Free, Phase };
-enum class Stream { Compute, Communication };
+enum class OpKind { Compute, Collective, Send, Recv, Alloc, Free, Phase };
+// Copy: host<->device and peer copies (DataParallel scatter/gather), when a lowering puts them on their own stream.
+enum class Stream { Compute, Communication, Copy };
+inline constexpr int kStreamCount = 3;
 enum class ComputeKind { Forward, Backward, Loss, LossBackward, Optimizer, Copy };
 enum class CollectiveKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Scatter, Gather };
 
@@ -30,6 +33,7 @@ struct Op {
   std::string label;  // plain language: "fc3 backward", "all-reduce bucket 2"
   int step = 0;       // 0 = set-up (model creation, wrapping); training steps count from 1
   int layer = -1;     // model layer index, where the op belongs to one
+  int micro_batch = -1;  // pipeline micro-batch (0-based), where the op belongs to one
   std::vector<OpIndex> deps;
 
   // Compute
@@ -37,12 +41,13 @@ struct Op {
   double flops = 0;
   Bytes bytes_accessed = 0;  // memory traffic, for bandwidth-bound ops
 
-  // Collective
+  // Collective, Send, Recv
   CollectiveKind collective_kind = CollectiveKind::AllReduce;
-  int group = -1;           // index into Plan::groups
-  std::int64_t sequence = -1;  // n-th collective of this group
-  Bytes payload = 0;        // bytes each member contributes (the full buffer for all-reduce)
+  int group = -1;           // index into Plan::groups (collectives only)
+  std::int64_t sequence = -1;  // n-th collective of this group; n-th message on this (sender, receiver) channel
+  Bytes payload = 0;        // bytes each member contributes (the full buffer for all-reduce); message bytes
   int root = -1;            // global rank, for rooted collectives
+  int peer = -1;            // Send: the receiver's global rank; Recv: the sender's
 
   // Alloc / Free
   TensorId tensor = -1;

@@ -9,6 +9,7 @@ ProgramBuilder::ProgramBuilder(int rank) { program_.rank = rank; }
 
 OpIndex ProgramBuilder::push(Op op) {
   op.step = step_;
+  op.micro_batch = micro_batch_;
   program_.ops.push_back(std::move(op));
   return static_cast<OpIndex>(program_.ops.size() - 1);
 }
@@ -67,6 +68,28 @@ OpIndex ProgramBuilder::collective(CollectiveKind kind, int group, Bytes payload
   op.label = std::move(label);
   op.deps = std::move(deps);
   return push(std::move(op));
+}
+
+OpIndex ProgramBuilder::point_to_point(OpKind kind, int peer, Bytes payload, std::string label,
+                                       std::vector<OpIndex> deps) {
+  Op op;
+  op.kind = kind;
+  op.stream = Stream::Communication;
+  op.peer = peer;
+  const auto channel = kind == OpKind::Send ? std::pair{program_.rank, peer} : std::pair{peer, program_.rank};
+  op.sequence = next_message_[channel]++;
+  op.payload = payload;
+  op.label = std::move(label);
+  op.deps = std::move(deps);
+  return push(std::move(op));
+}
+
+OpIndex ProgramBuilder::send(int peer, Bytes payload, std::string label, std::vector<OpIndex> deps) {
+  return point_to_point(OpKind::Send, peer, payload, std::move(label), std::move(deps));
+}
+
+OpIndex ProgramBuilder::recv(int peer, Bytes payload, std::string label, std::vector<OpIndex> deps) {
+  return point_to_point(OpKind::Recv, peer, payload, std::move(label), std::move(deps));
 }
 
 void ProgramBuilder::phase(const std::string& name) {

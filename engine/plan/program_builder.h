@@ -3,6 +3,7 @@
 // Not thread-safe; one builder per rank.
 #pragma once
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,12 @@ class ProgramBuilder {
   // A collective on `group` (index into Plan::groups); the builder numbers them per group in program order.
   OpIndex collective(CollectiveKind kind, int group, Bytes payload, std::string label, int root = -1,
                      std::vector<OpIndex> deps = {});
+  // Point-to-point message to / from global rank `peer` on the communication stream; numbered per channel.
+  OpIndex send(int peer, Bytes payload, std::string label, std::vector<OpIndex> deps = {});
+  OpIndex recv(int peer, Bytes payload, std::string label, std::vector<OpIndex> deps = {});
   void phase(const std::string& name);
+  // Ops emitted from now on carry this pipeline micro-batch (-1: none).
+  void set_micro_batch(int micro_batch) { micro_batch_ = micro_batch; }
   void add_dep(OpIndex op, OpIndex dep) { program_.ops.at(op).deps.push_back(dep); }
   OpIndex last_compute() const { return last_compute_; }
 
@@ -40,7 +46,11 @@ class ProgramBuilder {
 
   Program program_;
   std::vector<int> refcount_;
+  OpIndex point_to_point(OpKind kind, int peer, Bytes payload, std::string label, std::vector<OpIndex> deps);
+
   std::map<int, std::int64_t> next_sequence_;
+  std::map<std::pair<int, int>, std::int64_t> next_message_;  // (sender, receiver) -> next sequence
+  int micro_batch_ = -1;
   int step_ = 0;
   OpIndex last_compute_ = -1;
 };

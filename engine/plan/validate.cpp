@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 #include <queue>
+#include <tuple>
 
 namespace shardscope {
 
@@ -89,7 +90,45 @@ void check_collectives(const Plan& plan, ValidationReport& report) {
   }
 }
 
-// Kahn's algorithm over all ops; a collective's members form one node.
+struct MessageKey {
+  int sender, receiver;
+  std::int64_t sequence;
+  bool operator<(const MessageKey& o) const {
+    return std::tie(sender, receiver, sequence) < std::tie(o.sender, o.receiver, o.sequence);
+  }
+};
+
+MessageKey message_key(int rank, const Op& op) {
+  return op.kind == OpKind::Send ? MessageKey{rank, op.peer, op.sequence} : MessageKey{op.peer, rank, op.sequence};
+}
+
+void check_messages(const Plan& plan, ValidationReport& report) {
+  std::map<MessageKey, std::pair<const Op*, const Op*>> pairs;  // (send, recv)
+  const int world = static_cast<int>(plan.programs.size());
+  for (const auto& program : plan.programs)
+    for (std::size_t i = 0; i < program.ops.size(); ++i) {
+      const Op& op = program.ops[i];
+      if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
+      if (op.peer < 0 || op.peer >= world || op.peer == program.rank) {
+        add(report, where(program, i) + ": peer rank " + std::to_string(op.peer) + " is not another rank of the plan");
+        continue;
+      }
+      auto& pair = pairs[message_key(program.rank, op)];
+      (op.kind == OpKind::Send ? pair.first : pair.second) = &op;
+    }
+  for (const auto& [key, pair] : pairs) {
+    const std::string name = "message #" + std::to_string(key.sequence) + " from rank " + std::to_string(key.sender) +
+                             " to rank " + std::to_string(key.receiver);
+    if (!pair.first) add(report, name + " ('" + pair.second->label + "'): received but never sent (unmatched)");
+    else if (!pair.second) add(report, name + " ('" + pair.first->label + "'): sent but never received (unmatched)");
+    else if (pair.first->payload != pair.second->payload)
+      add(report, name + ": sends " + std::to_string(pair.first->payload) + " B, receiver expects " +
+                      std::to_string(pair.second->payload) + " B");
+  }
+}
+
+// Kahn's algorithm over all ops; a collective's members form one node, as do a send and its receive
+// (treated as a rendezvous, the conservative reading of NCCL's send/recv).
 void check_acyclic(const Plan& plan, ValidationReport& report) {
   std::vector<std::size_t> base(plan.programs.size() + 1, 0);
   for (std::size_t r = 0; r < plan.programs.size(); ++r) base[r + 1] = base[r] + plan.programs[r].ops.size();
@@ -97,12 +136,18 @@ void check_acyclic(const Plan& plan, ValidationReport& report) {
   std::vector<std::size_t> node(n);
   std::iota(node.begin(), node.end(), 0);
   std::map<CollectiveKey, std::size_t> representative;
+  std::map<MessageKey, std::size_t> message_representative;
   for (std::size_t r = 0; r < plan.programs.size(); ++r)
     for (std::size_t i = 0; i < plan.programs[r].ops.size(); ++i) {
       const Op& op = plan.programs[r].ops[i];
-      if (op.kind != OpKind::Collective) continue;
-      auto [it, inserted] = representative.emplace(CollectiveKey{op.group, op.sequence}, base[r] + i);
-      node[base[r] + i] = it->second;
+      if (op.kind == OpKind::Collective) {
+        auto [it, inserted] = representative.emplace(CollectiveKey{op.group, op.sequence}, base[r] + i);
+        node[base[r] + i] = it->second;
+      } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
+        auto [it, inserted] =
+            message_representative.emplace(message_key(plan.programs[r].rank, op), base[r] + i);
+        node[base[r] + i] = it->second;
+      }
     }
   std::vector<std::vector<std::size_t>> edges(n);
   std::vector<std::size_t> indegree(n, 0);
@@ -152,6 +197,7 @@ ValidationReport validate_plan(const Plan& plan) {
     check_tensors(plan.programs[r], report);
   }
   check_collectives(plan, report);
+  check_messages(plan, report);
   check_acyclic(plan, report);
   return report;
 }

@@ -1,5 +1,5 @@
 // Plan validation: tensors allocated once and freed at most once (live at the end only if persistent),
-// every collective matched across its group in the same order, deps in range and the whole plan — streams,
+// every collective matched across its group in the same order, every send matched by its peer's receive, deps in range and the whole plan — streams,
 // deps and collectives across ranks — free of cycles (so no execution can deadlock).
 #pragma once
 #include <string>

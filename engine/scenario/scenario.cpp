@@ -20,11 +20,19 @@ std::string name_of(const std::array<std::pair<Enum, const char*>, N>& table, En
   return "?";
 }
 
-const std::array<std::pair<StrategyKind, const char*>, 5> kStrategies = {{{StrategyKind::Single, "single"},
-                                                                          {StrategyKind::DataParallel, "dp"},
-                                                                          {StrategyKind::BalancedDataParallel, "balanced-dp"},
-                                                                          {StrategyKind::Ddp, "ddp"},
-                                                                          {StrategyKind::Zero1, "zero1"}}};
+const std::array<std::pair<StrategyKind, const char*>, 10> kStrategies = {{{StrategyKind::Single, "single"},
+                                                                           {StrategyKind::DataParallel, "dp"},
+                                                                           {StrategyKind::BalancedDataParallel, "balanced-dp"},
+                                                                           {StrategyKind::Ddp, "ddp"},
+                                                                           {StrategyKind::Zero1, "zero1"},
+                                                                           {StrategyKind::Zero2, "zero2"},
+                                                                           {StrategyKind::Zero3, "zero3"},
+                                                                           {StrategyKind::ModelParallel, "mp"},
+                                                                           {StrategyKind::PipelineGPipe, "pp-gpipe"},
+                                                                           {StrategyKind::Pipeline1F1B, "pp-1f1b"}}};
+const std::array<std::pair<CheckpointMode, const char*>, 3> kCheckpoint = {{{CheckpointMode::None, "none"},
+                                                                           {CheckpointMode::Selective, "selective"},
+                                                                           {CheckpointMode::Full, "full"}}};
 const std::array<std::pair<LossKind, const char*>, 2> kLosses = {{{LossKind::Mse, "mse"}, {LossKind::CrossEntropy, "cross-entropy"}}};
 const std::array<std::pair<OptimizerKind, const char*>, 4> kOptimizers = {{{OptimizerKind::Sgd, "sgd"},
                                                                            {OptimizerKind::Momentum, "momentum"},
@@ -43,6 +51,8 @@ std::string optimizer_name(OptimizerKind kind) { return name_of(kOptimizers, kin
 std::optional<OptimizerKind> parse_optimizer(const std::string& text) { return lookup(kOptimizers, text); }
 std::string accounting_name(AccountingMode mode) { return name_of(kAccounting, mode); }
 std::optional<AccountingMode> parse_accounting(const std::string& text) { return lookup(kAccounting, text); }
+std::string checkpoint_name(CheckpointMode mode) { return name_of(kCheckpoint, mode); }
+std::optional<CheckpointMode> parse_checkpoint(const std::string& text) { return lookup(kCheckpoint, text); }
 
 std::string all_strategy_names() {
   std::string names;
@@ -69,6 +79,11 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     throw ScenarioError("training.steps", "must be between 1 and 1000 (got " + std::to_string(training.steps) + ")");
   if (training.dtype != "fp32")
     throw ScenarioError("training.dtype", "only fp32 is supported so far (got '" + training.dtype + "')");
+  if (training.seq < 0) throw ScenarioError("training.seq", "must not be negative (got " + std::to_string(training.seq) + ")");
+  if (strategy.stages < 0) throw ScenarioError("strategy.stages", "must not be negative (got " + std::to_string(strategy.stages) + ")");
+  if (strategy.micro_batches < 1)
+    throw ScenarioError("strategy.micro_batches", "must be at least 1 (got " + std::to_string(strategy.micro_batches) + ")");
+  if (strategy.dp < 0) throw ScenarioError("strategy.dp", "must not be negative (got " + std::to_string(strategy.dp) + ")");
   if (training.weight_decay && *training.weight_decay < 0) throw ScenarioError("training.weight_decay", "must not be negative");
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");

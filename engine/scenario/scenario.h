@@ -13,7 +13,11 @@
 
 namespace shardscope {
 
-enum class StrategyKind { Single, DataParallel, BalancedDataParallel, Ddp, Zero1 };
+enum class StrategyKind {
+  Single, DataParallel, BalancedDataParallel, Ddp, Zero1, Zero2, Zero3,
+  ModelParallel, PipelineGPipe, Pipeline1F1B
+};
+enum class CheckpointMode { None, Selective, Full };  // activation recomputation (Korthikanti et al. 2022)
 enum class LossKind { Mse, CrossEntropy };
 enum class OptimizerKind { Sgd, Momentum, Adam, AdamW };
 enum class AccountingMode { Exact, PyTorch18, PyTorch2 };
@@ -28,7 +32,9 @@ struct TrainingSettings {
   LossKind loss = LossKind::Mse;
   OptimizerKind optimizer = OptimizerKind::Adam;
   std::optional<double> weight_decay;  // unset: 0, or 0.01 for AdamW (PyTorch defaults)
-  std::string dtype = "fp32";
+  std::string dtype = "fp32";  // fp32, or fp16 / bf16: mixed precision with fp32 master weights and optimizer state
+  int seq = 0;                 // transformer sequence length; 0: the model's default (its max positions)
+  CheckpointMode checkpoint = CheckpointMode::None;
   int steps = 1;
   bool no_grad = false;  // inference: model.eval() under torch.no_grad()
 };
@@ -44,6 +50,9 @@ struct StrategySettings {
   double bucket_cap_mb = 25;  // DDP bucket_cap_mb (MiB, as PyTorch: bucket_cap_mb * 1024 * 1024 bytes)
   bool gradient_as_bucket_view = false;
   std::optional<int> gpu0_batch;  // balanced-dp only
+  int stages = 0;         // pipeline / model-parallel stages; 0: derived (mp: world; pp: world / dp)
+  int micro_batches = 1;  // pipeline micro-batches per step (the per-rank batch is split into them)
+  int dp = 0;             // data-parallel replicas of a pipeline; 0: derived (world / stages)
 };
 
 struct AccountingSettings {
@@ -90,6 +99,8 @@ std::optional<LossKind> parse_loss(const std::string& text);
 std::string optimizer_name(OptimizerKind kind);
 std::optional<OptimizerKind> parse_optimizer(const std::string& text);
 std::string accounting_name(AccountingMode mode);
+std::string checkpoint_name(CheckpointMode mode);
+std::optional<CheckpointMode> parse_checkpoint(const std::string& text);
 std::optional<AccountingMode> parse_accounting(const std::string& text);
 std::string all_strategy_names();
 

@@ -109,6 +109,9 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   if (auto v = training.get<double>("weight_decay")) s.training.weight_decay = *v;
   if (auto v = training.get<std::string>("dtype")) s.training.dtype = *v;
   if (auto v = training.get<int>("steps")) s.training.steps = *v;
+  if (auto v = training.get<int>("seq")) s.training.seq = *v;
+  s.training.checkpoint = parse_enum(training.get<std::string>("checkpoint"), s.training.checkpoint, parse_checkpoint,
+                                     "training.checkpoint", "none, selective, full");
   if (auto v = training.get<bool>("no_grad")) s.training.no_grad = *v;
   training.reject_unknown();
 
@@ -128,6 +131,9 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   if (auto v = strategy.get<double>("bucket_cap_mb")) s.strategy.bucket_cap_mb = *v;
   if (auto v = strategy.get<bool>("gradient_as_bucket_view")) s.strategy.gradient_as_bucket_view = *v;
   if (auto v = strategy.get<int>("gpu0_batch")) s.strategy.gpu0_batch = *v;
+  if (auto v = strategy.get<int>("stages")) s.strategy.stages = *v;
+  if (auto v = strategy.get<int>("micro_batches")) s.strategy.micro_batches = *v;
+  if (auto v = strategy.get<int>("dp")) s.strategy.dp = *v;
   strategy.reject_unknown();
 
   Section accounting(root, "accounting", "accounting");
@@ -156,7 +162,9 @@ std::string scenario_to_json(const Scenario& s) {
   if (s.model.inplace_relu) root["model"]["inplace_relu"] = *s.model.inplace_relu;
   root["training"] = {{"batch", s.training.batch},          {"loss", loss_name(s.training.loss)},
                       {"optimizer", optimizer_name(s.training.optimizer)}, {"dtype", s.training.dtype},
-                      {"steps", s.training.steps},          {"no_grad", s.training.no_grad}};
+                      {"steps", s.training.steps},          {"no_grad", s.training.no_grad},
+                      {"checkpoint", checkpoint_name(s.training.checkpoint)}};
+  if (s.training.seq > 0) root["training"]["seq"] = s.training.seq;
   if (s.training.weight_decay) root["training"]["weight_decay"] = *s.training.weight_decay;
   root["cluster"] = {{"device", s.cluster.device}};
   if (s.cluster.world > 0) root["cluster"]["world"] = s.cluster.world;
@@ -165,6 +173,9 @@ std::string scenario_to_json(const Scenario& s) {
                       {"bucket_cap_mb", s.strategy.bucket_cap_mb},
                       {"gradient_as_bucket_view", s.strategy.gradient_as_bucket_view}};
   if (s.strategy.gpu0_batch) root["strategy"]["gpu0_batch"] = *s.strategy.gpu0_batch;
+  if (s.strategy.stages > 0) root["strategy"]["stages"] = s.strategy.stages;
+  if (s.strategy.micro_batches != 1) root["strategy"]["micro_batches"] = s.strategy.micro_batches;
+  if (s.strategy.dp > 0) root["strategy"]["dp"] = s.strategy.dp;
   root["accounting"] = {{"mode", accounting_name(s.accounting.mode)}};
   if (!s.accounting.gpu_arch.empty()) root["accounting"]["gpu_arch"] = s.accounting.gpu_arch;
   return root.dump(2);

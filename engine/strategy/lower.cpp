@@ -36,6 +36,12 @@ Plan lower_plan(const ResolvedScenario& scenario) {
     case StrategyKind::Ddp:
     case StrategyKind::Zero1:
       break;
+    case StrategyKind::Zero2:
+    case StrategyKind::Zero3:
+    case StrategyKind::ModelParallel:
+    case StrategyKind::PipelineGPipe:
+    case StrategyKind::Pipeline1F1B:
+      throw ScenarioError("strategy.name", "'" + plan.strategy + "' is not implemented yet");
   }
   for (int rank = 0; rank < settings.cluster.world; ++rank) {
     ProgramBuilder builder(rank);

@@ -106,5 +106,41 @@ TEST(PlanValidation, CatchesDoubleFree) {
   EXPECT_NE(report.errors.front().find("freed twice"), std::string::npos);
 }
 
+TEST(PlanValidation, AcceptsMatchedSendAndRecv) {
+  Plan plan = two_ranks();
+  ProgramBuilder b0(0), b1(1);
+  b0.send(1, 256, "activation to stage 1");
+  b1.recv(0, 256, "activation from stage 0");
+  b1.send(0, 256, "gradient to stage 0");
+  b0.recv(1, 256, "gradient from stage 1");
+  plan.programs = {b0.finish(), b1.finish()};
+  const auto report = validate_plan(plan);
+  EXPECT_TRUE(report.ok()) << report.errors.front();
+}
+
+TEST(PlanValidation, CatchesAnUnreceivedSend) {
+  Plan plan = two_ranks();
+  ProgramBuilder b0(0), b1(1);
+  b0.send(1, 256, "activation to stage 1");
+  plan.programs = {b0.finish(), b1.finish()};
+  const auto report = validate_plan(plan);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.errors.front().find("sent but never received"), std::string::npos);
+}
+
+TEST(PlanValidation, CatchesCrossedBlockingSends) {
+  // Each rank receives before it sends: both wait on each other (the classic pipeline deadlock).
+  Plan plan = two_ranks();
+  ProgramBuilder b0(0), b1(1);
+  b0.recv(1, 8, "recv from 1");
+  b0.send(1, 8, "send to 1");
+  b1.recv(0, 8, "recv from 0");
+  b1.send(0, 8, "send to 0");
+  plan.programs = {b0.finish(), b1.finish()};
+  const auto report = validate_plan(plan);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.errors.back().find("cycle"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardscope
