@@ -12,6 +12,7 @@ std::string layer_kind_name(LayerKind kind) {
     case LayerKind::AdaptiveAvgPool2d: return "AdaptiveAvgPool2d";
     case LayerKind::Flatten: return "Flatten";
     case LayerKind::Dropout: return "Dropout";
+    case LayerKind::ParameterBlock: return "ParameterBlock";
   }
   return "?";
 }

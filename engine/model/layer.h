@@ -7,7 +7,8 @@
 
 namespace shardscope {
 
-enum class LayerKind { Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout };
+// ParameterBlock: parameters without activations or FLOPs (the `params:N` model of model states only).
+enum class LayerKind { Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout, ParameterBlock };
 
 std::string layer_kind_name(LayerKind kind);
 

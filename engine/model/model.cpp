@@ -59,13 +59,14 @@ Model parse_mlp(const std::string& spec, const std::vector<std::string>& parts, 
 
 Model parse_model_spec(const std::string& spec, const ModelOptions& options) {
   const auto parts = split(spec, ':');
-  if (parts.empty()) throw ModelSpecError("model is empty; expected mlp:LAYERSxWIDTH[:relu] or vgg16");
+  if (parts.empty()) throw ModelSpecError("model is empty; expected mlp:LAYERSxWIDTH[:relu], vgg16 or params:N[:BLOCKS]");
   if (parts[0] == "mlp") return parse_mlp(spec, parts, options);
+  if (parts[0] == "params") return parse_parameter_blocks(spec, parts);
   if (parts[0] == "vgg16" && parts.size() == 1) {
     Model model = build_vgg16(options.inplace_relu_set ? options.inplace_relu : true);
     return model;
   }
-  throw ModelSpecError("unknown model '" + spec + "'; expected mlp:LAYERSxWIDTH[:relu] or vgg16");
+  throw ModelSpecError("unknown model '" + spec + "'; expected mlp:LAYERSxWIDTH[:relu], vgg16 or params:N[:BLOCKS]");
 }
 
 }  // namespace shardscope

@@ -36,5 +36,8 @@ Model parse_model_spec(const std::string& spec, const ModelOptions& options = {}
 // Builders, one per model family (model/mlp.cpp, model/vgg16.cpp).
 Model build_mlp(int layer_count, std::int64_t width, bool relu, bool inplace_relu);
 Model build_vgg16(bool inplace_relu);
+// `params:N[:BLOCKS]`: N parameters in BLOCKS equal blocks, nothing else (model/parameter_blocks.cpp).
+Model build_parameter_blocks(std::int64_t parameter_count, int block_count);
+Model parse_parameter_blocks(const std::string& spec, const std::vector<std::string>& parts);
 
 }  // namespace shardscope
