@@ -6,6 +6,7 @@
 
 #include "strategy/data_parallel.h"
 #include "strategy/ddp.h"
+#include "strategy/pipeline_strategies.h"
 #include "strategy/zero1.h"
 #include "strategy/zero2.h"
 #include "strategy/zero3.h"
@@ -53,9 +54,14 @@ Plan lower_plan(const ResolvedScenario& scenario) {
     case StrategyKind::Zero3:
       break;
     case StrategyKind::ModelParallel:
+      lower_model_parallel(context, plan);
+      return plan;
     case StrategyKind::PipelineGPipe:
+      lower_pp_gpipe(context, plan);
+      return plan;
     case StrategyKind::Pipeline1F1B:
-      throw ScenarioError("strategy.name", "'" + plan.strategy + "' is not implemented yet");
+      lower_pp_1f1b(context, plan);
+      return plan;
   }
   for (int rank = 0; rank < settings.cluster.world; ++rank) {
     ProgramBuilder builder(rank);
