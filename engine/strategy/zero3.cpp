@@ -32,6 +32,8 @@ std::vector<std::string> zero3_notes(const ResolvedScenario& scenario) {
               " units are gathered at once; each gather briefly holds the all-gather output beside the copied-out "
               "parameters (twice the unit); a fixed reduce bucket (--reduce-bucket-mb) does not shrink with N; and at "
               "small N the parameter saving over ZeRO-2 is only 2P(1 - 1/N)",
+          "ZeRO-3: the model is built whole on the device and then sharded (FSDP over a device-built model), so "
+          "model_created shows the full parameters; DeepSpeed's zero.Init or a meta-device model would avoid that peak",
           "ZeRO-3 not modelled: parameters DeepSpeed keeps gathered (persistence threshold, reuse distance), the root "
           "unit kept unsharded after forward, allocator fragmentation"};
 }

@@ -90,6 +90,23 @@ TEST(Zero3, CommunicationBuffersGrowWithPrefetch) {
   }
 }
 
+// allgather_bucket_mb groups consecutive layers into one unit until it holds that much: 1.5 MiB of fp16 is 786,432
+// elements, so each unit takes two 512,000-element blocks (4 units of 2,048,000 B); the (p + 3)-unit count above
+// then holds with the bigger unit.
+TEST(Zero3, AllgatherBucketGroupsLayersIntoUnits) {
+  constexpr Bytes kUnit = 2 * 512'000 * 2;
+  auto s = make("params:4096000:8", StrategyKind::Zero3, 4, 1, AccountingMode::Exact);
+  s.training.dtype = "fp16";
+  s.strategy.allgather_bucket_mb = 1.5;
+  const auto r = run(s);
+  Bytes peak_comm = 0;
+  for (const auto& sample : r.report.ranks[0].series) peak_comm = std::max(peak_comm, sample.by_category[Category::CommunicationBuffers]);
+  EXPECT_EQ(peak_comm, (1 + 3) * kUnit);
+  int gathers = 0;
+  for (const auto& op : r.plan.programs[0].ops) gathers += op.kind == OpKind::Collective && op.collective_kind == CollectiveKind::AllGather;
+  EXPECT_EQ(gathers, 2 * 4);  // each unit before its forward and again before its backward
+}
+
 // A reduce bucket larger than a unit (DeepSpeed's fixed reduce_bucket_size) replaces the unit-sized reduce-scatter
 // input, and two are in flight (the previous one is kept until the next is issued): with prefetch 0 and a 3 MiB
 // bucket the peak is 2 × 3 MiB, above the 2U + 3 MiB of a gather (gathered unit + all-gather output) beside a bucket,
