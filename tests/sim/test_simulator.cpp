@@ -199,6 +199,33 @@ TEST(Simulator, SamePlanSameEventsInTimeOrder) {
   }());
 }
 
+// 4 ranks, 2 per node; links 100 B/ns inside a node, 10 B/ns between nodes, α = 0. An all-reduce of 4·10^6 B
+// within node 0 ({0, 1}) takes 2·(1/2)·4·10^6/100 = 40,000 ns; then one over all four ranks crosses nodes:
+// 2·(3/4)·4·10^6/10 = 600,000 ns. Step time 640,000.
+TEST(Simulator, GroupsAcrossNodesRunAtTheInterNodePace) {
+  Scenario s;
+  s.cluster.world = 4;
+  s.accounting.mode = AccountingMode::Exact;
+  s.simulation.gpus_per_node = 2;
+  s.simulation.link_gbps = 100;
+  s.simulation.link_latency_us = 0;
+  s.simulation.inter_node_gbps = 10;
+  Plan plan;
+  plan.groups = {{0, 1}, {2, 3}, {0, 1, 2, 3}};
+  for (int r = 0; r < 4; ++r) {
+    ProgramBuilder b(r);
+    b.set_step(1);
+    b.collective(CollectiveKind::AllReduce, r < 2 ? 0 : 1, 4'000'000, "node all-reduce");
+    b.collective(CollectiveKind::AllReduce, 2, 4'000'000, "world all-reduce");
+    plan.programs.push_back(b.finish());
+  }
+  ASSERT_TRUE(validate_plan(plan).ok());
+  VectorTraceSink sink;
+  const auto result = simulate(resolve_scenario(s), plan, sink);
+  EXPECT_EQ(result.step_time_ns, 640'000);
+  EXPECT_EQ(result.total_comm_ns, 640'000);
+}
+
 TEST(Simulator, UnmatchedCollectiveIsReportedNotHung) {
   Plan plan;
   plan.groups = {{0, 1}};
