@@ -227,17 +227,17 @@ class StageTraining : public GradSink {
     const Bytes buffer = padded_numel() * element_bytes_;
     if (dp_ > 1) {
       const CollectiveKind kind = distributed_optimizer() ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce;
-      b_.collective(kind, dp_group_, buffer,
+      b_.wait(b_.collective(kind, dp_group_, buffer,
                     (distributed_optimizer() ? "reduce-scatter" : "all-reduce") + std::string(" stage ") +
                         std::to_string(stage_) + " gradients in its data-parallel group (" + format_bytes(buffer) + ")",
-                    -1, {b_.last_compute()});
+                    -1, {b_.last_compute()}));
     }
     b_.phase(phase::kBeforeStep);
     OptimizerConfig config{settings_.training.optimizer, context_.scenario.weight_decay};
     lower_update(b_, context_.behaviour, config, optimizer_params_, mixed_);
     if (distributed_optimizer())
-      b_.collective(CollectiveKind::AllGather, dp_group_, shard_.bytes,
-                    "all-gather stage " + std::to_string(stage_) + " updated parameters", -1, {b_.last_compute()});
+      b_.wait(b_.collective(CollectiveKind::AllGather, dp_group_, shard_.bytes,
+                            "all-gather stage " + std::to_string(stage_) + " updated parameters", -1, {b_.last_compute()}));
   }
 
   void training_step(const std::vector<PipelineAction>& actions) {

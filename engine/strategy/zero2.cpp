@@ -109,8 +109,8 @@ void Zero2Training::after_optimizer_step() {
   const std::int64_t chunks = std::max<std::int64_t>(1, partition_numel_ * world / allgather_bucket_numel_);
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t numel = partition_numel_ / chunks + (c < partition_numel_ % chunks ? 1 : 0);
-    b_.collective(CollectiveKind::AllGather, context_.world_group, numel * element_bytes_,
-                  "all-gather updated 16-bit parameters, chunk " + std::to_string(c), -1, {b_.last_compute()});
+    b_.wait(b_.collective(CollectiveKind::AllGather, context_.world_group, numel * element_bytes_,
+                          "all-gather updated 16-bit parameters, chunk " + std::to_string(c), -1, {b_.last_compute()}));
   }
 }
 

@@ -108,7 +108,8 @@ void Zero3Training::gather(int u, const std::string& why) {
   b_.collective(CollectiveKind::AllGather, context_.world_group, full / context_.world(),
                 "all-gather " + name + " parameters (" + why + ")", -1);
   unit.gathered = b_.alloc(name + " unsharded parameters", full, Category::CommunicationBuffers);
-  b_.compute(ComputeKind::Copy, "copy-out " + name + " parameters", 0, 2 * full);
+  // FSDP2 copies out on the all-gather stream, so a prefetch does not hold up the current unit's compute.
+  unit.ready = b_.communication_stream_copy("copy-out " + name + " parameters", 2 * full);
   b_.release(output);
 }
 
@@ -124,6 +125,7 @@ void Zero3Training::before_layer_forward(int layer) {
   if (u < 0 || units_[static_cast<std::size_t>(u)].first_layer != layer) return;
   gather(u, "forward");
   for (int ahead = 1; ahead <= context_.scenario.settings.strategy.prefetch; ++ahead) gather(u + ahead, "forward prefetch");
+  b_.wait(units_[static_cast<std::size_t>(u)].ready);
 }
 
 void Zero3Training::after_layer_forward(int layer) {
@@ -136,6 +138,7 @@ void Zero3Training::before_layer_backward(int layer) {
   if (u < 0 || units_[static_cast<std::size_t>(u)].last_layer != layer) return;
   gather(u, "backward");
   for (int ahead = 1; ahead <= context_.scenario.settings.strategy.prefetch; ++ahead) gather(u - ahead, "backward prefetch");
+  b_.wait(units_[static_cast<std::size_t>(u)].ready);
 }
 
 Category Zero3Training::grad_category(int, int) { return Category::Gradients; }

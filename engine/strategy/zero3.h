@@ -36,6 +36,7 @@ class Zero3Training : public LocalTraining, public LayerHooks {
     std::int64_t padded_numel = 0;        // the unit's parameters padded to a multiple of N
     TensorId shard = -1;                  // resident 1/N of the 16-bit (or fp32) parameters
     TensorId gathered = -1;               // unsharded parameters while gathered
+    OpIndex ready = -1;                   // the copy-out that makes them usable; compute waits for it
     TensorId sharded_grad = -1;           // the rank's 1/N of the reduced gradients
     std::vector<TensorId> grads;          // unsharded gradients autograd made, until the reduce-scatter
   };
