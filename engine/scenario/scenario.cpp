@@ -66,6 +66,28 @@ Scenario builtin_default_scenario() {
   return scenario;  // the defaults of the settings structs are this scenario
 }
 
+namespace {
+
+// Training settings that only some models accept; a language model's loss is decided by the model.
+void check_model_training(ResolvedScenario& resolved) {
+  auto& training = resolved.settings.training;
+  Model& model = resolved.model;
+  const std::string& spec = resolved.settings.model.spec;
+  if (training.seq > 0 && model.seq == 0)
+    throw ScenarioError("training.seq", "applies only to transformer models; '" + spec + "' has no sequence dimension");
+  if (training.checkpoint != CheckpointMode::None && model.transformer_block_count() == 0)
+    throw ScenarioError("training.checkpoint", "'" + spec + "' has no transformer blocks to recompute; activation "
+                        "checkpointing applies to transformer models (hf:PATH, gpt2, llama-2-7b, ...)");
+  if (model.language_model && training.loss == LossKind::Mse) {
+    // GPT2LMHeadModel / LlamaForCausalLM compute cross-entropy over the vocabulary when given labels.
+    training.loss = LossKind::CrossEntropy;
+    model.notes.push_back("a causal language model trains with cross-entropy over the vocabulary at every position; "
+                          "training.loss 'mse' was replaced by 'cross-entropy'");
+  }
+}
+
+}  // namespace
+
 ResolvedScenario resolve_scenario(const Scenario& scenario) {
   ResolvedScenario resolved;
   resolved.settings = scenario;
@@ -119,11 +141,17 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     options.inplace_relu_set = true;
     options.inplace_relu = *scenario.model.inplace_relu;
   }
+  options.seq = training.seq;
+  options.activation_element_bytes = training.dtype == "fp16" || training.dtype == "bf16" ? 2 : 4;
+  options.checkpoint = training.checkpoint;
   try {
     resolved.model = parse_model_spec(scenario.model.spec, options);
+  } catch (const SequenceLengthError& error) {
+    throw ScenarioError("training.seq", error.what());
   } catch (const ModelSpecError& error) {
     throw ScenarioError("model.spec", error.what());
   }
+  check_model_training(resolved);
   resolved.weight_decay = training.weight_decay.value_or(training.optimizer == OptimizerKind::AdamW ? 0.01 : 0.0);
   return resolved;
 }
