@@ -5,7 +5,8 @@ namespace shardscope::cli {
 
 void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("scenario", scenario_file, "Scenario JSON file (default: the built-in DDP scenario)");
-  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000) or vgg16");
+  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, hf:PATH/config.json (GPT-2 or Llama), "
+                     "or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b");
   command.add_option("--batch", batch, "Batch per rank (dp/balanced-dp: per device)");
   command.add_option("--loss", loss, "mse | cross-entropy");
   command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw");
