@@ -15,6 +15,12 @@ std::int64_t Model::parameter_count() const {
   return n;
 }
 
+std::int64_t Model::parameter_tensor_count() const {
+  std::int64_t n = 0;
+  for (const auto& layer : layers) n += static_cast<std::int64_t>(layer.params.size());
+  return n;
+}
+
 int Model::transformer_block_count() const {
   int blocks = 0;
   for (const auto& layer : layers) blocks += layer.kind == LayerKind::TransformerBlock;

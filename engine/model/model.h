@@ -23,6 +23,9 @@ struct ModelOptions {
   int seq = 0;                            // transformer sequence length; 0: the model's max positions
   std::int64_t activation_element_bytes = 4;  // 4 for fp32, 2 for fp16 / bf16 activations
   CheckpointMode checkpoint = CheckpointMode::None;
+  // Transformers: one flat parameter tensor per block instead of HF's state_dict tensors (12 per GPT-2 block,
+  // 9 per Llama block). Same bytes and FLOPs; fewer ops, for plans with very many ranks.
+  bool group_block_params = false;
 };
 
 struct Model {
@@ -40,6 +43,7 @@ struct Model {
   std::vector<std::string> notes; // stated beside every figure (what is approximated, what is overridden)
 
   std::int64_t parameter_count() const;
+  std::int64_t parameter_tensor_count() const;
   bool has_unknown_workspaces() const;
   int transformer_block_count() const;
 };

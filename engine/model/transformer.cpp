@@ -46,11 +46,16 @@ std::vector<ParamSpec> block_params(const TransformerConfig& c) {
           {"post_attention_layernorm.weight", h}};
 }
 
-Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::int64_t element_bytes) {
+Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::int64_t element_bytes, bool group_params) {
   Layer layer;
   layer.name = (is_gpt2(c) ? "h." : "layers.") + std::to_string(index);
   layer.kind = LayerKind::TransformerBlock;
   layer.params = block_params(c);
+  if (group_params) {  // one flat tensor: fewer ops for very large plans, same bytes
+    std::int64_t numel = 0;
+    for (const auto& param : layer.params) numel += param.numel;
+    layer.params = {{"parameters", numel}};
+  }
   layer.in_numel = layer.out_numel = seq * c.hidden;
   const BlockActivationBytes saved = block_activation_bytes(c, seq, element_bytes);
   layer.saves_input = true;  // the first norm's input is the block input: the lowering shares that tensor
@@ -119,9 +124,12 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   model.display_name = display_name(c, seq);
   model.layers.reserve(static_cast<std::size_t>(c.layers) + 3);
   model.layers.push_back(make_embedding(c, seq));
-  for (int i = 0; i < c.layers; ++i) model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes));
+  for (int i = 0; i < c.layers; ++i) model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes, options.group_block_params));
   model.layers.push_back(make_final_norm(c, seq));
   model.layers.push_back(make_lm_head(c, seq));
+  if (options.group_block_params)
+    model.notes.push_back("each transformer block's parameters are one flat tensor here (a plan this large lowers "
+                          "faster so); DDP buckets and ZeRO-1 shards then follow whole blocks, not HF's tensors");
   model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with attention "
                         "scores materialised (eager attention); fused SDPA/flash attention would drop the a·s² term");
   return model;

@@ -146,6 +146,14 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   options.checkpoint = training.checkpoint;
   try {
     resolved.model = parse_model_spec(scenario.model.spec, options);
+    // Lowering costs about a microsecond per op and every parameter tensor brings several ops to every rank;
+    // past this many tensors over all ranks, transformer blocks get one flat tensor each (a note says so).
+    constexpr std::int64_t kMaxPlanParameterTensors = 1 << 18;
+    if (resolved.model.transformer_block_count() > 0 &&
+        resolved.model.parameter_tensor_count() * cluster.world > kMaxPlanParameterTensors) {
+      options.group_block_params = true;
+      resolved.model = parse_model_spec(scenario.model.spec, options);
+    }
   } catch (const SequenceLengthError& error) {
     throw ScenarioError("training.seq", error.what());
   } catch (const ModelSpecError& error) {

@@ -170,6 +170,24 @@ TEST(TransformerScenario, SequenceLengthAndCheckpointChecks) {
   EXPECT_EQ(r.settings.training.loss, LossKind::CrossEntropy);  // a causal LM's loss
 }
 
+// Very large plans group each block's parameters into one tensor: same bytes, and the report says so.
+// gpt2 has 148 parameter tensors (wte, wpe, 12 × 12, ln_f weight and bias); 148 × 2048 ranks is past the
+// 2^18 tensors resolve_scenario allows before grouping, 148 × 2 is not.
+TEST(TransformerScenario, HugePlansGroupBlockParameters) {
+  Scenario s;
+  s.model.spec = "gpt2";
+  s.cluster.world = 2;
+  const ResolvedScenario small = resolve_scenario(s);
+  EXPECT_EQ(small.model.parameter_tensor_count(), 2 + 12 * 12 + 2);
+  s.cluster.world = 2048;
+  const ResolvedScenario huge = resolve_scenario(s);
+  EXPECT_EQ(huge.model.parameter_tensor_count(), 2 + 12 + 2);
+  EXPECT_EQ(huge.model.parameter_count(), 124'439'808);
+  bool noted = false;
+  for (const auto& note : huge.model.notes) noted |= note.find("one flat tensor") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(TransformerPresets, AssetsDirectoryCanBeOverridden) {
   ::setenv("SHARDSCOPE_ASSETS_DIR", "/nonexistent-assets", 1);
   const std::string message = resolve_error("gpt2");
