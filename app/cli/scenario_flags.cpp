@@ -5,8 +5,8 @@ namespace shardscope::cli {
 
 void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("scenario", scenario_file, "Scenario JSON file (default: the built-in DDP scenario)");
-  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, hf:PATH/config.json (GPT-2 or Llama), "
-                     "or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b");
+  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, params:N[:BLOCKS] (e.g. params:7.5e9), "
+                     "hf:PATH/config.json (GPT-2 or Llama), or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b");
   command.add_option("--batch", batch, "Batch per rank (dp/balanced-dp: per device)");
   command.add_option("--loss", loss, "mse | cross-entropy");
   command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw");
@@ -27,6 +27,10 @@ void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("--stages", stages, "mp / pp: pipeline stages (default: world / dp)");
   command.add_option("--micro-batches", micro_batches, "pp: micro-batches per step (default 1)");
   command.add_option("--dp", dp, "pp: data-parallel replicas of the pipeline (default: world / stages)");
+  command.add_option("--dp-zero", dp_zero, "pp with dp > 1: 0 = all-reduce gradients, 1 = ZeRO-1 in each DP group (Megatron distributed optimizer)");
+  command.add_option("--prefetch", prefetch, "zero3: units all-gathered ahead of use (default 1, FSDP BACKWARD_PRE)");
+  command.add_option("--reduce-bucket-mb", reduce_bucket_mb, "zero2: DeepSpeed reduce bucket in MiB (default 5e8 elements); zero3: least reduce-scatter buffer");
+  command.add_option("--allgather-bucket-mb", allgather_bucket_mb, "zero3: MiB of parameters per gathered unit (default: one layer); zero2: post-step all-gather chunk");
   command.add_option("--accounting", accounting, "exact | pytorch-1.8 | pytorch-2 (default)");
   command.add_option("--gpu-arch", gpu_arch, "sm70 | sm80 | sm89 | sm90 (default: from the device preset)");
 }
@@ -67,6 +71,10 @@ Scenario ScenarioFlags::build() const {
   if (stages) s.strategy.stages = *stages;
   if (micro_batches) s.strategy.micro_batches = *micro_batches;
   if (dp) s.strategy.dp = *dp;
+  if (dp_zero) s.strategy.dp_zero_stage = *dp_zero;
+  if (prefetch) s.strategy.prefetch = *prefetch;
+  if (reduce_bucket_mb) s.strategy.reduce_bucket_mb = *reduce_bucket_mb;
+  if (allgather_bucket_mb) s.strategy.allgather_bucket_mb = *allgather_bucket_mb;
   if (accounting) s.accounting.mode = parse_or_throw(*accounting, parse_accounting, "--accounting", "exact, pytorch-1.8, pytorch-2");
   if (gpu_arch) s.accounting.gpu_arch = *gpu_arch;
   return s;

@@ -16,6 +16,7 @@ std::string layer_kind_name(LayerKind kind) {
     case LayerKind::TransformerBlock: return "TransformerBlock";
     case LayerKind::LayerNorm: return "LayerNorm";
     case LayerKind::RmsNorm: return "RMSNorm";
+    case LayerKind::ParameterBlock: return "ParameterBlock";
   }
   return "?";
 }

@@ -7,8 +7,9 @@
 
 namespace shardscope {
 
+// ParameterBlock: parameters without activations or FLOPs (the `params:N` model of model states only).
 enum class LayerKind {
-  Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout,
+  Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout, ParameterBlock,
   Embedding, TransformerBlock, LayerNorm, RmsNorm  // transformer decoders (model/transformer.cpp)
 };
 

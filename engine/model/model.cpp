@@ -70,7 +70,7 @@ Model parse_mlp(const std::string& spec, const std::vector<std::string>& parts, 
 }
 
 std::string known_models() {
-  return "expected mlp:LAYERSxWIDTH[:relu], vgg16, hf:PATH/config.json or a preset (" + model_preset_names_joined() + ")";
+  return "expected mlp:LAYERSxWIDTH[:relu], vgg16, params:N[:BLOCKS], hf:PATH/config.json or a preset (" + model_preset_names_joined() + ")";
 }
 
 // `name` is what users see: the preset name, or the config file for hf:PATH.
@@ -94,6 +94,7 @@ Model parse_model_spec(const std::string& spec, const ModelOptions& options) {
   const auto parts = split(spec, ':');
   if (parts.empty()) throw ModelSpecError("model is empty; " + known_models());
   if (parts[0] == "mlp") return parse_mlp(spec, parts, options);
+  if (parts[0] == "params") return parse_parameter_blocks(spec, parts);
   if (parts[0] == "vgg16" && parts.size() == 1) {
     Model model = build_vgg16(options.inplace_relu_set ? options.inplace_relu : true);
     return model;

@@ -26,6 +26,9 @@ struct ModelOptions {
   // Transformers: one flat parameter tensor per block instead of HF's state_dict tensors (12 per GPT-2 block,
   // 9 per Llama block). Same bytes and FLOPs; fewer ops, for plans with very many ranks.
   bool group_block_params = false;
+  // Pipelines: the last stage holds its own copy of tied word embeddings (Megatron-LM's
+  // word_embeddings_for_head), so lm_head gets its own weight even where the config ties it.
+  bool untie_embeddings = false;
 };
 
 struct Model {
@@ -64,5 +67,8 @@ Model parse_model_spec(const std::string& spec, const ModelOptions& options = {}
 // Builders, one per model family (model/mlp.cpp, model/vgg16.cpp; transformers in model/transformer.h).
 Model build_mlp(int layer_count, std::int64_t width, bool relu, bool inplace_relu);
 Model build_vgg16(bool inplace_relu);
+// `params:N[:BLOCKS]`: N parameters in BLOCKS equal blocks, nothing else (model/parameter_blocks.cpp).
+Model build_parameter_blocks(std::int64_t parameter_count, int block_count);
+Model parse_parameter_blocks(const std::string& spec, const std::vector<std::string>& parts);
 
 }  // namespace shardscope

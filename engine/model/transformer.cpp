@@ -80,11 +80,11 @@ Layer make_final_norm(const TransformerConfig& c, std::int64_t seq) {
 }
 
 // lm_head: Linear(h, V, bias=False), saves its input; tied to the token embedding when the config says so.
-Layer make_lm_head(const TransformerConfig& c, std::int64_t seq) {
+Layer make_lm_head(const TransformerConfig& c, std::int64_t seq, bool tied) {
   Layer layer;
   layer.name = "lm_head";
   layer.kind = LayerKind::Linear;
-  if (c.tie_word_embeddings) {
+  if (tied) {
     layer.tied_layer = 0;
     layer.tied_param = 0;
   } else {
@@ -126,7 +126,12 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   model.layers.push_back(make_embedding(c, seq));
   for (int i = 0; i < c.layers; ++i) model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes, options.group_block_params));
   model.layers.push_back(make_final_norm(c, seq));
-  model.layers.push_back(make_lm_head(c, seq));
+  const bool tied = c.tie_word_embeddings && !options.untie_embeddings;
+  model.layers.push_back(make_lm_head(c, seq, tied));
+  if (c.tie_word_embeddings && !tied)
+    model.notes.push_back("tied word embeddings: the last pipeline stage holds its own copy for lm_head (as Megatron-LM's "
+                          "word_embeddings_for_head), counted in the parameters; the all-reduce of the two copies' "
+                          "gradients is not modelled");
   if (options.group_block_params)
     model.notes.push_back("each transformer block's parameters are one flat tensor here (a plan this large lowers "
                           "faster so); DDP buckets and ZeRO-1 shards then follow whole blocks, not HF's tensors");

@@ -52,6 +52,19 @@ struct StrategySettings {
   int stages = 0;         // pipeline / model-parallel stages; 0: derived (mp: world; pp: world / dp)
   int micro_batches = 1;  // pipeline micro-batches per step (the per-rank batch is split into them)
   int dp = 0;             // data-parallel replicas of a pipeline; 0: derived (world / stages)
+  // pp-gpipe / pp-1f1b with dp > 1: 0 = gradients all-reduced in each stage's DP group; 1 = ZeRO-1 in that group
+  // (Megatron-LM distributed optimizer: gradients reduce-scattered, optimizer state sharded, parameters all-gathered).
+  int dp_zero_stage = 0;
+  // zero3: how many units ahead are all-gathered before they are needed (FSDP backward/forward prefetch;
+  // 0 = none, 1 = FSDP's BACKWARD_PRE default, holding the current and the next unit).
+  int prefetch = 1;
+  // zero2: DeepSpeed reduce_bucket_size as MiB of model-dtype gradients (unset: DeepSpeed's 5e8 elements).
+  // zero3: the least size of a reduce-scatter buffer (unset: one unit's gradients, as FSDP).
+  std::optional<double> reduce_bucket_mb;
+  // zero3: consecutive layers are grouped into one gathered unit until they hold this many MiB of parameters
+  // (FSDP size_based_auto_wrap_policy; unset: one unit per layer with parameters).
+  // zero2: the chunk of the post-step parameter all-gather (DeepSpeed allgather_bucket_size; unset: 5e8 elements).
+  std::optional<double> allgather_bucket_mb;
 };
 
 struct AccountingSettings {
@@ -80,8 +93,12 @@ class ScenarioError : public std::runtime_error {
 };
 
 // Everything lowering needs, checked and derived.
+// Element size of parameters, gradients and the pipeline's messages: 4 (fp32) or 2 (fp16/bf16 mixed precision).
+Bytes model_dtype_bytes(const std::string& dtype);
+bool is_mixed_precision(const std::string& dtype);
+
 struct ResolvedScenario {
-  Scenario settings;
+  Scenario settings;  // world, stages and dp filled in
   Model model;
   DevicePreset device;  // capacity already overridden
   std::string gpu_arch;

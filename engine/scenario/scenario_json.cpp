@@ -134,6 +134,10 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   if (auto v = strategy.get<int>("stages")) s.strategy.stages = *v;
   if (auto v = strategy.get<int>("micro_batches")) s.strategy.micro_batches = *v;
   if (auto v = strategy.get<int>("dp")) s.strategy.dp = *v;
+  if (auto v = strategy.get<int>("dp_zero_stage")) s.strategy.dp_zero_stage = *v;
+  if (auto v = strategy.get<int>("prefetch")) s.strategy.prefetch = *v;
+  if (auto v = strategy.get<double>("reduce_bucket_mb")) s.strategy.reduce_bucket_mb = *v;
+  if (auto v = strategy.get<double>("allgather_bucket_mb")) s.strategy.allgather_bucket_mb = *v;
   strategy.reject_unknown();
 
   Section accounting(root, "accounting", "accounting");
@@ -176,6 +180,10 @@ std::string scenario_to_json(const Scenario& s) {
   if (s.strategy.stages > 0) root["strategy"]["stages"] = s.strategy.stages;
   if (s.strategy.micro_batches != 1) root["strategy"]["micro_batches"] = s.strategy.micro_batches;
   if (s.strategy.dp > 0) root["strategy"]["dp"] = s.strategy.dp;
+  if (s.strategy.dp_zero_stage != 0) root["strategy"]["dp_zero_stage"] = s.strategy.dp_zero_stage;
+  if (s.strategy.prefetch != 1) root["strategy"]["prefetch"] = s.strategy.prefetch;
+  if (s.strategy.reduce_bucket_mb) root["strategy"]["reduce_bucket_mb"] = *s.strategy.reduce_bucket_mb;
+  if (s.strategy.allgather_bucket_mb) root["strategy"]["allgather_bucket_mb"] = *s.strategy.allgather_bucket_mb;
   root["accounting"] = {{"mode", accounting_name(s.accounting.mode)}};
   if (!s.accounting.gpu_arch.empty()) root["accounting"]["gpu_arch"] = s.accounting.gpu_arch;
   return root.dump(2);

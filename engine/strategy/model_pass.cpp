@@ -30,6 +30,7 @@ ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams pa
                      CublasWorkspaces& workspaces)
     : b_(builder), model_(model), params_(std::move(params)), settings_(std::move(settings)), workspaces_(workspaces) {
   saved_.resize(model_.layers.size());
+  if (settings_.end_layer == 0) settings_.end_layer = model_.layers.size();
 }
 
 Bytes ModelPass::activation_bytes(std::int64_t numel_per_sample) const {
@@ -69,7 +70,7 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
   workspaces_.touch(b_, settings_.backward_thread);
   if (mode == CheckpointMode::Full)
     b_.compute(ComputeKind::Forward, layer.name + " recompute", layer.forward_flops_per_sample * batch,
-               2 * activation_bytes(layer.in_numel) + layer.param_numel() * kFp32Bytes, static_cast<int>(l));
+               2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes, static_cast<int>(l));
   else
     b_.compute(ComputeKind::Forward, layer.name + " attention recompute", layer.attention_forward_flops_per_sample * batch,
                settings_.batch * layer.attention_saved_bytes_per_sample + 3 * activation_bytes(layer.in_numel),
@@ -77,7 +78,10 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
   return transient;
 }
 
-Bytes ModelPass::output_bytes() const { return activation_bytes(model_.output_numel); }
+Bytes ModelPass::output_bytes() const {
+  return activation_bytes(settings_.end_layer == model_.layers.size() ? model_.output_numel
+                                                                      : model_.layers[settings_.end_layer - 1].out_numel);
+}
 
 bool ModelPass::input_requires_grad(std::size_t layer) const {
   for (std::size_t i = 0; i < layer; ++i)
@@ -89,8 +93,9 @@ TensorId ModelPass::forward(TensorId input) {
   b_.retain(input);  // the pass's own reference to the running tensor
   TensorId current = input;
   const bool grad = settings_.grad_enabled;
-  for (std::size_t l = 0; l < model_.layers.size(); ++l) {
+  for (std::size_t l = settings_.first_layer; l < settings_.end_layer; ++l) {
     const Layer& layer = model_.layers[l];
+    if (settings_.hooks) settings_.hooks->before_layer_forward(static_cast<int>(l));
     const bool alias = layer.is_view || layer.inplace || (layer.identity_in_eval && !grad);
     TensorId out = current;
     if (alias) {
@@ -116,10 +121,11 @@ TensorId ModelPass::forward(TensorId input) {
     if (!layer.is_view)
       b_.compute(ComputeKind::Forward, layer.name + " forward",
                  layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
-                 activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) + layer.param_numel() * kFp32Bytes,
+                 activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) + layer.param_numel() * settings_.param_element_bytes,
                  static_cast<int>(l));
     b_.release(current);
     current = out;
+    if (settings_.hooks) settings_.hooks->after_layer_forward(static_cast<int>(l));
   }
   return current;
 }
@@ -179,20 +185,21 @@ TensorId ModelPass::loss_backward() {
   return grad;
 }
 
-void ModelPass::backward(TensorId grad_output, GradSink& sink) {
+TensorId ModelPass::backward(TensorId grad_output, GradSink& sink) {
   TensorId grad = grad_output;
-  for (std::size_t i = model_.layers.size(); i-- > 0;) {
+  for (std::size_t i = settings_.end_layer; i-- > settings_.first_layer;) {
     const Layer& layer = model_.layers[i];
     const int l = static_cast<int>(i);
     const bool needs_input_grad = input_requires_grad(i);
     if (layer.is_view) continue;  // the gradient is a view of the incoming one
+    if (settings_.hooks) settings_.hooks->before_layer_backward(l);
     const std::vector<TensorId> recomputed = recompute_block(i);
     TensorId grad_input = -1;
     if (needs_input_grad) grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries);
     if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch(b_, settings_.backward_thread);
     if (layer.tied_layer >= 0) {
       const Category category = sink.grad_category(layer.tied_layer, layer.tied_param);
-      const Bytes bytes = model_.layers[static_cast<std::size_t>(layer.tied_layer)].params[static_cast<std::size_t>(layer.tied_param)].numel * kFp32Bytes;
+      const Bytes bytes = model_.layers[static_cast<std::size_t>(layer.tied_layer)].params[static_cast<std::size_t>(layer.tied_param)].numel * settings_.param_element_bytes;
       pending_tied_grads_[{layer.tied_layer, layer.tied_param}] =
           b_.alloc(layer.name + " tied weight grad", bytes, category, /*persistent=*/category == Category::Gradients);
     }
@@ -203,7 +210,7 @@ void ModelPass::backward(TensorId grad_output, GradSink& sink) {
       const bool tied = pending != pending_tied_grads_.end();
       const Category category = tied ? Category::Temporaries : sink.grad_category(l, static_cast<int>(p));
       // A gradient that becomes .grad may outlive the program; one accumulated into an existing .grad may not.
-      const TensorId own = b_.alloc(layer.name + "." + layer.params[p].name + " grad", layer.params[p].numel * kFp32Bytes,
+      const TensorId own = b_.alloc(layer.name + "." + layer.params[p].name + " grad", layer.params[p].numel * settings_.param_element_bytes,
                                     category, /*persistent=*/category == Category::Gradients);
       if (tied) {
         summed_into_pending.push_back(own);
@@ -216,7 +223,7 @@ void ModelPass::backward(TensorId grad_output, GradSink& sink) {
     const double flops = layer.forward_flops_per_sample * static_cast<double>(settings_.batch) *
                          (layer.has_weight() && needs_input_grad ? 2.0 : 1.0);
     b_.compute(ComputeKind::Backward, layer.name + " backward", flops,
-               activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) + 2 * layer.param_numel() * kFp32Bytes, l);
+               activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) + 2 * layer.param_numel() * settings_.param_element_bytes, l);
     b_.release(grad);
     for (TensorId t : saved_[i]) b_.release(t);
     saved_[i].clear();
@@ -229,10 +236,13 @@ void ModelPass::backward(TensorId grad_output, GradSink& sink) {
     } else {
       for (std::size_t p = 0; p < param_grads.size(); ++p) sink.take_grad(l, static_cast<int>(p), param_grads[p]);
     }
-    if (!needs_input_grad) return;
+    if (settings_.hooks) settings_.hooks->after_layer_backward(l);
+    if (!needs_input_grad) return -1;
     grad = grad_input;
   }
+  if (settings_.first_layer > 0) return grad;  // the stage input's gradient, sent to the previous stage
   b_.release(grad);  // only reached if the first layer is a view
+  return -1;
 }
 
 }  // namespace shardscope

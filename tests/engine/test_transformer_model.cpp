@@ -172,7 +172,7 @@ TEST(TransformerScenario, SequenceLengthAndCheckpointChecks) {
 
 // Very large plans group each block's parameters into one tensor: same bytes, and the report says so.
 // gpt2 has 148 parameter tensors (wte, wpe, 12 × 12, ln_f weight and bias); 148 × 2048 ranks is past the
-// 2^18 tensors resolve_scenario allows before grouping, 148 × 2 is not.
+// 2^16 tensors resolve_scenario allows before grouping, 148 × 2 is not.
 TEST(TransformerScenario, HugePlansGroupBlockParameters) {
   Scenario s;
   s.model.spec = "gpt2";
