@@ -168,6 +168,9 @@ TEST(TransformerScenario, SequenceLengthAndCheckpointChecks) {
   const ResolvedScenario r = resolve_scenario(s);
   EXPECT_EQ(r.model.seq, 128);
   EXPECT_EQ(r.settings.training.loss, LossKind::CrossEntropy);  // a causal LM's loss
+  EXPECT_EQ(r.model.activation_element_bytes, 4);
+  s.training.dtype = "bf16";  // 16-bit activations, the precision of Korthikanti et al.'s Table 2
+  EXPECT_EQ(resolve_scenario(s).model.activation_element_bytes, 2);
 }
 
 // Very large plans group each block's parameters into one tensor: same bytes, and the report says so.
