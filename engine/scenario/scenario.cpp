@@ -4,11 +4,18 @@
 #include "scenario/parallel_layout.h"
 
 #include <array>
+#include <sstream>
 #include <utility>
 
 namespace shardscope {
 
 namespace {
+std::string fmt_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
 template <typename Enum, std::size_t N>
 std::optional<Enum> lookup(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& text) {
   for (const auto& [value, name] : table)
@@ -92,6 +99,43 @@ void check_model_training(ResolvedScenario& resolved) {
 
 Bytes model_dtype_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
 bool is_mixed_precision(const std::string& dtype) { return dtype == "fp16" || dtype == "bf16"; }
+
+namespace {
+// The simulation section: link presets, overrides and efficiencies, checked.
+ClusterLinks resolve_links(const SimulationSettings& sim, const DevicePreset& device) {
+  ClusterLinks links = default_cluster_links(device);
+  auto preset = [](const std::string& name, const std::string& field) {
+    auto found = find_link_preset(name);
+    if (!found) throw ScenarioError(field, "unknown link preset '" + name + "'; one of " + link_preset_names());
+    return *found;
+  };
+  if (!sim.intra_node_link.empty()) links.intra_node = preset(sim.intra_node_link, "simulation.intra_node_link");
+  if (!sim.inter_node_link.empty()) links.inter_node = preset(sim.inter_node_link, "simulation.inter_node_link");
+  if (sim.gpus_per_node < 0) throw ScenarioError("simulation.gpus_per_node", "must be at least 1 (got " + std::to_string(sim.gpus_per_node) + ")");
+  if (sim.gpus_per_node > 0) links.gpus_per_node = sim.gpus_per_node;
+  auto positive = [](const std::optional<double>& value, const std::string& field) {
+    if (value && !(*value > 0)) throw ScenarioError(field, "must be positive (got " + fmt_number(*value) + ")");
+  };
+  auto non_negative = [](const std::optional<double>& value, const std::string& field) {
+    if (value && !(*value >= 0)) throw ScenarioError(field, "must not be negative (got " + fmt_number(*value) + ")");
+  };
+  positive(sim.link_gbps, "simulation.link_gbps");
+  non_negative(sim.link_latency_us, "simulation.link_latency_us");
+  positive(sim.inter_node_gbps, "simulation.inter_node_gbps");
+  non_negative(sim.inter_node_latency_us, "simulation.inter_node_latency_us");
+  if (sim.link_gbps) links.intra_node.gbps = links.inter_node.gbps = *sim.link_gbps;
+  if (sim.link_latency_us) links.intra_node.latency_us = links.inter_node.latency_us = *sim.link_latency_us;
+  if (sim.inter_node_gbps) links.inter_node.gbps = *sim.inter_node_gbps;
+  if (sim.inter_node_latency_us) links.inter_node.latency_us = *sim.inter_node_latency_us;
+  if (!(sim.compute_efficiency > 0 && sim.compute_efficiency <= 1))
+    throw ScenarioError("simulation.compute_efficiency", "must be in (0, 1] (got " + fmt_number(sim.compute_efficiency) + ")");
+  if (!(sim.memory_efficiency > 0 && sim.memory_efficiency <= 1))
+    throw ScenarioError("simulation.memory_efficiency", "must be in (0, 1] (got " + fmt_number(sim.memory_efficiency) + ")");
+  if (!(sim.kernel_overhead_us >= 0))
+    throw ScenarioError("simulation.kernel_overhead_us", "must not be negative (got " + fmt_number(sim.kernel_overhead_us) + ")");
+  return links;
+}
+}  // namespace
 
 ResolvedScenario resolve_scenario(const Scenario& scenario) {
   ResolvedScenario resolved;
@@ -181,6 +225,8 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   resolved.gpu_arch = scenario.accounting.gpu_arch.empty() ? preset->gpu_arch : scenario.accounting.gpu_arch;
   if (resolved.gpu_arch != "sm70" && resolved.gpu_arch != "sm80" && resolved.gpu_arch != "sm89" && resolved.gpu_arch != "sm90")
     throw ScenarioError("accounting.gpu_arch", "unknown architecture '" + resolved.gpu_arch + "'; one of sm70, sm80, sm89, sm90");
+
+  resolved.links = resolve_links(resolved.settings.simulation, resolved.device);
 
   resolved.weight_decay = training.weight_decay.value_or(training.optimizer == OptimizerKind::AdamW ? 0.01 : 0.0);
   return resolved;

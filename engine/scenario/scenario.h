@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cluster/device_preset.h"
+#include "cluster/link_preset.h"
 #include "model/model.h"
 
 namespace shardscope {
@@ -72,6 +73,20 @@ struct AccountingSettings {
   std::string gpu_arch;  // empty: from the device preset
 };
 
+// Cost-model parameters of the simulator (sim/). Unset fields take the device's defaults (link_preset.h).
+struct SimulationSettings {
+  std::string intra_node_link;            // link preset within a node; empty: the device's default
+  std::string inter_node_link;            // link preset between nodes; empty: the device's default
+  int gpus_per_node = 0;                  // 0: the device's default
+  std::optional<double> link_gbps;        // overrides both links' bandwidth, GB/s (10^9 B/s) per direction
+  std::optional<double> link_latency_us;  // overrides both links' per-hop latency (alpha), µs
+  std::optional<double> inter_node_gbps;        // overrides the inter-node bandwidth only (wins over link_gbps)
+  std::optional<double> inter_node_latency_us;  // overrides the inter-node latency only (wins over link_latency_us)
+  double compute_efficiency = 0.6;  // achieved fraction of the dtype's peak FLOP/s
+  double memory_efficiency = 0.8;   // achieved fraction of the HBM bandwidth
+  double kernel_overhead_us = 5;    // fixed launch cost added to every compute op that does work
+};
+
 struct Scenario {
   std::string name = "custom";
   ModelSettings model;
@@ -79,6 +94,7 @@ struct Scenario {
   ClusterSettings cluster;
   StrategySettings strategy;
   AccountingSettings accounting;
+  SimulationSettings simulation;
 };
 
 // An error in a scenario: names the field ("training.batch") and the problem.
@@ -103,6 +119,7 @@ struct ResolvedScenario {
   DevicePreset device;  // capacity already overridden
   std::string gpu_arch;
   double weight_decay = 0;
+  ClusterLinks links;  // presets looked up, simulation.link_* / inter_node_* overrides applied
 };
 
 ResolvedScenario resolve_scenario(const Scenario& scenario);
