@@ -5,7 +5,8 @@ namespace shardscope::cli {
 
 void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("scenario", scenario_file, "Scenario JSON file (default: the built-in DDP scenario)");
-  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, or params:N[:BLOCKS] (e.g. params:7.5e9, params:125M)");
+  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, params:N[:BLOCKS] (e.g. params:7.5e9), "
+                     "hf:PATH/config.json (GPT-2 or Llama), or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b");
   command.add_option("--batch", batch, "Batch per rank (dp/balanced-dp: per device)");
   command.add_option("--loss", loss, "mse | cross-entropy");
   command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw");

@@ -75,6 +75,28 @@ Scenario builtin_default_scenario() {
   return scenario;  // the defaults of the settings structs are this scenario
 }
 
+namespace {
+
+// Training settings that only some models accept; a language model's loss is decided by the model.
+void check_model_training(ResolvedScenario& resolved) {
+  auto& training = resolved.settings.training;
+  Model& model = resolved.model;
+  const std::string& spec = resolved.settings.model.spec;
+  if (training.seq > 0 && model.seq == 0)
+    throw ScenarioError("training.seq", "applies only to transformer models; '" + spec + "' has no sequence dimension");
+  if (training.checkpoint != CheckpointMode::None && model.transformer_block_count() == 0)
+    throw ScenarioError("training.checkpoint", "'" + spec + "' has no transformer blocks to recompute; activation "
+                        "checkpointing applies to transformer models (hf:PATH, gpt2, llama-2-7b, ...)");
+  if (model.language_model && training.loss == LossKind::Mse) {
+    // GPT2LMHeadModel / LlamaForCausalLM compute cross-entropy over the vocabulary when given labels.
+    training.loss = LossKind::CrossEntropy;
+    model.notes.push_back("a causal language model trains with cross-entropy over the vocabulary at every position; "
+                          "training.loss 'mse' was replaced by 'cross-entropy'");
+  }
+}
+
+}  // namespace
+
 Bytes model_dtype_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
 bool is_mixed_precision(const std::string& dtype) { return dtype == "fp16" || dtype == "bf16"; }
 
@@ -123,11 +145,19 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     options.inplace_relu_set = true;
     options.inplace_relu = *scenario.model.inplace_relu;
   }
-  try {
-    resolved.model = parse_model_spec(scenario.model.spec, options);
-  } catch (const ModelSpecError& error) {
-    throw ScenarioError("model.spec", error.what());
-  }
+  options.seq = scenario.training.seq;
+  options.activation_element_bytes = is_mixed_precision(scenario.training.dtype) ? 2 : 4;
+  options.checkpoint = scenario.training.checkpoint;
+  const auto build_model = [&] {
+    try {
+      resolved.model = parse_model_spec(scenario.model.spec, options);
+    } catch (const SequenceLengthError& error) {
+      throw ScenarioError("training.seq", error.what());
+    } catch (const ModelSpecError& error) {
+      throw ScenarioError("model.spec", error.what());
+    }
+  };
+  build_model();
   if (scenario.training.batch < 1)
     throw ScenarioError("training.batch", "must be at least 1 (got " + std::to_string(scenario.training.batch) + ")");
   if (scenario.strategy.stages < 0) throw ScenarioError("strategy.stages", "must not be negative (got " + std::to_string(scenario.strategy.stages) + ")");
@@ -139,6 +169,22 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   resolve_parallel_layout(resolved.settings, resolved.model);
   const auto& training = resolved.settings.training;
   const auto& cluster = resolved.settings.cluster;
+  // Lowering costs about a microsecond per op and every parameter tensor brings several ops to its rank; past
+  // this many parameter tensors over all ranks, transformer blocks get one flat tensor each (a note says so).
+  constexpr std::int64_t kMaxPlanParameterTensors = 1 << 16;
+  // Pipeline stages each hold 1/stages of the tensors.
+  const bool group = resolved.model.transformer_block_count() > 0 &&
+                     resolved.model.parameter_tensor_count() * cluster.world / resolved.settings.strategy.stages >
+                         kMaxPlanParameterTensors;
+  bool tied = false;
+  for (const auto& layer : resolved.model.layers) tied |= layer.tied_layer >= 0;
+  const bool untie = tied && is_pipeline(resolved.settings.strategy.kind) && resolved.settings.strategy.stages > 1;
+  if (group || untie) {
+    options.group_block_params = group;
+    options.untie_embeddings = untie;
+    build_model();
+  }
+  check_model_training(resolved);
   const auto& strategy = resolved.settings.strategy;
 
   if (training.steps < 1 || training.steps > 1000)

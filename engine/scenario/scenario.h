@@ -18,7 +18,6 @@ enum class StrategyKind {
   Single, DataParallel, BalancedDataParallel, Ddp, Zero1, Zero2, Zero3,
   ModelParallel, PipelineGPipe, Pipeline1F1B
 };
-enum class CheckpointMode { None, Selective, Full };  // activation recomputation (Korthikanti et al. 2022)
 enum class LossKind { Mse, CrossEntropy };
 enum class OptimizerKind { Sgd, Momentum, Adam, AdamW };
 enum class AccountingMode { Exact, PyTorch18, PyTorch2 };

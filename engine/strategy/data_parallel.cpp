@@ -157,7 +157,7 @@ class DataParallelLowering {
     std::vector<TensorId> inputs(static_cast<std::size_t>(devices_), -1);
     for (int d : used_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
-      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.input_numel * kFp32Bytes;
+      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.input_numel * model_.input_element_bytes;
       if (d == 0) {
         b.retain(user_.x());
         inputs[0] = user_.x();
@@ -186,11 +186,12 @@ class DataParallelLowering {
     }
 
     // gather on device 0, then the replicas go out of scope
-    const Bytes out_bytes = global_batch_ * model_.output_numel * kFp32Bytes;
+    const Bytes out_bytes = global_batch_ * model_.output_numel * model_.activation_element_bytes;
     const TensorId gathered = b0.alloc("gathered output", out_bytes, Category::Activations);
     for (int d : used_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
-      b.wait(b.collective(CollectiveKind::Gather, used_group_, static_cast<Bytes>(chunk(d)) * model_.output_numel * kFp32Bytes,
+      b.wait(b.collective(CollectiveKind::Gather, used_group_,
+                          static_cast<Bytes>(chunk(d)) * model_.output_numel * model_.activation_element_bytes,
                           "gather outputs on device 0", 0));
       b.release(outputs[static_cast<std::size_t>(d)]);
     }
@@ -210,7 +211,7 @@ class DataParallelLowering {
     std::vector<TensorId> grad_chunks(static_cast<std::size_t>(devices_), -1);
     for (int d : used_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
-      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.output_numel * kFp32Bytes;
+      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.output_numel * model_.activation_element_bytes;
       if (d == 0) {
         b.retain(grad_out);
         grad_chunks[0] = grad_out;

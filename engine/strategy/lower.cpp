@@ -24,6 +24,7 @@ Plan lower_plan(const ResolvedScenario& scenario) {
   plan.groups.push_back(everyone);
   context.world_group = 0;
 
+  for (const auto& note : scenario.model.notes) plan.notes.push_back(note);
   if (scenario.model.has_unknown_workspaces())
     plan.notes.push_back("estimate: cuDNN convolution workspaces depend on the algorithm cuDNN picks at run time and are not counted");
   if (settings.accounting.mode != AccountingMode::PyTorch18)

@@ -1,8 +1,10 @@
 // Forward and backward of a layer stack on one device, as PyTorch's autograd allocates and frees:
 // each layer's output, what its node saves (derivatives.yaml), activation gradients, parameter gradients
-// handed to a GradSink in the order AccumulateGrad runs, and the loss (MSE or cross-entropy).
+// handed to a GradSink in the order AccumulateGrad runs, and the loss (MSE or cross-entropy). Transformer blocks
+// follow the model's activation recomputation (CheckpointMode): forward keeps less, backward re-runs the forward.
 // Strategy-independent: DP replicas, DDP ranks and single devices all run through it.
 #pragma once
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -87,6 +89,9 @@ class ModelPass {
  private:
   Bytes activation_bytes(std::int64_t numel_per_sample) const;
   bool input_requires_grad(std::size_t layer) const;
+  TensorId weight_of(std::size_t layer) const;
+  void save_block_activations(std::size_t layer);
+  std::vector<TensorId> recompute_block(std::size_t layer);
 
   ProgramBuilder& b_;
   const Model& model_;
@@ -96,6 +101,8 @@ class ModelPass {
   std::vector<std::vector<TensorId>> saved_;  // per layer, what its autograd node holds
   std::vector<TensorId> loss_saved_;          // tensors held by the loss nodes
   TensorId loss_shared_ = -1;                 // cross-entropy: log_softmax output, saved by two nodes
+  // Gradients of tied weights waiting in autograd's InputBuffer for the owner's use: (layer, param) -> tensor.
+  std::map<std::pair<int, int>, TensorId> pending_tied_grads_;
 };
 
 }  // namespace shardscope

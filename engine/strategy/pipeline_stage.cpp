@@ -84,7 +84,7 @@ class StageTraining : public GradSink {
   }
   std::int64_t padded_numel() const { return (stage_numel() + dp_ - 1) / dp_ * dp_; }  // Megatron pads to the DP size
   bool distributed_optimizer() const { return settings_.strategy.dp_zero_stage == 1; }
-  Bytes activation_bytes(std::int64_t numel) const { return micro_size() * numel * kFp32Bytes; }  // as ModelPass
+  Bytes activation_bytes(std::int64_t numel) const { return micro_size() * numel * model_.activation_element_bytes; }  // as ModelPass
 
   void create_parameters() {
     slot_of_.assign(model_.layers.size(), {});
@@ -120,10 +120,10 @@ class StageTraining : public GradSink {
   void new_batch() {
     // x, y = next_batch(): x where the first stage runs, y where the loss is; the old ones go after the new exist.
     TensorId x = -1, y = -1;
-    if (first_stage()) x = b_.alloc("input x", settings_.training.batch * model_.input_numel * kFp32Bytes, Category::Activations, true);
+    if (first_stage()) x = b_.alloc("input x", settings_.training.batch * model_.input_numel * model_.input_element_bytes, Category::Activations, true);
     if (last_stage()) {
       const Bytes target = settings_.training.loss == LossKind::Mse ? settings_.training.batch * model_.output_numel * kFp32Bytes
-                                                                    : settings_.training.batch * 8;
+                                                                    : settings_.training.batch * model_.target_positions * 8;
       y = b_.alloc("target y", target, Category::Activations, true);
     }
     if (x_ >= 0) b_.release(x_);
