@@ -11,6 +11,7 @@
 #include "cli/memory_command.h"
 #include "cli/scenario_flags.h"
 #include "cli/simulate_command.h"
+#include "cli/trace_outputs.h"
 
 int main(int argc, char** argv) {
   using namespace shardscope;
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   auto* simulate = app.add_subcommand("simulate", "Simulated step time, communication (total, exposed), bubble, per-rank figures");
   sim_flags.add_to(*simulate);
   simulate->add_flag("--json", json, "Print JSON instead of text");
-  simulate->add_option("--out", trace_out, "Write the trace file (ShardScope trace format)");
+  simulate->add_option("--out", trace_out, "Write the trace (.sstrace) while simulating; the GUI opens it with --trace");
   simulate->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
   simulate->add_option("--csv", csv_out, "Write the memory series as CSV");
 
@@ -56,16 +57,15 @@ int main(int argc, char** argv) {
       }
     }
     if (simulate->parsed()) {
-      cli::DiscardTraceSink sink;
-      const auto run = cli::run_simulate(sim_flags.build(), sink);
+      const Scenario scenario = sim_flags.build();
+      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
+      const auto run = cli::run_simulate(scenario, outputs.sink());
       if (json) {
         std::cout << cli::simulate_json(run) << "\n";
       } else {
         cli::print_simulate_text(run, std::cout);
       }
-      // The trace file writer and exports come with engine/trace (issue "Trace"); until then say so.
-      for (const auto& [flag, path] : {std::pair{"--out", trace_out}, std::pair{"--chrome", chrome_out}, std::pair{"--csv", csv_out}})
-        if (!path.empty()) std::cerr << "note: " << flag << " " << path << ": trace files are not yet available in this build; nothing written\n";
+      outputs.finish(std::cerr);
     }
   } catch (const ScenarioError& error) {
     std::cerr << "error: " << error.what() << "\n";

@@ -17,13 +17,6 @@ struct SimulateRun {
   SimulationResult result;
 };
 
-// Drops events: for a summary without trace files.
-class DiscardTraceSink : public TraceSink {
- public:
-  void begin(const TraceHeader&) override {}
-  void emit(const TraceEvent&) override {}
-};
-
 // Throws ScenarioError for bad settings, std::logic_error if the lowered plan fails validation (a bug).
 SimulateRun run_simulate(const Scenario& scenario, TraceSink& sink);
 
