@@ -3,9 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
 
-#include "plan/validate.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
 
@@ -13,13 +11,7 @@ namespace shardscope::cli {
 
 SimulateRun run_simulate(const Scenario& scenario, TraceSink& sink) {
   SimulateRun run{resolve_scenario(scenario), {}, {}};
-  run.plan = lower_plan(run.scenario);
-  const auto validation = validate_plan(run.plan);
-  if (!validation.ok()) {
-    std::string message = "internal error: the lowered plan is invalid:";
-    for (const auto& error : validation.errors) message += "\n  " + error;
-    throw std::logic_error(message);
-  }
+  run.plan = lower_validated_plan(run.scenario);
   run.result = simulate(run.scenario, run.plan, sink);
   return run;
 }

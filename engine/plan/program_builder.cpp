@@ -70,9 +70,13 @@ OpIndex ProgramBuilder::collective(CollectiveKind kind, int group, Bytes payload
   op.root = root;
   op.label = std::move(label);
   op.deps = std::move(deps);
+  depend_on_issued_compute(op);
+  return push(std::move(op));
+}
+
+void ProgramBuilder::depend_on_issued_compute(Op& op) const {
   if (last_compute_ >= 0 && std::find(op.deps.begin(), op.deps.end(), last_compute_) == op.deps.end())
     op.deps.push_back(last_compute_);
-  return push(std::move(op));
 }
 
 OpIndex ProgramBuilder::point_to_point(OpKind kind, int peer, Bytes payload, std::string label,
@@ -86,8 +90,7 @@ OpIndex ProgramBuilder::point_to_point(OpKind kind, int peer, Bytes payload, std
   op.payload = payload;
   op.label = std::move(label);
   op.deps = std::move(deps);
-  if (last_compute_ >= 0 && std::find(op.deps.begin(), op.deps.end(), last_compute_) == op.deps.end())
-    op.deps.push_back(last_compute_);
+  depend_on_issued_compute(op);
   return push(std::move(op));
 }
 

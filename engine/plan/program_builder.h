@@ -57,6 +57,7 @@ class ProgramBuilder {
 
   Program program_;
   std::vector<int> refcount_;
+  void depend_on_issued_compute(Op& op) const;
   OpIndex point_to_point(OpKind kind, int peer, Bytes payload, std::string label, std::vector<OpIndex> deps);
 
   std::map<int, std::int64_t> next_sequence_;

@@ -3,6 +3,9 @@
 
 #include <memory>
 #include <numeric>
+#include <stdexcept>
+
+#include "plan/validate.h"
 
 #include "strategy/data_parallel.h"
 #include "strategy/ddp.h"
@@ -74,6 +77,17 @@ Plan lower_plan(const ResolvedScenario& scenario) {
     else training = std::make_unique<Zero3Training>(context, builder);
     training->lower();
     plan.programs.push_back(builder.finish());
+  }
+  return plan;
+}
+
+Plan lower_validated_plan(const ResolvedScenario& scenario) {
+  Plan plan = lower_plan(scenario);
+  const auto validation = validate_plan(plan);
+  if (!validation.ok()) {
+    std::string message = "internal error: the lowered plan is invalid:";
+    for (const auto& error : validation.errors) message += "\n  " + error;
+    throw std::logic_error(message);
   }
   return plan;
 }
