@@ -1,0 +1,97 @@
+// Counter-based generation (SplitMix64 finaliser over seed, sample and element) so any rank can produce any
+// sample without generating the ones before it, identically on every machine.
+#include "exec/batch_source.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace shardscope::exec {
+namespace {
+
+// SplitMix64's output function (Steele, Lea, Flood 2014): a bijective 64-bit mix with good avalanche.
+std::uint64_t mix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Separate streams per kind of value, so a sample's target does not repeat its inputs.
+enum class Stream : std::uint64_t { Inputs = 1, RegressionTargets = 2, ClassTargets = 3 };
+
+std::uint64_t element_bits(std::uint64_t seed, std::int64_t sample, Stream stream, std::uint64_t element) {
+  const std::uint64_t sample_key = mix64(mix64(seed) ^ static_cast<std::uint64_t>(sample));
+  return mix64(mix64(sample_key ^ static_cast<std::uint64_t>(stream)) + element);
+}
+
+// The top 24 bits as a float in [-1, 1); every value is exact in fp32.
+float uniform_minus_one_to_one(std::uint64_t bits) {
+  return static_cast<float>(bits >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+}  // namespace
+
+std::vector<std::int64_t> rank_sample_indices(const BatchSlice& s) {
+  require(s.step >= 0, "batch slice: step must not be negative, got " + std::to_string(s.step));
+  require(s.world >= 1, "batch slice: world must be at least 1, got " + std::to_string(s.world));
+  require(s.rank >= 0 && s.rank < s.world,
+          "batch slice: rank " + std::to_string(s.rank) + " is outside [0, " + std::to_string(s.world) + ")");
+  require(s.global_batch >= s.world && s.global_batch % s.world == 0,
+          "batch slice: global batch " + std::to_string(s.global_batch) + " is not a positive multiple of world " +
+              std::to_string(s.world));
+  const int per_rank = s.global_batch / s.world;
+  std::vector<std::int64_t> indices(static_cast<std::size_t>(per_rank));
+  for (int j = 0; j < per_rank; ++j) {
+    indices[static_cast<std::size_t>(j)] = s.step * s.global_batch + s.rank + static_cast<std::int64_t>(s.world) * j;
+  }
+  return indices;
+}
+
+BatchSource::BatchSource(std::uint64_t seed, int input_features) : seed_(seed), input_features_(input_features) {
+  require(input_features >= 1, "batch source: input features must be at least 1, got " + std::to_string(input_features));
+}
+
+void BatchSource::fill_inputs(std::span<const std::int64_t> samples, std::span<float> inputs) const {
+  const auto width = static_cast<std::size_t>(input_features_);
+  require(inputs.size() == samples.size() * width,
+          "batch source: inputs hold " + std::to_string(inputs.size()) + " values, expected " +
+              std::to_string(samples.size()) + " samples × " + std::to_string(width));
+  for (std::size_t row = 0; row < samples.size(); ++row) {
+    for (std::size_t e = 0; e < width; ++e) {
+      inputs[row * width + e] = uniform_minus_one_to_one(element_bits(seed_, samples[row], Stream::Inputs, e));
+    }
+  }
+}
+
+void BatchSource::fill_regression_targets(std::span<const std::int64_t> samples, int target_features,
+                                          std::span<float> targets) const {
+  require(target_features >= 1, "batch source: target features must be at least 1");
+  const auto width = static_cast<std::size_t>(target_features);
+  require(targets.size() == samples.size() * width,
+          "batch source: targets hold " + std::to_string(targets.size()) + " values, expected " +
+              std::to_string(samples.size()) + " samples × " + std::to_string(width));
+  for (std::size_t row = 0; row < samples.size(); ++row) {
+    for (std::size_t e = 0; e < width; ++e) {
+      targets[row * width + e] =
+          uniform_minus_one_to_one(element_bits(seed_, samples[row], Stream::RegressionTargets, e));
+    }
+  }
+}
+
+void BatchSource::fill_class_targets(std::span<const std::int64_t> samples, int classes,
+                                     std::span<std::int32_t> targets) const {
+  require(classes >= 1, "batch source: classes must be at least 1");
+  require(targets.size() == samples.size(), "batch source: class targets hold " + std::to_string(targets.size()) +
+                                                " ids, expected " + std::to_string(samples.size()));
+  for (std::size_t row = 0; row < samples.size(); ++row) {
+    // Multiply-shift maps 32 random bits onto [0, classes) without a modulo's bias towards small ids.
+    const std::uint64_t bits = element_bits(seed_, samples[row], Stream::ClassTargets, 0) >> 32;
+    targets[row] = static_cast<std::int32_t>((bits * static_cast<std::uint64_t>(classes)) >> 32);
+  }
+}
+
+}  // namespace shardscope::exec

@@ -1,0 +1,40 @@
+// ReLU forward (both forms) and threshold_backward.
+#include "exec/cpu/activation_kernels.h"
+
+#include "exec/cpu/span_checks.h"
+
+// Written as `v <= 0 ? 0 : v` so a NaN passes through, as torch.relu (clamp_min) and threshold_backward
+// (`self <= threshold ? 0 : grad`) do: a diverging run shows NaNs instead of silent zeros.
+
+namespace shardscope::exec::cpu {
+namespace {
+
+// Elementwise kernels may run in place (same start) but a shifted overlap would read already written values.
+template <typename A, typename B>
+void require_same_or_disjoint(std::span<A> a, std::span<B> b, const char* kernel, const char* a_name,
+                              const char* b_name) {
+  if (static_cast<const void*>(a.data()) != static_cast<const void*>(b.data())) {
+    require_no_overlap(a, b, kernel, a_name, b_name);
+  }
+}
+
+}  // namespace
+
+void relu_forward(std::span<const float> x, std::span<float> y) {
+  require_size(y, x.size(), "relu_forward", "y");
+  require_same_or_disjoint(x, y, "relu_forward", "x", "y");
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = x[i] <= 0.0f ? 0.0f : x[i];
+}
+
+void relu_forward_inplace(std::span<float> x) {
+  for (float& v : x) v = v <= 0.0f ? 0.0f : v;
+}
+
+void relu_backward(std::span<const float> grad_y, std::span<const float> output, std::span<float> grad_x) {
+  require_size(output, grad_y.size(), "relu_backward", "output");
+  require_size(grad_x, grad_y.size(), "relu_backward", "grad_x");
+  require_same_or_disjoint(grad_y, grad_x, "relu_backward", "grad_y", "grad_x");
+  for (std::size_t i = 0; i < grad_y.size(); ++i) grad_x[i] = output[i] <= 0.0f ? 0.0f : grad_y[i];
+}
+
+}  // namespace shardscope::exec::cpu
