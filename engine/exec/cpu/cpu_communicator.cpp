@@ -191,9 +191,10 @@ CpuCommunicator::CpuCommunicator(int world_size) : world_size_(world_size) {
 
 CpuCommunicator::~CpuCommunicator() = default;
 
-CpuCommunicator::GroupState& CpuCommunicator::group_state(std::span<const int> group, int rank) {
-  if (aborted_.load()) throw_aborted("call on rank " + std::to_string(rank));
+CpuCommunicator::GroupState& CpuCommunicator::group_state(std::span<const int> group, int rank,
+                                                          const char* collective) {
   std::vector<int> ranks(group.begin(), group.end());
+  if (aborted_.load()) throw_aborted(std::string(collective) + " on group " + group_text(ranks));
   std::lock_guard lock(registry_mutex_);
   auto it = groups_.find(ranks);
   if (it == groups_.end()) {
@@ -220,7 +221,7 @@ CpuCommunicator::GroupState& CpuCommunicator::group_state(std::span<const int> g
 }
 
 void CpuCommunicator::all_reduce(std::span<const int> group, int rank, std::span<float> data, ReduceOp op) {
-  GroupState& state = group_state(group, rank);
+  GroupState& state = group_state(group, rank, "all_reduce");
   const int n = static_cast<int>(state.ranks.size());
   if (n == 1) return;
   const int me = member_index(state.ranks, rank, "calling");
@@ -232,7 +233,7 @@ void CpuCommunicator::all_reduce(std::span<const int> group, int rank, std::span
 
 std::span<float> CpuCommunicator::reduce_scatter(std::span<const int> group, int rank, std::span<float> data,
                                                  ReduceOp op) {
-  GroupState& state = group_state(group, rank);
+  GroupState& state = group_state(group, rank, "reduce_scatter");
   const int n = static_cast<int>(state.ranks.size());
   const int me = member_index(state.ranks, rank, "calling");
   if (n > 1) {
@@ -245,7 +246,7 @@ std::span<float> CpuCommunicator::reduce_scatter(std::span<const int> group, int
 }
 
 void CpuCommunicator::all_gather(std::span<const int> group, int rank, std::span<float> data) {
-  GroupState& state = group_state(group, rank);
+  GroupState& state = group_state(group, rank, "all_gather");
   const int n = static_cast<int>(state.ranks.size());
   if (n == 1) return;
   const int me = member_index(state.ranks, rank, "calling");
@@ -257,7 +258,7 @@ void CpuCommunicator::all_gather(std::span<const int> group, int rank, std::span
 // Broadcast and reduce pipeline n segments along the ring: a member at distance d from where the data starts
 // handles segment k at step k + d - 1, one step after its left neighbour; 2n - 2 steps in all.
 void CpuCommunicator::broadcast(std::span<const int> group, int rank, std::span<float> data, int root_rank) {
-  GroupState& state = group_state(group, rank);
+  GroupState& state = group_state(group, rank, "broadcast");
   const int n = static_cast<int>(state.ranks.size());
   const int root = member_index(state.ranks, root_rank, "broadcast root");
   if (n == 1) return;
@@ -276,7 +277,7 @@ void CpuCommunicator::broadcast(std::span<const int> group, int rank, std::span<
 
 void CpuCommunicator::reduce(std::span<const int> group, int rank, std::span<float> data, int root_rank,
                              ReduceOp op) {
-  GroupState& state = group_state(group, rank);
+  GroupState& state = group_state(group, rank, "reduce");
   const int n = static_cast<int>(state.ranks.size());
   const int root = member_index(state.ranks, root_rank, "reduce root");
   if (n == 1) return;

@@ -73,7 +73,7 @@ class CpuCommunicator {
   struct GroupState;  // per process group: members' published buffers and progress (defined in the .cpp)
 
  private:
-  GroupState& group_state(std::span<const int> group, int rank);
+  GroupState& group_state(std::span<const int> group, int rank, const char* collective);
   [[noreturn]] void throw_aborted(std::string_view where) const;
 
   int world_size_;

@@ -1,0 +1,118 @@
+// CPU executor speed: the GEMMs of the 20 × Linear(2000, 2000), batch 20 scenario (forward and both backward
+// products, as the kernels run them), a square 2000³ GEMM (the machine's BLAS peak), and ring all-reduce of
+// 16 MiB between 2 and 4 rank threads. Run: build/tests/bench/bench_cpu_kernels
+#include <benchmark/benchmark.h>
+
+#include <barrier>
+#include <thread>
+#include <vector>
+
+#include "exec/cpu/blas_gemm.h"
+#include "exec/cpu/cpu_communicator.h"
+#include "exec/cpu/linear_kernels.h"
+
+namespace {
+
+using namespace shardscope::exec::cpu;
+
+constexpr int kWidth = 2000;
+constexpr int kBatch = 20;
+const LinearShape kMlpLayer{kBatch, kWidth, kWidth};
+
+void set_flops(benchmark::State& state, double flops_per_iteration) {
+  state.counters["FLOP/s"] = benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate,
+                                                benchmark::Counter::OneK::kIs1000);
+}
+
+// Arg: OpenBLAS threads (1, or 2 = this machine's cores).
+void configure_blas(benchmark::State& state) { set_blas_thread_count(static_cast<int>(state.range(0))); }
+
+void BM_LinearForward(benchmark::State& state) {
+  configure_blas(state);
+  std::vector<float> x(kBatch * kWidth, 0.5f), w(kWidth * kWidth, 0.25f), b(kWidth, 0.1f), y(kBatch * kWidth);
+  for (auto _ : state) {
+    linear_forward(kMlpLayer, x, w, b, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+  set_flops(state, 2.0 * kBatch * kWidth * kWidth);  // y = x·Wᵀ: m=20, n=2000, k=2000
+}
+
+void BM_LinearBackwardInput(benchmark::State& state) {
+  configure_blas(state);
+  std::vector<float> grad_y(kBatch * kWidth, 0.5f), w(kWidth * kWidth, 0.25f), grad_x(kBatch * kWidth);
+  for (auto _ : state) {
+    linear_backward_input(kMlpLayer, grad_y, w, grad_x);
+    benchmark::DoNotOptimize(grad_x.data());
+  }
+  set_flops(state, 2.0 * kBatch * kWidth * kWidth);  // dX = dY·W: m=20, n=2000, k=2000
+}
+
+void BM_LinearBackwardWeight(benchmark::State& state) {
+  configure_blas(state);
+  std::vector<float> grad_y(kBatch * kWidth, 0.5f), x(kBatch * kWidth, 0.25f), grad_w(kWidth * kWidth, 0.0f);
+  for (auto _ : state) {
+    linear_backward_weight(kMlpLayer, grad_y, x, grad_w);
+    benchmark::DoNotOptimize(grad_w.data());
+  }
+  set_flops(state, 2.0 * kBatch * kWidth * kWidth);  // dW += dYᵀ·X: m=2000, n=2000, k=20
+}
+
+void BM_SquareGemm2000(benchmark::State& state) {
+  configure_blas(state);
+  std::vector<float> a(kWidth * kWidth, 0.5f), b(kWidth * kWidth, 0.25f), c(kWidth * kWidth);
+  for (auto _ : state) {
+    gemm_f32(Transpose::No, Transpose::No, kWidth, kWidth, kWidth, 1.0f, a.data(), b.data(), 0.0f, c.data());
+    benchmark::DoNotOptimize(c.data());
+  }
+  set_flops(state, 2.0 * kWidth * kWidth * kWidth);
+}
+
+BENCHMARK(BM_LinearForward)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LinearBackwardInput)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LinearBackwardWeight)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_SquareGemm2000)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Arg: ranks. The benchmark thread is rank 0; the other ranks are threads that wait at a barrier for each
+// iteration. Average keeps the values bounded over many iterations (the DDP use: averaged gradients).
+// algbw = buffer bytes / time; busbw = algbw · 2(n−1)/n (NCCL's convention: what each link carries).
+void BM_RingAllReduce16MiB(benchmark::State& state) {
+  const int ranks = static_cast<int>(state.range(0));
+  constexpr std::size_t kElements = 16 * 1024 * 1024 / sizeof(float);
+  CpuCommunicator comm(ranks);
+  std::vector<int> group(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) group[static_cast<std::size_t>(r)] = r;
+  std::vector<std::vector<float>> buffers(static_cast<std::size_t>(ranks), std::vector<float>(kElements, 1.0f));
+  std::barrier sync(ranks);
+  bool stop = false;
+  std::vector<std::thread> workers;
+  for (int r = 1; r < ranks; ++r) {
+    workers.emplace_back([&, r] {
+      for (;;) {
+        sync.arrive_and_wait();
+        if (stop) return;
+        comm.all_reduce(group, r, buffers[static_cast<std::size_t>(r)], ReduceOp::Average);
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  for (auto _ : state) {
+    sync.arrive_and_wait();
+    comm.all_reduce(group, 0, buffers[0], ReduceOp::Average);
+    sync.arrive_and_wait();
+  }
+  stop = true;
+  sync.arrive_and_wait();
+  for (auto& w : workers) w.join();
+  const double bytes = static_cast<double>(kElements * sizeof(float));
+  state.counters["algbw_B/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate,
+                                                   benchmark::Counter::OneK::kIs1024);
+  state.counters["busbw_B/s"] = benchmark::Counter(bytes * 2.0 * (ranks - 1) / ranks,
+                                                   benchmark::Counter::kIsIterationInvariantRate,
+                                                   benchmark::Counter::OneK::kIs1024);
+}
+
+BENCHMARK(BM_RingAllReduce16MiB)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
