@@ -1,0 +1,31 @@
+// Memory over time: per device a stacked area chart by category, the capacity line, phase markers and the
+// playhead; hover shows the values at that instant. Ranks with identical series share one chart ("ranks 0–7"),
+// so 64 identical DDP ranks are one chart and a pipeline shows one per stage.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gui/playback.h"
+#include "gui/time_view.h"
+#include "trace/trace_store.h"
+
+namespace shardscope::gui {
+
+struct RankGroup {
+  std::vector<int> ranks;
+  std::string label;  // "rank 3", "ranks 0–63"
+};
+
+// Groups ranks whose memory series are the same sample for sample.
+std::vector<RankGroup> group_identical_ranks(const TraceData& data);
+
+class MemoryPanel {
+ public:
+  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback);
+
+ private:
+  void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
+                  Playback& playback, float height);
+};
+
+}  // namespace shardscope::gui
