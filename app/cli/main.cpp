@@ -1,7 +1,8 @@
-// shardscope-cli: command-line front end. Subcommands: memory (more come with later issues).
+// shardscope-cli: command-line front end. Subcommands: memory, simulate (more come with later issues).
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
+//   shardscope-cli simulate --world 16 --link-gbps 25 --json
 // Exit codes: 0 ok, 2 bad arguments or scenario, 3 internal error.
 #include <iostream>
 
@@ -9,6 +10,8 @@
 
 #include "cli/memory_command.h"
 #include "cli/scenario_flags.h"
+#include "cli/simulate_command.h"
+#include "cli/trace_outputs.h"
 
 int main(int argc, char** argv) {
   using namespace shardscope;
@@ -21,6 +24,15 @@ int main(int argc, char** argv) {
   auto* memory = app.add_subcommand("memory", "Per-rank memory after each phase, peaks by category");
   flags.add_to(*memory);
   memory->add_flag("--json", json, "Print JSON instead of text");
+
+  cli::ScenarioFlags sim_flags;
+  std::string trace_out, chrome_out, csv_out;
+  auto* simulate = app.add_subcommand("simulate", "Simulated step time, communication (total, exposed), bubble, per-rank figures");
+  sim_flags.add_to(*simulate);
+  simulate->add_flag("--json", json, "Print JSON instead of text");
+  simulate->add_option("--out", trace_out, "Write the trace (.sstrace) while simulating; the GUI opens it with --trace");
+  simulate->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
+  simulate->add_option("--csv", csv_out, "Write the memory series as CSV");
 
   try {
     app.parse(argc, argv);
@@ -43,6 +55,17 @@ int main(int argc, char** argv) {
       } else {
         cli::print_memory_text(run, std::cout);
       }
+    }
+    if (simulate->parsed()) {
+      const Scenario scenario = sim_flags.build();
+      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
+      const auto run = cli::run_simulate(scenario, outputs.sink());
+      if (json) {
+        std::cout << cli::simulate_json(run) << "\n";
+      } else {
+        cli::print_simulate_text(run, std::cout);
+      }
+      outputs.finish(std::cerr);
     }
   } catch (const ScenarioError& error) {
     std::cerr << "error: " << error.what() << "\n";

@@ -1,6 +1,7 @@
 // JSON form of the memory report. Keys named in the issue are the public interface:
 // ranks[i].rank, ranks[i].phases[j].{name, step, allocated_bytes, max_allocated_bytes, reserved_bytes},
-// ranks[i].peak_bytes, ranks[i].peak_by_category.
+// ranks[i].peak_bytes, ranks[i].peak_by_category; model.{name, spec, parameter_count, transformer_blocks, seq}
+// (seq is null for models without a sequence dimension).
 #include <nlohmann/json.hpp>
 
 #include "cli/memory_command.h"
@@ -21,9 +22,12 @@ std::string memory_json(const MemoryRun& run) {
   using nlohmann::json;
   json root;
   root["scenario"] = json::parse(scenario_to_json(run.scenario.settings));
-  root["model"] = {{"name", run.scenario.model.display_name},
-                   {"spec", run.scenario.model.spec},
-                   {"parameter_count", run.scenario.model.parameter_count()}};
+  const Model& model = run.scenario.model;
+  root["model"] = {{"name", model.display_name},
+                   {"spec", model.spec},
+                   {"parameter_count", model.parameter_count()},
+                   {"transformer_blocks", model.transformer_block_count()},
+                   {"seq", model.seq > 0 ? json(model.seq) : json(nullptr)}};
   root["accounting"] = accounting_name(run.report.mode);
   root["rules"] = run.report.rules;
   root["behaviour"] = run.plan.behaviour;

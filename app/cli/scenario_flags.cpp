@@ -5,7 +5,8 @@ namespace shardscope::cli {
 
 void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("scenario", scenario_file, "Scenario JSON file (default: the built-in DDP scenario)");
-  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000) or vgg16");
+  command.add_option("--model", model, "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, params:N[:BLOCKS] (e.g. params:7.5e9), "
+                     "hf:PATH/config.json (GPT-2 or Llama), or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b");
   command.add_option("--batch", batch, "Batch per rank (dp/balanced-dp: per device)");
   command.add_option("--loss", loss, "mse | cross-entropy");
   command.add_option("--optimizer", optimizer, "sgd | momentum | adam | adamw");
@@ -26,8 +27,22 @@ void ScenarioFlags::add_to(CLI::App& command) {
   command.add_option("--stages", stages, "mp / pp: pipeline stages (default: world / dp)");
   command.add_option("--micro-batches", micro_batches, "pp: micro-batches per step (default 1)");
   command.add_option("--dp", dp, "pp: data-parallel replicas of the pipeline (default: world / stages)");
+  command.add_option("--dp-zero", dp_zero, "pp with dp > 1: 0 = all-reduce gradients, 1 = ZeRO-1 in each DP group (Megatron distributed optimizer)");
+  command.add_option("--prefetch", prefetch, "zero3: units all-gathered ahead of use (default 1, FSDP BACKWARD_PRE)");
+  command.add_option("--reduce-bucket-mb", reduce_bucket_mb, "zero2: DeepSpeed reduce bucket in MiB (default 5e8 elements); zero3: least reduce-scatter buffer");
+  command.add_option("--allgather-bucket-mb", allgather_bucket_mb, "zero3: MiB of parameters per gathered unit (default: one layer); zero2: post-step all-gather chunk");
   command.add_option("--accounting", accounting, "exact | pytorch-1.8 | pytorch-2 (default)");
   command.add_option("--gpu-arch", gpu_arch, "sm70 | sm80 | sm89 | sm90 (default: from the device preset)");
+  command.add_option("--intra-node-link", intra_node_link, "Link within a node: " + link_preset_names() + " (default: from the device)");
+  command.add_option("--inter-node-link", inter_node_link, "Link between nodes: " + link_preset_names() + " (default: from the device)");
+  command.add_option("--gpus-per-node", gpus_per_node, "GPUs per node (default 8; RTX-4090: 4)");
+  command.add_option("--link-gbps", link_gbps, "Link bandwidth, GB/s per direction (overrides both link presets)");
+  command.add_option("--link-latency-us", link_latency_us, "Link latency (alpha) per hop, µs (overrides both link presets)");
+  command.add_option("--inter-node-gbps", inter_node_gbps, "Inter-node bandwidth only, GB/s per direction");
+  command.add_option("--inter-node-latency-us", inter_node_latency_us, "Inter-node latency only, µs");
+  command.add_option("--compute-efficiency", compute_efficiency, "Achieved fraction of peak FLOP/s (default 0.6)");
+  command.add_option("--memory-efficiency", memory_efficiency, "Achieved fraction of HBM bandwidth (default 0.8)");
+  command.add_option("--kernel-overhead-us", kernel_overhead_us, "Launch overhead per compute op, µs (default 5)");
 }
 
 namespace {
@@ -66,8 +81,25 @@ Scenario ScenarioFlags::build() const {
   if (stages) s.strategy.stages = *stages;
   if (micro_batches) s.strategy.micro_batches = *micro_batches;
   if (dp) s.strategy.dp = *dp;
+  if (dp_zero) s.strategy.dp_zero_stage = *dp_zero;
+  if (prefetch) s.strategy.prefetch = *prefetch;
+  if (reduce_bucket_mb) s.strategy.reduce_bucket_mb = *reduce_bucket_mb;
+  if (allgather_bucket_mb) s.strategy.allgather_bucket_mb = *allgather_bucket_mb;
   if (accounting) s.accounting.mode = parse_or_throw(*accounting, parse_accounting, "--accounting", "exact, pytorch-1.8, pytorch-2");
   if (gpu_arch) s.accounting.gpu_arch = *gpu_arch;
+  if (intra_node_link) s.simulation.intra_node_link = *intra_node_link;
+  if (inter_node_link) s.simulation.inter_node_link = *inter_node_link;
+  if (gpus_per_node) {
+    if (*gpus_per_node < 1) throw ScenarioError("--gpus-per-node", "must be at least 1 (got " + std::to_string(*gpus_per_node) + ")");
+    s.simulation.gpus_per_node = *gpus_per_node;
+  }
+  if (link_gbps) s.simulation.link_gbps = *link_gbps;
+  if (link_latency_us) s.simulation.link_latency_us = *link_latency_us;
+  if (inter_node_gbps) s.simulation.inter_node_gbps = *inter_node_gbps;
+  if (inter_node_latency_us) s.simulation.inter_node_latency_us = *inter_node_latency_us;
+  if (compute_efficiency) s.simulation.compute_efficiency = *compute_efficiency;
+  if (memory_efficiency) s.simulation.memory_efficiency = *memory_efficiency;
+  if (kernel_overhead_us) s.simulation.kernel_overhead_us = *kernel_overhead_us;
   return s;
 }
 

@@ -12,6 +12,11 @@ std::string layer_kind_name(LayerKind kind) {
     case LayerKind::AdaptiveAvgPool2d: return "AdaptiveAvgPool2d";
     case LayerKind::Flatten: return "Flatten";
     case LayerKind::Dropout: return "Dropout";
+    case LayerKind::Embedding: return "Embedding";
+    case LayerKind::TransformerBlock: return "TransformerBlock";
+    case LayerKind::LayerNorm: return "LayerNorm";
+    case LayerKind::RmsNorm: return "RMSNorm";
+    case LayerKind::ParameterBlock: return "ParameterBlock";
   }
   return "?";
 }

@@ -7,12 +7,16 @@
 
 namespace shardscope {
 
-enum class LayerKind { Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout };
+// ParameterBlock: parameters without activations or FLOPs (the `params:N` model of model states only).
+enum class LayerKind {
+  Linear, Conv2d, ReLU, MaxPool2d, AdaptiveAvgPool2d, Flatten, Dropout, ParameterBlock,
+  Embedding, TransformerBlock, LayerNorm, RmsNorm  // transformer decoders (model/transformer.cpp)
+};
 
 std::string layer_kind_name(LayerKind kind);
 
 struct ParamSpec {
-  std::string name;     // "weight", "bias"
+  std::string name;     // "weight", "bias", "attn.c_attn.weight" (inside a transformer block)
   std::int64_t numel;   // elements
 };
 
@@ -35,6 +39,17 @@ struct Layer {
   double forward_flops_per_sample = 0;
   // True where a library workspace of unknown size is involved (cuDNN convolutions): numbers are estimates.
   bool workspace_unknown = false;
+  // Transformer blocks: the attention-core part of what the block saves (scores, softmax, its dropout mask;
+  // Korthikanti et al. 2022's 5as²b term), kept apart from extra_saved_bytes_per_sample because selective
+  // recomputation drops exactly this part, and the FLOPs of recomputing it (QKᵀ and attention over V).
+  std::int64_t attention_saved_bytes_per_sample = 0;
+  double attention_forward_flops_per_sample = 0;
+  // A weight owned by another layer (GPT-2's lm_head uses wte.weight): that layer and parameter index; -1: none.
+  // The tied weight is counted once, with its owner.
+  int tied_layer = -1;
+  int tied_param = -1;
+
+  bool has_weight() const { return !params.empty() || tied_layer >= 0; }
 
   std::int64_t param_numel() const {
     std::int64_t n = 0;

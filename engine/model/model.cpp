@@ -1,9 +1,11 @@
-// Model spec parsing ("mlp:20x2000", "mlp:4x1024:relu", "vgg16") and model-wide queries.
+// Model spec parsing ("mlp:20x2000", "mlp:4x1024:relu", "vgg16", "gpt2", "hf:PATH/config.json") and
+// model-wide queries.
 #include <charconv>
 #include <sstream>
 #include <vector>
 
 #include "model/model.h"
+#include "model/transformer.h"
 
 namespace shardscope {
 
@@ -11,6 +13,18 @@ std::int64_t Model::parameter_count() const {
   std::int64_t n = 0;
   for (const auto& layer : layers) n += layer.param_numel();
   return n;
+}
+
+std::int64_t Model::parameter_tensor_count() const {
+  std::int64_t n = 0;
+  for (const auto& layer : layers) n += static_cast<std::int64_t>(layer.params.size());
+  return n;
+}
+
+int Model::transformer_block_count() const {
+  int blocks = 0;
+  for (const auto& layer : layers) blocks += layer.kind == LayerKind::TransformerBlock;
+  return blocks;
 }
 
 bool Model::has_unknown_workspaces() const {
@@ -55,17 +69,37 @@ Model parse_mlp(const std::string& spec, const std::vector<std::string>& parts, 
   return model;
 }
 
+std::string known_models() {
+  return "expected mlp:LAYERSxWIDTH[:relu], vgg16, params:N[:BLOCKS], hf:PATH/config.json or a preset (" + model_preset_names_joined() + ")";
+}
+
+// `name` is what users see: the preset name, or the config file for hf:PATH.
+Model parse_transformer(const std::string& spec, const std::string& config_path, const std::string& name,
+                        const ModelOptions& options) {
+  TransformerConfig config = read_hf_config_file(config_path);
+  config.name = name;
+  Model model = build_transformer(config, options);
+  model.spec = spec;
+  return model;
+}
+
 }  // namespace
 
 Model parse_model_spec(const std::string& spec, const ModelOptions& options) {
+  if (spec.rfind("hf:", 0) == 0) {
+    if (spec.size() == 3) throw ModelSpecError("model 'hf:' names no file; expected hf:PATH/config.json");
+    return parse_transformer(spec, spec.substr(3), spec.substr(3), options);
+  }
+  if (const auto preset = model_preset_config_path(spec)) return parse_transformer(spec, *preset, spec, options);
   const auto parts = split(spec, ':');
-  if (parts.empty()) throw ModelSpecError("model is empty; expected mlp:LAYERSxWIDTH[:relu] or vgg16");
+  if (parts.empty()) throw ModelSpecError("model is empty; " + known_models());
   if (parts[0] == "mlp") return parse_mlp(spec, parts, options);
+  if (parts[0] == "params") return parse_parameter_blocks(spec, parts);
   if (parts[0] == "vgg16" && parts.size() == 1) {
     Model model = build_vgg16(options.inplace_relu_set ? options.inplace_relu : true);
     return model;
   }
-  throw ModelSpecError("unknown model '" + spec + "'; expected mlp:LAYERSxWIDTH[:relu] or vgg16");
+  throw ModelSpecError("unknown model '" + spec + "'; " + known_models());
 }
 
 }  // namespace shardscope

@@ -1,6 +1,7 @@
 // A model = an ordered stack of layers plus its input and output sizes; built from a spec string.
 // Usage:
 //   Model m = parse_model_spec("mlp:20x2000");   // throws ModelSpecError with a readable message
+//   Model g = parse_model_spec("gpt2");          // a preset from assets/models/, or "hf:PATH/config.json"
 #pragma once
 #include <cstdint>
 #include <stdexcept>
@@ -11,19 +12,43 @@
 
 namespace shardscope {
 
+// Activation recomputation of transformer blocks (Korthikanti et al. 2022, "Reducing Activation Recomputation
+// in Large Transformer Models"): none; selective (the attention core only); full (each block keeps its input).
+// A model-level switch, as Hugging Face's model.gradient_checkpointing_enable().
+enum class CheckpointMode { None, Selective, Full };
+
 struct ModelOptions {
   bool inplace_relu_set = false;  // when false, each model uses its own default (mlp: out-of-place, vgg16: in-place as torchvision)
   bool inplace_relu = false;
+  int seq = 0;                            // transformer sequence length; 0: the model's max positions
+  std::int64_t activation_element_bytes = 4;  // 4 for fp32, 2 for fp16 / bf16 activations
+  CheckpointMode checkpoint = CheckpointMode::None;
+  // Transformers: one flat parameter tensor per block instead of HF's state_dict tensors (12 per GPT-2 block,
+  // 9 per Llama block). Same bytes and FLOPs; fewer ops, for plans with very many ranks.
+  bool group_block_params = false;
+  // Pipelines: the last stage holds its own copy of tied word embeddings (Megatron-LM's
+  // word_embeddings_for_head), so lm_head gets its own weight even where the config ties it.
+  bool untie_embeddings = false;
 };
 
 struct Model {
-  std::string spec;               // as given: "mlp:20x2000", "vgg16"
+  std::string spec;               // as given: "mlp:20x2000", "vgg16", "gpt2", "hf:path/config.json"
   std::string display_name;       // "20 × Linear(2000, 2000)"
   std::vector<Layer> layers;
   std::int64_t input_numel = 0;   // per sample
-  std::int64_t output_numel = 0;  // per sample (classes for cross-entropy)
+  std::int64_t output_numel = 0;  // per sample (classes for cross-entropy; seq × vocab for a language model)
+  std::int64_t input_element_bytes = 4;       // 8 for token ids (int64)
+  std::int64_t activation_element_bytes = 4;  // bytes of one activation element (dtype of the forward)
+  std::int64_t target_positions = 1;          // cross-entropy targets per sample (seq for a language model)
+  bool language_model = false;    // trained with cross-entropy over the vocabulary at every position
+  int seq = 0;                    // transformers: the sequence length the layers were sized for
+  CheckpointMode checkpoint = CheckpointMode::None;
+  std::vector<std::string> notes; // stated beside every figure (what is approximated, what is overridden)
+
   std::int64_t parameter_count() const;
+  std::int64_t parameter_tensor_count() const;
   bool has_unknown_workspaces() const;
+  int transformer_block_count() const;
 };
 
 class ModelSpecError : public std::runtime_error {
@@ -31,10 +56,19 @@ class ModelSpecError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The sequence length asked for does not fit the model (resolve_scenario reports it as training.seq).
+class SequenceLengthError : public ModelSpecError {
+ public:
+  using ModelSpecError::ModelSpecError;
+};
+
 Model parse_model_spec(const std::string& spec, const ModelOptions& options = {});
 
-// Builders, one per model family (model/mlp.cpp, model/vgg16.cpp).
+// Builders, one per model family (model/mlp.cpp, model/vgg16.cpp; transformers in model/transformer.h).
 Model build_mlp(int layer_count, std::int64_t width, bool relu, bool inplace_relu);
 Model build_vgg16(bool inplace_relu);
+// `params:N[:BLOCKS]`: N parameters in BLOCKS equal blocks, nothing else (model/parameter_blocks.cpp).
+Model build_parameter_blocks(std::int64_t parameter_count, int block_count);
+Model parse_parameter_blocks(const std::string& spec, const std::vector<std::string>& parts);
 
 }  // namespace shardscope

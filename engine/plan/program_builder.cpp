@@ -1,6 +1,7 @@
 // ProgramBuilder: reference-counted tensors and op emission for one rank.
 #include "plan/program_builder.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace shardscope {
@@ -51,6 +52,8 @@ OpIndex ProgramBuilder::compute(ComputeKind kind, std::string label, double flop
   op.flops = flops;
   op.bytes_accessed = bytes_accessed;
   op.layer = layer;
+  op.deps = std::move(pending_waits_);
+  pending_waits_.clear();
   last_compute_ = push(std::move(op));
   return last_compute_;
 }
@@ -67,7 +70,13 @@ OpIndex ProgramBuilder::collective(CollectiveKind kind, int group, Bytes payload
   op.root = root;
   op.label = std::move(label);
   op.deps = std::move(deps);
+  depend_on_issued_compute(op);
   return push(std::move(op));
+}
+
+void ProgramBuilder::depend_on_issued_compute(Op& op) const {
+  if (last_compute_ >= 0 && std::find(op.deps.begin(), op.deps.end(), last_compute_) == op.deps.end())
+    op.deps.push_back(last_compute_);
 }
 
 OpIndex ProgramBuilder::point_to_point(OpKind kind, int peer, Bytes payload, std::string label,
@@ -80,6 +89,18 @@ OpIndex ProgramBuilder::point_to_point(OpKind kind, int peer, Bytes payload, std
   op.sequence = next_message_[channel]++;
   op.payload = payload;
   op.label = std::move(label);
+  op.deps = std::move(deps);
+  depend_on_issued_compute(op);
+  return push(std::move(op));
+}
+
+OpIndex ProgramBuilder::communication_stream_copy(std::string label, Bytes bytes_accessed, std::vector<OpIndex> deps) {
+  Op op;
+  op.kind = OpKind::Compute;
+  op.compute_kind = ComputeKind::Copy;
+  op.stream = Stream::Communication;
+  op.label = std::move(label);
+  op.bytes_accessed = bytes_accessed;
   op.deps = std::move(deps);
   return push(std::move(op));
 }

@@ -27,7 +27,18 @@ class ProgramBuilder {
   const TensorInfo& tensor(TensorId tensor) const { return program_.tensors.at(tensor); }
 
   OpIndex compute(ComputeKind kind, std::string label, double flops, Bytes bytes_accessed, int layer = -1);
+  // A copy kernel on the communication stream (e.g. FSDP's copy-out of an all-gather), after the stream's
+  // previous op; the compute stream is not held up. Use wait() where compute needs its result.
+  OpIndex communication_stream_copy(std::string label, Bytes bytes_accessed, std::vector<OpIndex> deps = {});
+  // The next compute op waits for `op` (a blocking collective: work.wait() / a synchronous call makes the
+  // compute stream wait for the NCCL stream).
+  void wait(OpIndex op) {
+    if (op >= 0) pending_waits_.push_back(op);
+  }
   // A collective on `group` (index into Plan::groups); the builder numbers them per group in program order.
+  // Like ProcessGroupNCCL, which makes the NCCL stream wait for the current stream before it launches
+  // (syncStream in ProcessGroupNCCL.cpp), every collective, send and recv depends on the last compute op
+  // issued before it.
   OpIndex collective(CollectiveKind kind, int group, Bytes payload, std::string label, int root = -1,
                      std::vector<OpIndex> deps = {});
   // Point-to-point message to / from global rank `peer` on the communication stream; numbered per channel.
@@ -46,11 +57,13 @@ class ProgramBuilder {
 
   Program program_;
   std::vector<int> refcount_;
+  void depend_on_issued_compute(Op& op) const;
   OpIndex point_to_point(OpKind kind, int peer, Bytes payload, std::string label, std::vector<OpIndex> deps);
 
   std::map<int, std::int64_t> next_sequence_;
   std::map<std::pair<int, int>, std::int64_t> next_message_;  // (sender, receiver) -> next sequence
   int micro_batch_ = -1;
+  std::vector<OpIndex> pending_waits_;
   int step_ = 0;
   OpIndex last_compute_ = -1;
 };

@@ -1,12 +1,21 @@
 // Scenario validation and resolution (model built, preset looked up), and the enum names.
 #include "scenario/scenario.h"
 
+#include "scenario/parallel_layout.h"
+
 #include <array>
+#include <sstream>
 #include <utility>
 
 namespace shardscope {
 
 namespace {
+std::string fmt_number(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
 template <typename Enum, std::size_t N>
 std::optional<Enum> lookup(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& text) {
   for (const auto& [value, name] : table)
@@ -66,24 +75,127 @@ Scenario builtin_default_scenario() {
   return scenario;  // the defaults of the settings structs are this scenario
 }
 
+namespace {
+
+// Training settings that only some models accept; a language model's loss is decided by the model.
+void check_model_training(ResolvedScenario& resolved) {
+  auto& training = resolved.settings.training;
+  Model& model = resolved.model;
+  const std::string& spec = resolved.settings.model.spec;
+  if (training.seq > 0 && model.seq == 0)
+    throw ScenarioError("training.seq", "applies only to transformer models; '" + spec + "' has no sequence dimension");
+  if (training.checkpoint != CheckpointMode::None && model.transformer_block_count() == 0)
+    throw ScenarioError("training.checkpoint", "'" + spec + "' has no transformer blocks to recompute; activation "
+                        "checkpointing applies to transformer models (hf:PATH, gpt2, llama-2-7b, ...)");
+  if (model.language_model && training.loss == LossKind::Mse) {
+    // GPT2LMHeadModel / LlamaForCausalLM compute cross-entropy over the vocabulary when given labels.
+    training.loss = LossKind::CrossEntropy;
+    model.notes.push_back("a causal language model trains with cross-entropy over the vocabulary at every position; "
+                          "training.loss 'mse' was replaced by 'cross-entropy'");
+  }
+}
+
+}  // namespace
+
+Bytes model_dtype_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
+bool is_mixed_precision(const std::string& dtype) { return dtype == "fp16" || dtype == "bf16"; }
+
+namespace {
+// The simulation section: link presets, overrides and efficiencies, checked.
+ClusterLinks resolve_links(const SimulationSettings& sim, const DevicePreset& device) {
+  ClusterLinks links = default_cluster_links(device);
+  auto preset = [](const std::string& name, const std::string& field) {
+    auto found = find_link_preset(name);
+    if (!found) throw ScenarioError(field, "unknown link preset '" + name + "'; one of " + link_preset_names());
+    return *found;
+  };
+  if (!sim.intra_node_link.empty()) links.intra_node = preset(sim.intra_node_link, "simulation.intra_node_link");
+  if (!sim.inter_node_link.empty()) links.inter_node = preset(sim.inter_node_link, "simulation.inter_node_link");
+  if (sim.gpus_per_node < 0) throw ScenarioError("simulation.gpus_per_node", "must be at least 1 (got " + std::to_string(sim.gpus_per_node) + ")");
+  if (sim.gpus_per_node > 0) links.gpus_per_node = sim.gpus_per_node;
+  auto positive = [](const std::optional<double>& value, const std::string& field) {
+    if (value && !(*value > 0)) throw ScenarioError(field, "must be positive (got " + fmt_number(*value) + ")");
+  };
+  auto non_negative = [](const std::optional<double>& value, const std::string& field) {
+    if (value && !(*value >= 0)) throw ScenarioError(field, "must not be negative (got " + fmt_number(*value) + ")");
+  };
+  positive(sim.link_gbps, "simulation.link_gbps");
+  non_negative(sim.link_latency_us, "simulation.link_latency_us");
+  positive(sim.inter_node_gbps, "simulation.inter_node_gbps");
+  non_negative(sim.inter_node_latency_us, "simulation.inter_node_latency_us");
+  if (sim.link_gbps) links.intra_node.gbps = links.inter_node.gbps = *sim.link_gbps;
+  if (sim.link_latency_us) links.intra_node.latency_us = links.inter_node.latency_us = *sim.link_latency_us;
+  if (sim.inter_node_gbps) links.inter_node.gbps = *sim.inter_node_gbps;
+  if (sim.inter_node_latency_us) links.inter_node.latency_us = *sim.inter_node_latency_us;
+  if (!(sim.compute_efficiency > 0 && sim.compute_efficiency <= 1))
+    throw ScenarioError("simulation.compute_efficiency", "must be in (0, 1] (got " + fmt_number(sim.compute_efficiency) + ")");
+  if (!(sim.memory_efficiency > 0 && sim.memory_efficiency <= 1))
+    throw ScenarioError("simulation.memory_efficiency", "must be in (0, 1] (got " + fmt_number(sim.memory_efficiency) + ")");
+  if (!(sim.kernel_overhead_us >= 0))
+    throw ScenarioError("simulation.kernel_overhead_us", "must not be negative (got " + fmt_number(sim.kernel_overhead_us) + ")");
+  return links;
+}
+}  // namespace
+
 ResolvedScenario resolve_scenario(const Scenario& scenario) {
   ResolvedScenario resolved;
   resolved.settings = scenario;
-  if (resolved.settings.cluster.world == 0) resolved.settings.cluster.world = scenario.strategy.kind == StrategyKind::Single ? 1 : 2;
+  ModelOptions options;
+  if (scenario.model.inplace_relu) {
+    options.inplace_relu_set = true;
+    options.inplace_relu = *scenario.model.inplace_relu;
+  }
+  options.seq = scenario.training.seq;
+  options.activation_element_bytes = is_mixed_precision(scenario.training.dtype) ? 2 : 4;
+  options.checkpoint = scenario.training.checkpoint;
+  const auto build_model = [&] {
+    try {
+      resolved.model = parse_model_spec(scenario.model.spec, options);
+    } catch (const SequenceLengthError& error) {
+      throw ScenarioError("training.seq", error.what());
+    } catch (const ModelSpecError& error) {
+      throw ScenarioError("model.spec", error.what());
+    }
+  };
+  build_model();
+  if (scenario.training.batch < 1)
+    throw ScenarioError("training.batch", "must be at least 1 (got " + std::to_string(scenario.training.batch) + ")");
+  if (scenario.strategy.stages < 0) throw ScenarioError("strategy.stages", "must not be negative (got " + std::to_string(scenario.strategy.stages) + ")");
+  if (scenario.strategy.micro_batches < 1)
+    throw ScenarioError("strategy.micro_batches", "must be at least 1 (got " + std::to_string(scenario.strategy.micro_batches) + ")");
+  if (scenario.strategy.dp < 0) throw ScenarioError("strategy.dp", "must not be negative (got " + std::to_string(scenario.strategy.dp) + ")");
+  if (scenario.cluster.world < 0 || scenario.cluster.world > 65536)
+    throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(scenario.cluster.world) + ")");
+  resolve_parallel_layout(resolved.settings, resolved.model);
   const auto& training = resolved.settings.training;
   const auto& cluster = resolved.settings.cluster;
+  // Lowering costs about a microsecond per op and every parameter tensor brings several ops to its rank; past
+  // this many parameter tensors over all ranks, transformer blocks get one flat tensor each (a note says so).
+  constexpr std::int64_t kMaxPlanParameterTensors = 1 << 16;
+  // Pipeline stages each hold 1/stages of the tensors.
+  const bool group = resolved.model.transformer_block_count() > 0 &&
+                     resolved.model.parameter_tensor_count() * cluster.world / resolved.settings.strategy.stages >
+                         kMaxPlanParameterTensors;
+  bool tied = false;
+  for (const auto& layer : resolved.model.layers) tied |= layer.tied_layer >= 0;
+  const bool untie = tied && is_pipeline(resolved.settings.strategy.kind) && resolved.settings.strategy.stages > 1;
+  if (group || untie) {
+    options.group_block_params = group;
+    options.untie_embeddings = untie;
+    build_model();
+  }
+  check_model_training(resolved);
   const auto& strategy = resolved.settings.strategy;
 
-  if (training.batch < 1) throw ScenarioError("training.batch", "must be at least 1 (got " + std::to_string(training.batch) + ")");
   if (training.steps < 1 || training.steps > 1000)
     throw ScenarioError("training.steps", "must be between 1 and 1000 (got " + std::to_string(training.steps) + ")");
-  if (training.dtype != "fp32")
-    throw ScenarioError("training.dtype", "only fp32 is supported so far (got '" + training.dtype + "')");
+  if (training.dtype != "fp32" && !is_mixed_precision(training.dtype))
+    throw ScenarioError("training.dtype", "unknown dtype '" + training.dtype + "'; one of fp32, fp16, bf16");
+  if (is_mixed_precision(training.dtype) &&
+      (strategy.kind == StrategyKind::DataParallel || strategy.kind == StrategyKind::BalancedDataParallel))
+    throw ScenarioError("training.dtype", "DataParallel is modelled with fp32 modules only (it replicates them every forward); "
+                                          "use ddp or a ZeRO stage for mixed precision");
   if (training.seq < 0) throw ScenarioError("training.seq", "must not be negative (got " + std::to_string(training.seq) + ")");
-  if (strategy.stages < 0) throw ScenarioError("strategy.stages", "must not be negative (got " + std::to_string(strategy.stages) + ")");
-  if (strategy.micro_batches < 1)
-    throw ScenarioError("strategy.micro_batches", "must be at least 1 (got " + std::to_string(strategy.micro_batches) + ")");
-  if (strategy.dp < 0) throw ScenarioError("strategy.dp", "must not be negative (got " + std::to_string(strategy.dp) + ")");
   if (training.weight_decay && *training.weight_decay < 0) throw ScenarioError("training.weight_decay", "must not be negative");
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
@@ -100,8 +212,8 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   } else if (strategy.gpu0_batch) {
     throw ScenarioError("strategy.gpu0_batch", "only applies to strategy 'balanced-dp'");
   }
-  if (training.no_grad && (strategy.kind == StrategyKind::Zero1))
-    throw ScenarioError("training.no_grad", "inference has no optimizer, so ZeRO-1 has nothing to shard; use ddp or single");
+  if (training.no_grad && (strategy.kind == StrategyKind::Zero1 || strategy.kind == StrategyKind::Zero2))
+    throw ScenarioError("training.no_grad", "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3");
 
   auto preset = find_device_preset(cluster.device);
   if (!preset) throw ScenarioError("cluster.device", "unknown device '" + cluster.device + "'; one of " + device_preset_names());
@@ -114,16 +226,8 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   if (resolved.gpu_arch != "sm70" && resolved.gpu_arch != "sm80" && resolved.gpu_arch != "sm89" && resolved.gpu_arch != "sm90")
     throw ScenarioError("accounting.gpu_arch", "unknown architecture '" + resolved.gpu_arch + "'; one of sm70, sm80, sm89, sm90");
 
-  ModelOptions options;
-  if (scenario.model.inplace_relu) {
-    options.inplace_relu_set = true;
-    options.inplace_relu = *scenario.model.inplace_relu;
-  }
-  try {
-    resolved.model = parse_model_spec(scenario.model.spec, options);
-  } catch (const ModelSpecError& error) {
-    throw ScenarioError("model.spec", error.what());
-  }
+  resolved.links = resolve_links(resolved.settings.simulation, resolved.device);
+
   resolved.weight_decay = training.weight_decay.value_or(training.optimizer == OptimizerKind::AdamW ? 0.01 : 0.0);
   return resolved;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cluster/device_preset.h"
+#include "cluster/link_preset.h"
 #include "model/model.h"
 
 namespace shardscope {
@@ -17,7 +18,6 @@ enum class StrategyKind {
   Single, DataParallel, BalancedDataParallel, Ddp, Zero1, Zero2, Zero3,
   ModelParallel, PipelineGPipe, Pipeline1F1B
 };
-enum class CheckpointMode { None, Selective, Full };  // activation recomputation (Korthikanti et al. 2022)
 enum class LossKind { Mse, CrossEntropy };
 enum class OptimizerKind { Sgd, Momentum, Adam, AdamW };
 enum class AccountingMode { Exact, PyTorch18, PyTorch2 };
@@ -53,11 +53,38 @@ struct StrategySettings {
   int stages = 0;         // pipeline / model-parallel stages; 0: derived (mp: world; pp: world / dp)
   int micro_batches = 1;  // pipeline micro-batches per step (the per-rank batch is split into them)
   int dp = 0;             // data-parallel replicas of a pipeline; 0: derived (world / stages)
+  // pp-gpipe / pp-1f1b with dp > 1: 0 = gradients all-reduced in each stage's DP group; 1 = ZeRO-1 in that group
+  // (Megatron-LM distributed optimizer: gradients reduce-scattered, optimizer state sharded, parameters all-gathered).
+  int dp_zero_stage = 0;
+  // zero3: how many units ahead are all-gathered before they are needed (FSDP backward/forward prefetch;
+  // 0 = none, 1 = FSDP's BACKWARD_PRE default, holding the current and the next unit).
+  int prefetch = 1;
+  // zero2: DeepSpeed reduce_bucket_size as MiB of model-dtype gradients (unset: DeepSpeed's 5e8 elements).
+  // zero3: the least size of a reduce-scatter buffer (unset: one unit's gradients, as FSDP).
+  std::optional<double> reduce_bucket_mb;
+  // zero3: consecutive layers are grouped into one gathered unit until they hold this many MiB of parameters
+  // (FSDP size_based_auto_wrap_policy; unset: one unit per layer with parameters).
+  // zero2: the chunk of the post-step parameter all-gather (DeepSpeed allgather_bucket_size; unset: 5e8 elements).
+  std::optional<double> allgather_bucket_mb;
 };
 
 struct AccountingSettings {
   AccountingMode mode = AccountingMode::PyTorch2;
   std::string gpu_arch;  // empty: from the device preset
+};
+
+// Cost-model parameters of the simulator (sim/). Unset fields take the device's defaults (link_preset.h).
+struct SimulationSettings {
+  std::string intra_node_link;            // link preset within a node; empty: the device's default
+  std::string inter_node_link;            // link preset between nodes; empty: the device's default
+  int gpus_per_node = 0;                  // 0: the device's default
+  std::optional<double> link_gbps;        // overrides both links' bandwidth, GB/s (10^9 B/s) per direction
+  std::optional<double> link_latency_us;  // overrides both links' per-hop latency (alpha), µs
+  std::optional<double> inter_node_gbps;        // overrides the inter-node bandwidth only (wins over link_gbps)
+  std::optional<double> inter_node_latency_us;  // overrides the inter-node latency only (wins over link_latency_us)
+  double compute_efficiency = 0.6;  // achieved fraction of the dtype's peak FLOP/s
+  double memory_efficiency = 0.8;   // achieved fraction of the HBM bandwidth
+  double kernel_overhead_us = 5;    // fixed launch cost added to every compute op that does work
 };
 
 struct Scenario {
@@ -67,6 +94,7 @@ struct Scenario {
   ClusterSettings cluster;
   StrategySettings strategy;
   AccountingSettings accounting;
+  SimulationSettings simulation;
 };
 
 // An error in a scenario: names the field ("training.batch") and the problem.
@@ -81,12 +109,17 @@ class ScenarioError : public std::runtime_error {
 };
 
 // Everything lowering needs, checked and derived.
+// Element size of parameters, gradients and the pipeline's messages: 4 (fp32) or 2 (fp16/bf16 mixed precision).
+Bytes model_dtype_bytes(const std::string& dtype);
+bool is_mixed_precision(const std::string& dtype);
+
 struct ResolvedScenario {
-  Scenario settings;
+  Scenario settings;  // world, stages and dp filled in
   Model model;
   DevicePreset device;  // capacity already overridden
   std::string gpu_arch;
   double weight_decay = 0;
+  ClusterLinks links;  // presets looked up, simulation.link_* / inter_node_* overrides applied
 };
 
 ResolvedScenario resolve_scenario(const Scenario& scenario);

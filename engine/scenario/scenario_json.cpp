@@ -134,6 +134,10 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   if (auto v = strategy.get<int>("stages")) s.strategy.stages = *v;
   if (auto v = strategy.get<int>("micro_batches")) s.strategy.micro_batches = *v;
   if (auto v = strategy.get<int>("dp")) s.strategy.dp = *v;
+  if (auto v = strategy.get<int>("dp_zero_stage")) s.strategy.dp_zero_stage = *v;
+  if (auto v = strategy.get<int>("prefetch")) s.strategy.prefetch = *v;
+  if (auto v = strategy.get<double>("reduce_bucket_mb")) s.strategy.reduce_bucket_mb = *v;
+  if (auto v = strategy.get<double>("allgather_bucket_mb")) s.strategy.allgather_bucket_mb = *v;
   strategy.reject_unknown();
 
   Section accounting(root, "accounting", "accounting");
@@ -142,6 +146,23 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
                                  "exact, pytorch-1.8, pytorch-2");
   if (auto v = accounting.get<std::string>("gpu_arch")) s.accounting.gpu_arch = *v;
   accounting.reject_unknown();
+
+  Section simulation(root, "simulation", "simulation");
+  top.allow("simulation");
+  if (auto v = simulation.get<std::string>("intra_node_link")) s.simulation.intra_node_link = *v;
+  if (auto v = simulation.get<std::string>("inter_node_link")) s.simulation.inter_node_link = *v;
+  if (auto v = simulation.get<int>("gpus_per_node")) {
+    if (*v < 1) throw ScenarioError("simulation.gpus_per_node", "must be at least 1 (got " + std::to_string(*v) + ")");
+    s.simulation.gpus_per_node = *v;
+  }
+  if (auto v = simulation.get<double>("link_gbps")) s.simulation.link_gbps = *v;
+  if (auto v = simulation.get<double>("link_latency_us")) s.simulation.link_latency_us = *v;
+  if (auto v = simulation.get<double>("inter_node_gbps")) s.simulation.inter_node_gbps = *v;
+  if (auto v = simulation.get<double>("inter_node_latency_us")) s.simulation.inter_node_latency_us = *v;
+  if (auto v = simulation.get<double>("compute_efficiency")) s.simulation.compute_efficiency = *v;
+  if (auto v = simulation.get<double>("memory_efficiency")) s.simulation.memory_efficiency = *v;
+  if (auto v = simulation.get<double>("kernel_overhead_us")) s.simulation.kernel_overhead_us = *v;
+  simulation.reject_unknown();
 
   top.reject_unknown();
   return s;
@@ -176,8 +197,23 @@ std::string scenario_to_json(const Scenario& s) {
   if (s.strategy.stages > 0) root["strategy"]["stages"] = s.strategy.stages;
   if (s.strategy.micro_batches != 1) root["strategy"]["micro_batches"] = s.strategy.micro_batches;
   if (s.strategy.dp > 0) root["strategy"]["dp"] = s.strategy.dp;
+  if (s.strategy.dp_zero_stage != 0) root["strategy"]["dp_zero_stage"] = s.strategy.dp_zero_stage;
+  if (s.strategy.prefetch != 1) root["strategy"]["prefetch"] = s.strategy.prefetch;
+  if (s.strategy.reduce_bucket_mb) root["strategy"]["reduce_bucket_mb"] = *s.strategy.reduce_bucket_mb;
+  if (s.strategy.allgather_bucket_mb) root["strategy"]["allgather_bucket_mb"] = *s.strategy.allgather_bucket_mb;
   root["accounting"] = {{"mode", accounting_name(s.accounting.mode)}};
   if (!s.accounting.gpu_arch.empty()) root["accounting"]["gpu_arch"] = s.accounting.gpu_arch;
+  const auto& sim = s.simulation;
+  root["simulation"] = {{"compute_efficiency", sim.compute_efficiency},
+                        {"memory_efficiency", sim.memory_efficiency},
+                        {"kernel_overhead_us", sim.kernel_overhead_us}};
+  if (!sim.intra_node_link.empty()) root["simulation"]["intra_node_link"] = sim.intra_node_link;
+  if (!sim.inter_node_link.empty()) root["simulation"]["inter_node_link"] = sim.inter_node_link;
+  if (sim.gpus_per_node > 0) root["simulation"]["gpus_per_node"] = sim.gpus_per_node;
+  if (sim.link_gbps) root["simulation"]["link_gbps"] = *sim.link_gbps;
+  if (sim.link_latency_us) root["simulation"]["link_latency_us"] = *sim.link_latency_us;
+  if (sim.inter_node_gbps) root["simulation"]["inter_node_gbps"] = *sim.inter_node_gbps;
+  if (sim.inter_node_latency_us) root["simulation"]["inter_node_latency_us"] = *sim.inter_node_latency_us;
   return root.dump(2);
 }
 

@@ -132,7 +132,7 @@ class DataParallelLowering {
           b.retain(holder);  // the replica module's parameter (a view)
           params[static_cast<std::size_t>(d)][static_cast<std::size_t>(slot.layer)][static_cast<std::size_t>(slot.index)] = holder;
         }
-        b.collective(CollectiveKind::Broadcast, replicated_group_, bytes, "replicate: broadcast " + name + " (" + format_bytes(bytes) + ")", 0);
+        b.wait(b.collective(CollectiveKind::Broadcast, replicated_group_, bytes, "replicate: broadcast " + name + " (" + format_bytes(bytes) + ")", 0));
         if (flat >= 0) b.release(flat);  // only the views keep it now
       }
       if (temp >= 0) device0().release(temp);
@@ -157,14 +157,14 @@ class DataParallelLowering {
     std::vector<TensorId> inputs(static_cast<std::size_t>(devices_), -1);
     for (int d : used_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
-      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.input_numel * kFp32Bytes;
+      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.input_numel * model_.input_element_bytes;
       if (d == 0) {
         b.retain(user_.x());
         inputs[0] = user_.x();
       } else {
         inputs[static_cast<std::size_t>(d)] = b.alloc("input chunk", bytes, Category::Activations);
       }
-      b.collective(CollectiveKind::Scatter, used_group_, bytes, "scatter input (" + std::to_string(chunk(d)) + " samples)", 0);
+      b.wait(b.collective(CollectiveKind::Scatter, used_group_, bytes, "scatter input (" + std::to_string(chunk(d)) + " samples)", 0));
     }
     const auto replica_params = replicate();
 
@@ -186,12 +186,13 @@ class DataParallelLowering {
     }
 
     // gather on device 0, then the replicas go out of scope
-    const Bytes out_bytes = global_batch_ * model_.output_numel * kFp32Bytes;
+    const Bytes out_bytes = global_batch_ * model_.output_numel * model_.activation_element_bytes;
     const TensorId gathered = b0.alloc("gathered output", out_bytes, Category::Activations);
     for (int d : used_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
-      b.collective(CollectiveKind::Gather, used_group_, static_cast<Bytes>(chunk(d)) * model_.output_numel * kFp32Bytes,
-                   "gather outputs on device 0", 0);
+      b.wait(b.collective(CollectiveKind::Gather, used_group_,
+                          static_cast<Bytes>(chunk(d)) * model_.output_numel * model_.activation_element_bytes,
+                          "gather outputs on device 0", 0));
       b.release(outputs[static_cast<std::size_t>(d)]);
     }
     release_replica_modules(replica_params);
@@ -210,14 +211,14 @@ class DataParallelLowering {
     std::vector<TensorId> grad_chunks(static_cast<std::size_t>(devices_), -1);
     for (int d : used_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
-      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.output_numel * kFp32Bytes;
+      const Bytes bytes = static_cast<Bytes>(chunk(d)) * model_.output_numel * model_.activation_element_bytes;
       if (d == 0) {
         b.retain(grad_out);
         grad_chunks[0] = grad_out;
       } else {
         grad_chunks[static_cast<std::size_t>(d)] = b.alloc("output grad chunk", bytes, Category::Temporaries);
       }
-      b.collective(CollectiveKind::Scatter, used_group_, bytes, "scatter output gradient", 0);
+      b.wait(b.collective(CollectiveKind::Scatter, used_group_, bytes, "scatter output gradient", 0));
     }
     b0.release(grad_out);
     std::vector<ReplicaGradSink> sinks(static_cast<std::size_t>(devices_), ReplicaGradSink(slot_of_));
@@ -257,8 +258,8 @@ class DataParallelLowering {
       const TensorId result =
           b0.alloc(name + " result", bytes, becomes_grad ? Category::Gradients : Category::Temporaries, becomes_grad);
       for (int d : replicated_)
-        builders_[static_cast<std::size_t>(d)].collective(CollectiveKind::Reduce, replicated_group_, bytes,
-                                                          "reduce_add gradients, " + name + " (" + format_bytes(bytes) + ")", 0);
+        builders_[static_cast<std::size_t>(d)].wait(builders_[static_cast<std::size_t>(d)].collective(
+            CollectiveKind::Reduce, replicated_group_, bytes, "reduce_add gradients, " + name + " (" + format_bytes(bytes) + ")", 0));
       for (int i : chunk) {
         b0.retain(result);
         outputs.emplace_back(i, result);

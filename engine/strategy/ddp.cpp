@@ -48,8 +48,9 @@ void DdpTraining::broadcast_module_states() {
     const TensorId flat = bucket.size() == 1 ? -1
                                               : b_.alloc("broadcast_coalesced flat " + std::to_string(index), bytes,
                                                          Category::CommunicationBuffers);
-    b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
-                  "broadcast module states, bucket " + std::to_string(index) + " (" + format_bytes(bytes) + ")", 0);
+    // _sync_module_states is synchronous: the constructor returns after the broadcasts.
+    b_.wait(b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
+                          "broadcast module states, bucket " + std::to_string(index) + " (" + format_bytes(bytes) + ")", 0));
     in_flight.push_back(flat);
     ++index;
   }

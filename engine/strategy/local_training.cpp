@@ -1,18 +1,29 @@
 // LocalTraining: the per-rank user loop shared by single, ddp and zero1.
 #include "strategy/local_training.h"
 
+#include "strategy/mixed_precision.h"
+
 namespace shardscope {
 
 LocalTraining::LocalTraining(const LoweringContext& context, ProgramBuilder& builder)
     : context_(context),
       b_(builder),
       model_(context.scenario.model),
+      mixed_precision_(is_mixed_precision(context.scenario.settings.training.dtype)),
+      element_bytes_(model_dtype_bytes(context.scenario.settings.training.dtype)),
       workspaces_(context.behaviour.cublas_workspace_bytes) {}
 
 std::vector<ParamSlot*> LocalTraining::optimizer_params() {
   std::vector<ParamSlot*> all;
   for (auto& slot : slots_) all.push_back(&slot);
   return all;
+}
+
+LayerParams LocalTraining::pass_params() {
+  LayerParams params(model_.layers.size());
+  for (std::size_t l = 0; l < slot_of_.size(); ++l)
+    for (int slot : slot_of_[l]) params[l].push_back(slots_[static_cast<std::size_t>(slot)].tensor);
+  return params;
 }
 
 Category LocalTraining::grad_category(int layer, int param) {
@@ -38,36 +49,37 @@ void LocalTraining::training_step() {
   user_.next_batch(b_, model_, batch, training.loss);
 
   before_forward();
-  LayerParams params(model_.layers.size());
-  for (std::size_t l = 0; l < slot_of_.size(); ++l)
-    for (int slot : slot_of_[l]) params[l].push_back(slots_[static_cast<std::size_t>(slot)].tensor);
   PassSettings settings;
   settings.batch = batch;
   settings.grad_enabled = grad;
   settings.loss = training.loss;
-  ModelPass pass(b_, model_, std::move(params), settings, workspaces_);
+  settings.param_element_bytes = element_bytes_;
+  settings.hooks = layer_hooks();
+  ModelPass pass(b_, model_, pass_params(), settings, workspaces_);
   const TensorId output = pass.forward(user_.x());
   user_.rebind_loss(b_, pass.loss_forward(output, user_.y()));
   b_.phase(phase::kForward);
   if (!grad) return;
 
+  before_backward();
   pass.backward(pass.loss_backward(), *this);
   after_backward();
   b_.phase(phase::kBeforeStep);
 
   OptimizerConfig config{training.optimizer, context_.scenario.weight_decay};
-  lower_optimizer_step(b_, context_.behaviour, config, optimizer_params());
+  lower_update(b_, context_.behaviour, config, optimizer_params(), mixed_precision_);
   after_optimizer_step();
   b_.phase(phase::kAfterStep);
 }
 
 void LocalTraining::lower() {
   b_.set_step(0);
-  slots_ = allocate_parameters(b_, model_);
+  slots_ = allocate_parameters(b_, model_, element_bytes_);
   slot_of_ = slots_by_layer(slots_, model_.layers.size());
   b_.phase(phase::kModelCreated);
   wrap();
   b_.phase(phase::kWrapped);
+  if (mixed_precision_ && !context_.scenario.settings.training.no_grad) create_master_weights(b_, optimizer_params());
   for (int step = 1; step <= context_.scenario.settings.training.steps; ++step) {
     b_.set_step(step);
     training_step();

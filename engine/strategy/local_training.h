@@ -2,7 +2,7 @@
 //
 //   model = Net().to(dev)                          # phase model_created
 //   model = wrap(model)                            # phase wrapped (DDP construction; nothing for single)
-//   opt = Optimizer(model.parameters())
+//   opt = Optimizer(model.parameters())            # fp16/bf16: fp32 master weights made here (mixed_precision.h)
 //   for step in range(steps):
 //       opt.zero_grad()                            # 1.8: zero in place; 2.x: set_to_none
 //       x, y = next_batch()                        # created on the device
@@ -36,6 +36,9 @@ class LocalTraining : public GradSink {
  protected:
   virtual void wrap() {}
   virtual void before_forward() {}
+  virtual LayerParams pass_params();      // default: each parameter's own tensor
+  virtual LayerHooks* layer_hooks() { return nullptr; }
+  virtual void before_backward() {}
   virtual void after_accumulate(ParamSlot&) {}
   virtual void after_backward() {}
   virtual std::vector<ParamSlot*> optimizer_params();  // default: every parameter
@@ -46,6 +49,8 @@ class LocalTraining : public GradSink {
   const Model& model_;
   std::vector<ParamSlot> slots_;
   std::vector<std::vector<int>> slot_of_;  // [layer][param] -> index into slots_
+  const bool mixed_precision_;
+  const Bytes element_bytes_;              // of parameters and gradients: 4, or 2 under mixed precision
 
  private:
   void training_step();

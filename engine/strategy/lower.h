@@ -9,4 +9,8 @@ namespace shardscope {
 
 Plan lower_plan(const ResolvedScenario& scenario);
 
+// lower_plan, then validate_plan; a plan that fails validation is a lowering bug: throws std::logic_error listing
+// the problems. What the front ends call.
+Plan lower_validated_plan(const ResolvedScenario& scenario);
+
 }  // namespace shardscope

@@ -8,6 +8,14 @@
 // - mse_loss allocates the elementwise loss, reduces it to a scalar, frees it; mse_loss_backward allocates a
 //   gradient of the input's size. cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
 //   total_weight); backward allocates one input-sized gradient in each.
+// - Transformer blocks are one layer each; what they save is Korthikanti et al. 2022's count
+//   (model/transformer_costs.h). Recomputation follows torch.utils.checkpoint: the checkpointed forward keeps the
+//   block input only; before the block's backward the forward runs again (a "recompute" compute op) and its
+//   activations exist until that backward is done. Selective recomputation (the paper's Section 5) keeps all but
+//   the attention core and re-runs only QKᵀ, softmax, dropout and attention over V.
+// - A tied weight (GPT-2's lm_head = wte) gets one gradient per use; autograd's InputBuffer holds the first
+//   (from lm_head) until the owner's backward adds the second into it, then AccumulateGrad takes it
+//   (torch/csrc/autograd/input_buffer.cpp).
 #include "strategy/model_pass.h"
 
 namespace shardscope {
@@ -22,13 +30,58 @@ ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams pa
                      CublasWorkspaces& workspaces)
     : b_(builder), model_(model), params_(std::move(params)), settings_(std::move(settings)), workspaces_(workspaces) {
   saved_.resize(model_.layers.size());
+  if (settings_.end_layer == 0) settings_.end_layer = model_.layers.size();
 }
 
 Bytes ModelPass::activation_bytes(std::int64_t numel_per_sample) const {
-  return settings_.batch * numel_per_sample * kFp32Bytes;
+  return settings_.batch * numel_per_sample * model_.activation_element_bytes;
 }
 
-Bytes ModelPass::output_bytes() const { return activation_bytes(model_.output_numel); }
+TensorId ModelPass::weight_of(std::size_t layer) const {
+  const Layer& spec = model_.layers[layer];
+  if (spec.tied_layer >= 0) return params_[static_cast<std::size_t>(spec.tied_layer)][static_cast<std::size_t>(spec.tied_param)];
+  return params_[layer][0];
+}
+
+void ModelPass::save_block_activations(std::size_t l) {
+  const Layer& layer = model_.layers[l];
+  auto& saved = saved_[l];
+  const CheckpointMode mode = model_.checkpoint;
+  if (mode == CheckpointMode::Full) return;  // the input (saved by the caller) is all a checkpointed block keeps
+  saved.push_back(b_.alloc(layer.name + " saved activations", settings_.batch * layer.extra_saved_bytes_per_sample,
+                           Category::Activations));
+  if (mode == CheckpointMode::None)
+    saved.push_back(b_.alloc(layer.name + " saved attention scores",
+                             settings_.batch * layer.attention_saved_bytes_per_sample, Category::Activations));
+}
+
+std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
+  const Layer& layer = model_.layers[l];
+  const CheckpointMode mode = model_.checkpoint;
+  std::vector<TensorId> transient;
+  if (layer.kind != LayerKind::TransformerBlock || mode == CheckpointMode::None) return transient;
+  const double batch = static_cast<double>(settings_.batch);
+  if (mode == CheckpointMode::Full) {
+    transient.push_back(b_.alloc(layer.name + " recomputed activations",
+                                 settings_.batch * layer.extra_saved_bytes_per_sample, Category::Activations));
+  }
+  transient.push_back(b_.alloc(layer.name + " recomputed attention scores",
+                               settings_.batch * layer.attention_saved_bytes_per_sample, Category::Activations));
+  workspaces_.touch(b_, settings_.backward_thread);
+  if (mode == CheckpointMode::Full)
+    b_.compute(ComputeKind::Forward, layer.name + " recompute", layer.forward_flops_per_sample * batch,
+               2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes, static_cast<int>(l));
+  else
+    b_.compute(ComputeKind::Forward, layer.name + " attention recompute", layer.attention_forward_flops_per_sample * batch,
+               settings_.batch * layer.attention_saved_bytes_per_sample + 3 * activation_bytes(layer.in_numel),
+               static_cast<int>(l));
+  return transient;
+}
+
+Bytes ModelPass::output_bytes() const {
+  return activation_bytes(settings_.end_layer == model_.layers.size() ? model_.output_numel
+                                                                      : model_.layers[settings_.end_layer - 1].out_numel);
+}
 
 bool ModelPass::input_requires_grad(std::size_t layer) const {
   for (std::size_t i = 0; i < layer; ++i)
@@ -40,8 +93,9 @@ TensorId ModelPass::forward(TensorId input) {
   b_.retain(input);  // the pass's own reference to the running tensor
   TensorId current = input;
   const bool grad = settings_.grad_enabled;
-  for (std::size_t l = 0; l < model_.layers.size(); ++l) {
+  for (std::size_t l = settings_.first_layer; l < settings_.end_layer; ++l) {
     const Layer& layer = model_.layers[l];
+    if (settings_.hooks) settings_.hooks->before_layer_forward(static_cast<int>(l));
     const bool alias = layer.is_view || layer.inplace || (layer.identity_in_eval && !grad);
     TensorId out = current;
     if (alias) {
@@ -49,23 +103,29 @@ TensorId ModelPass::forward(TensorId input) {
     } else {
       out = b_.alloc(layer.name + " output", activation_bytes(layer.out_numel), Category::Activations);
     }
-    if (layer.kind == LayerKind::Linear) workspaces_.touch(b_, settings_.forward_thread);
+    const bool gemm = layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock;
+    if (gemm) workspaces_.touch(b_, settings_.forward_thread);
     if (grad) {
       auto& saved = saved_[l];
       if (layer.saves_input) { b_.retain(current); saved.push_back(current); }
       if (layer.saves_output) { b_.retain(out); saved.push_back(out); }
-      if (layer.extra_saved_bytes_per_sample > 0)
-        saved.push_back(b_.alloc(layer.name + (layer.kind == LayerKind::Dropout ? " mask" : " indices"),
+      if (layer.kind == LayerKind::TransformerBlock) {
+        save_block_activations(l);
+      } else if (layer.extra_saved_bytes_per_sample > 0) {
+        const bool mask = layer.kind == LayerKind::Dropout || layer.kind == LayerKind::Embedding;
+        saved.push_back(b_.alloc(layer.name + (mask ? " dropout mask" : " indices"),
                                  settings_.batch * layer.extra_saved_bytes_per_sample, Category::Activations));
-      if (!layer.params.empty()) { b_.retain(params_[l][0]); saved.push_back(params_[l][0]); }  // the weight
+      }
+      if (layer.has_weight()) { b_.retain(weight_of(l)); saved.push_back(weight_of(l)); }
     }
     if (!layer.is_view)
       b_.compute(ComputeKind::Forward, layer.name + " forward",
                  layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
-                 activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) + layer.param_numel() * kFp32Bytes,
+                 activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) + layer.param_numel() * settings_.param_element_bytes,
                  static_cast<int>(l));
     b_.release(current);
     current = out;
+    if (settings_.hooks) settings_.hooks->after_layer_forward(static_cast<int>(l));
   }
   return current;
 }
@@ -125,40 +185,64 @@ TensorId ModelPass::loss_backward() {
   return grad;
 }
 
-void ModelPass::backward(TensorId grad_output, GradSink& sink) {
+TensorId ModelPass::backward(TensorId grad_output, GradSink& sink) {
   TensorId grad = grad_output;
-  for (std::size_t i = model_.layers.size(); i-- > 0;) {
+  for (std::size_t i = settings_.end_layer; i-- > settings_.first_layer;) {
     const Layer& layer = model_.layers[i];
     const int l = static_cast<int>(i);
     const bool needs_input_grad = input_requires_grad(i);
     if (layer.is_view) continue;  // the gradient is a view of the incoming one
+    if (settings_.hooks) settings_.hooks->before_layer_backward(l);
+    const std::vector<TensorId> recomputed = recompute_block(i);
     TensorId grad_input = -1;
     if (needs_input_grad) grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries);
-    if (layer.kind == LayerKind::Linear) workspaces_.touch(b_, settings_.backward_thread);
+    if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch(b_, settings_.backward_thread);
+    if (layer.tied_layer >= 0) {
+      const Category category = sink.grad_category(layer.tied_layer, layer.tied_param);
+      const Bytes bytes = model_.layers[static_cast<std::size_t>(layer.tied_layer)].params[static_cast<std::size_t>(layer.tied_param)].numel * settings_.param_element_bytes;
+      pending_tied_grads_[{layer.tied_layer, layer.tied_param}] =
+          b_.alloc(layer.name + " tied weight grad", bytes, category, /*persistent=*/category == Category::Gradients);
+    }
     std::vector<TensorId> param_grads;
+    std::vector<TensorId> summed_into_pending;  // second uses of a tied weight: added into the buffer, then freed
     for (std::size_t p = 0; p < layer.params.size(); ++p) {
-      const Category category = sink.grad_category(l, static_cast<int>(p));
+      const auto pending = pending_tied_grads_.find({l, static_cast<int>(p)});
+      const bool tied = pending != pending_tied_grads_.end();
+      const Category category = tied ? Category::Temporaries : sink.grad_category(l, static_cast<int>(p));
       // A gradient that becomes .grad may outlive the program; one accumulated into an existing .grad may not.
-      param_grads.push_back(b_.alloc(layer.name + "." + layer.params[p].name + " grad", layer.params[p].numel * kFp32Bytes,
-                                     category, /*persistent=*/category == Category::Gradients));
+      const TensorId own = b_.alloc(layer.name + "." + layer.params[p].name + " grad", layer.params[p].numel * settings_.param_element_bytes,
+                                    category, /*persistent=*/category == Category::Gradients);
+      if (tied) {
+        summed_into_pending.push_back(own);
+        param_grads.push_back(pending->second);
+        pending_tied_grads_.erase(pending);
+      } else {
+        param_grads.push_back(own);
+      }
     }
     const double flops = layer.forward_flops_per_sample * static_cast<double>(settings_.batch) *
-                         (layer.params.empty() ? 1.0 : (needs_input_grad ? 2.0 : 1.0));
+                         (layer.has_weight() && needs_input_grad ? 2.0 : 1.0);
     b_.compute(ComputeKind::Backward, layer.name + " backward", flops,
-               activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) + 2 * layer.param_numel() * kFp32Bytes, l);
+               activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) + 2 * layer.param_numel() * settings_.param_element_bytes, l);
     b_.release(grad);
     for (TensorId t : saved_[i]) b_.release(t);
     saved_[i].clear();
-    // AccumulateGrad order: Linear's weight gradient goes through TBackward first, so bias comes first.
-    if (layer.kind == LayerKind::Linear) {
+    for (TensorId t : recomputed) b_.release(t);
+    for (TensorId t : summed_into_pending) b_.release(t);
+    // AccumulateGrad order: Linear's weight gradient goes through TBackward first, so bias comes first; inside a
+    // transformer block the parameters used last in forward get their gradients first.
+    if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) {
       for (std::size_t p = param_grads.size(); p-- > 0;) sink.take_grad(l, static_cast<int>(p), param_grads[p]);
     } else {
       for (std::size_t p = 0; p < param_grads.size(); ++p) sink.take_grad(l, static_cast<int>(p), param_grads[p]);
     }
-    if (!needs_input_grad) return;
+    if (settings_.hooks) settings_.hooks->after_layer_backward(l);
+    if (!needs_input_grad) return -1;
     grad = grad_input;
   }
+  if (settings_.first_layer > 0) return grad;  // the stage input's gradient, sent to the previous stage
   b_.release(grad);  // only reached if the first layer is a view
+  return -1;
 }
 
 }  // namespace shardscope

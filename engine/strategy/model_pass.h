@@ -1,8 +1,10 @@
 // Forward and backward of a layer stack on one device, as PyTorch's autograd allocates and frees:
 // each layer's output, what its node saves (derivatives.yaml), activation gradients, parameter gradients
-// handed to a GradSink in the order AccumulateGrad runs, and the loss (MSE or cross-entropy).
+// handed to a GradSink in the order AccumulateGrad runs, and the loss (MSE or cross-entropy). Transformer blocks
+// follow the model's activation recomputation (CheckpointMode): forward keeps less, backward re-runs the forward.
 // Strategy-independent: DP replicas, DDP ranks and single devices all run through it.
 #pragma once
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -38,6 +40,17 @@ class GradSink {
   virtual void take_grad(int layer, int param, TensorId grad) = 0;
 };
 
+// Called around every layer of a pass (layer = model index): ZeRO-3 gathers a unit's parameters before its
+// forward and backward and frees or reduces them after.
+class LayerHooks {
+ public:
+  virtual ~LayerHooks() = default;
+  virtual void before_layer_forward(int /*layer*/) {}
+  virtual void after_layer_forward(int /*layer*/) {}
+  virtual void before_layer_backward(int /*layer*/) {}
+  virtual void after_layer_backward(int /*layer*/) {}  // after the layer's gradients reached the GradSink
+};
+
 // Tensor holding each parameter, per layer and parameter (a replica's parameters may share a flat buffer).
 using LayerParams = std::vector<std::vector<TensorId>>;
 
@@ -47,6 +60,11 @@ struct PassSettings {
   LossKind loss = LossKind::Mse;
   std::string forward_thread = "main";
   std::string backward_thread = "autograd";
+  Bytes param_element_bytes = kFp32Bytes;  // 2 under fp16/bf16 mixed precision: the gradients autograd makes
+  // The layers this pass runs: [first_layer, end_layer) (a pipeline stage); end 0 = to the last layer.
+  std::size_t first_layer = 0;
+  std::size_t end_layer = 0;
+  LayerHooks* hooks = nullptr;
 };
 
 class ModelPass {
@@ -61,14 +79,19 @@ class ModelPass {
   TensorId loss_forward(TensorId output, TensorId target);
   // loss.backward() down to the model output: returns the gradient of the output (one reference).
   TensorId loss_backward();
-  // Backward through the layers from the output gradient (reference handed over).
-  void backward(TensorId grad_output, GradSink& sink);
+  // Backward through the layers from the output gradient (reference handed over). Returns the gradient of the
+  // pass's input (one reference for the caller) when the input requires grad and first_layer > 0 (a pipeline
+  // stage sends it back), else -1.
+  TensorId backward(TensorId grad_output, GradSink& sink);
 
-  Bytes output_bytes() const;
+  Bytes output_bytes() const;  // the last layer's output of this pass
 
  private:
   Bytes activation_bytes(std::int64_t numel_per_sample) const;
   bool input_requires_grad(std::size_t layer) const;
+  TensorId weight_of(std::size_t layer) const;
+  void save_block_activations(std::size_t layer);
+  std::vector<TensorId> recompute_block(std::size_t layer);
 
   ProgramBuilder& b_;
   const Model& model_;
@@ -78,6 +101,8 @@ class ModelPass {
   std::vector<std::vector<TensorId>> saved_;  // per layer, what its autograd node holds
   std::vector<TensorId> loss_saved_;          // tensors held by the loss nodes
   TensorId loss_shared_ = -1;                 // cross-entropy: log_softmax output, saved by two nodes
+  // Gradients of tied weights waiting in autograd's InputBuffer for the owner's use: (layer, param) -> tensor.
+  std::map<std::pair<int, int>, TensorId> pending_tied_grads_;
 };
 
 }  // namespace shardscope

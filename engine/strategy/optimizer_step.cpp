@@ -10,6 +10,8 @@
 // - SGD momentum: buf = clone(grad) at the first step (both versions); in-place afterwards.
 #include "strategy/optimizer_step.h"
 
+#include "strategy/model_pass.h"
+
 namespace shardscope {
 
 int optimizer_state_multiplier(OptimizerKind kind) {
@@ -24,9 +26,13 @@ int optimizer_state_multiplier(OptimizerKind kind) {
 
 namespace {
 
+// The optimizer works in fp32 whatever the model dtype: on the parameter itself (fp32 training) or on its fp32
+// master copy (mixed precision), so state and step temporaries are 4 bytes per element.
+Bytes fp32_bytes(const ParamSlot* p) { return p->numel * kFp32Bytes; }
+
 Bytes total_bytes(const std::vector<ParamSlot*>& params) {
   Bytes sum = 0;
-  for (const auto* p : params) sum += p->bytes;
+  for (const auto* p : params) sum += fp32_bytes(p);
   return sum;
 }
 
@@ -34,10 +40,10 @@ void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, Opti
   for (auto* p : params) {
     if (!p->state.empty()) continue;
     if (kind == OptimizerKind::Momentum) {
-      p->state.push_back(b.alloc("momentum_buffer " + p->name, p->bytes, Category::OptimizerState, true));
+      p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true));
     } else if (kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW) {
-      p->state.push_back(b.alloc("exp_avg " + p->name, p->bytes, Category::OptimizerState, true));
-      p->state.push_back(b.alloc("exp_avg_sq " + p->name, p->bytes, Category::OptimizerState, true));
+      p->state.push_back(b.alloc("exp_avg " + p->name, fp32_bytes(p), Category::OptimizerState, true));
+      p->state.push_back(b.alloc("exp_avg_sq " + p->name, fp32_bytes(p), Category::OptimizerState, true));
     }
   }
 }
@@ -45,7 +51,7 @@ void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, Opti
 // A list of per-parameter temporaries alive together (a foreach result).
 std::vector<TensorId> foreach_temporaries(ProgramBuilder& b, const std::vector<ParamSlot*>& params, const std::string& what) {
   std::vector<TensorId> list;
-  for (const auto* p : params) list.push_back(b.alloc(what + " " + p->name, p->bytes, Category::Temporaries));
+  for (const auto* p : params) list.push_back(b.alloc(what + " " + p->name, fp32_bytes(p), Category::Temporaries));
   return list;
 }
 
@@ -79,14 +85,14 @@ void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vect
   TensorId previous_decayed = -1, previous_denom = -1;
   for (auto* p : params) {
     if (previous_decayed >= 0) b.release(previous_decayed);  // `grad = grads[i]` rebinds the name
-    previous_decayed = decayed_grads ? b.alloc("grad + wd·param " + p->name, p->bytes, Category::Temporaries) : -1;
+    previous_decayed = decayed_grads ? b.alloc("grad + wd·param " + p->name, fp32_bytes(p), Category::Temporaries) : -1;
     if (!adam) {
       if (config.kind == OptimizerKind::Momentum && p->state.empty())
-        p->state.push_back(b.alloc("momentum_buffer " + p->name, p->bytes, Category::OptimizerState, true));
+        p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true));
       continue;
     }
-    const TensorId sqrt = b.alloc("exp_avg_sq.sqrt() " + p->name, p->bytes, Category::Temporaries);
-    const TensorId denom = b.alloc("denom " + p->name, p->bytes, Category::Temporaries);
+    const TensorId sqrt = b.alloc("exp_avg_sq.sqrt() " + p->name, fp32_bytes(p), Category::Temporaries);
+    const TensorId denom = b.alloc("denom " + p->name, fp32_bytes(p), Category::Temporaries);
     b.release(sqrt);
     if (previous_denom >= 0) b.release(previous_denom);
     previous_denom = denom;

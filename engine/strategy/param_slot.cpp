@@ -5,7 +5,7 @@
 
 namespace shardscope {
 
-std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model) {
+std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model, Bytes element_bytes) {
   std::vector<ParamSlot> slots;
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     const Layer& layer = model.layers[l];
@@ -14,7 +14,8 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
       slot.name = layer.name + "." + layer.params[p].name;
       slot.layer = static_cast<int>(l);
       slot.index = static_cast<int>(p);
-      slot.bytes = layer.params[p].numel * kFp32Bytes;
+      slot.numel = layer.params[p].numel;
+      slot.bytes = slot.numel * element_bytes;
       slot.tensor = builder.alloc(slot.name, slot.bytes, Category::Parameters, /*persistent=*/true);
       slots.push_back(slot);
     }

@@ -12,15 +12,18 @@ struct ParamSlot {
   std::string name;  // "fc3.weight"
   int layer = 0;
   int index = 0;     // within the layer
-  Bytes bytes = 0;
+  std::int64_t numel = 0;
+  Bytes bytes = 0;               // numel × the model dtype's element size (4, or 2 under mixed precision)
   TensorId tensor = -1;
+  TensorId master = -1;          // mixed precision: the fp32 master copy the optimizer updates (-1: none)
   TensorId grad = -1;           // -1: .grad is None
   bool grad_is_view = false;    // .grad is a view into a DDP bucket (gradient_as_bucket_view)
   std::vector<TensorId> state;  // optimizer state, created lazily at the first step()
 };
 
-// model.to(device): every parameter allocated in registration order (Module._apply).
-std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model);
+// model.to(device): every parameter allocated in registration order (Module._apply), `element_bytes` each
+// (2 under mixed precision: model.half() before .to(device), as deepspeed.initialize does for a CPU-built model).
+std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model, Bytes element_bytes = 4);
 // optimizer.zero_grad(): 2.x sets .grad to None (set_to_none=True, the default from 2.0), releasing it;
 // 1.x zeroes it in place, so nothing is freed.
 void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets_none);

@@ -6,9 +6,10 @@
 namespace shardscope {
 
 void UserTensors::next_batch(ProgramBuilder& b, const Model& model, std::int64_t batch, LossKind loss) {
-  const TensorId x = b.alloc("input x", batch * model.input_numel * kFp32Bytes, Category::Activations, true);
-  // MSE targets have the output's shape; cross-entropy targets are int64 class indices.
-  const Bytes target_bytes = loss == LossKind::Mse ? batch * model.output_numel * kFp32Bytes : batch * 8;
+  const TensorId x = b.alloc("input x", batch * model.input_numel * model.input_element_bytes, Category::Activations, true);
+  // MSE targets have the output's shape; cross-entropy targets are int64 class indices (one per token for an LM).
+  const Bytes target_bytes =
+      loss == LossKind::Mse ? batch * model.output_numel * kFp32Bytes : batch * model.target_positions * 8;
   const TensorId y = b.alloc("target y", target_bytes, Category::Activations, true);
   if (x_ >= 0) b.release(x_);
   if (y_ >= 0) b.release(y_);

@@ -43,9 +43,10 @@ void Zero1Training::after_optimizer_step() {
     for (std::size_t i = 0; i < slots_.size(); ++i)
       if (owner_[i] == owner) bytes += slots_[i].bytes;
     if (bytes == 0) continue;
-    b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
-                  "broadcast rank " + std::to_string(owner) + "'s updated parameters (" + format_bytes(bytes) + ")", owner,
-                  {b_.last_compute()});
+    // step() waits for the broadcasts before it returns, so the next forward sees the updated parameters.
+    b_.wait(b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
+                          "broadcast rank " + std::to_string(owner) + "'s updated parameters (" + format_bytes(bytes) + ")", owner,
+                          {b_.last_compute()}));
   }
 }
 

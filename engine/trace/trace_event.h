@@ -56,6 +56,7 @@ struct TraceHeader {
   std::string scenario_json;      // the resolved scenario, as a scenario file would hold it
   std::string accounting_rules;   // accounting_rules_label(mode)
   std::shared_ptr<const Plan> plan;  // op labels, kinds, layers, tensors: events refer to it by index
+                                     // (a trace file keeps every field but op deps; may be null)
   std::vector<TraceDevice> devices;
 };
 

@@ -40,4 +40,11 @@ plain = memory(f"{scenarios}/ddp.json")
 assert grads_before_step(plain) >= 20 * (2000 * 2000 + 2000) * 4
 assert memory(f"{scenarios}/ddp.json", "--gradient-as-bucket-view")["scenario"]["strategy"]["gradient_as_bucket_view"] is True
 assert memory(f"{scenarios}/ddp.json", "--batch", "7")["scenario"]["training"]["batch"] == 7
+
+# Transformer presets: the model's name, published parameter count and sequence length travel in the report.
+gpt2 = memory("--model", "gpt2", "--strategy", "single", "--batch", "1", "--seq", "128")
+assert gpt2["model"]["name"].startswith("gpt2"), gpt2["model"]
+assert gpt2["model"]["parameter_count"] == 124_439_808, gpt2["model"]  # openai-community/gpt2 num_parameters()
+assert gpt2["model"]["seq"] == 128 and gpt2["model"]["transformer_blocks"] == 12, gpt2["model"]
+assert report["model"]["seq"] is None and report["model"]["transformer_blocks"] == 0, report["model"]
 print("1 passed, 0 failed")

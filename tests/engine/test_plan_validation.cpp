@@ -16,13 +16,14 @@ struct Case {
 TEST(PlanValidation, EveryStrategyAndModelLowersToAValidPlan) {
   const std::vector<std::string> models = {"mlp:3x16", "mlp:3x16:relu", "vgg16"};
   const std::vector<StrategyKind> strategies = {StrategyKind::Single, StrategyKind::DataParallel, StrategyKind::BalancedDataParallel,
-                                                StrategyKind::Ddp, StrategyKind::Zero1};
+                                                StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3,
+                                                StrategyKind::ModelParallel, StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B};
   int checked = 0;
   for (const auto& model : models)
     for (auto strategy : strategies)
       for (auto mode : {AccountingMode::Exact, AccountingMode::PyTorch18, AccountingMode::PyTorch2})
         for (bool no_grad : {false, true}) {
-          if (no_grad && strategy == StrategyKind::Zero1) continue;
+          if (no_grad && (strategy == StrategyKind::Zero1 || strategy == StrategyKind::Zero2)) continue;
           auto s = testing::make(model, strategy, strategy == StrategyKind::Single ? 1 : 3, 2, mode);
           s.training.steps = 2;
           s.training.no_grad = no_grad;
@@ -31,13 +32,42 @@ TEST(PlanValidation, EveryStrategyAndModelLowersToAValidPlan) {
           s.model.inplace_relu = checked % 3 == 0;
           s.strategy.gradient_as_bucket_view = checked % 4 == 1;
           if (strategy == StrategyKind::BalancedDataParallel) s.strategy.gpu0_batch = checked % 2;
+          const bool data_parallel = strategy == StrategyKind::DataParallel || strategy == StrategyKind::BalancedDataParallel;
+          if (!data_parallel) s.training.dtype = checked % 3 == 1 ? "bf16" : (checked % 3 == 2 ? "fp16" : "fp32");
+          if (strategy == StrategyKind::Zero2 || strategy == StrategyKind::Zero3) s.strategy.reduce_bucket_mb = 1;
+          if (strategy == StrategyKind::Zero3) s.strategy.prefetch = checked % 3;
+          if (strategy == StrategyKind::PipelineGPipe || strategy == StrategyKind::Pipeline1F1B) s.strategy.micro_batches = 2;
           const auto plan = lower_plan(resolve_scenario(s));
           const auto report = validate_plan(plan);
           EXPECT_TRUE(report.ok()) << model << " " << strategy_name(strategy) << ": " << report.errors.front();
           EXPECT_EQ(plan.programs.size(), static_cast<std::size_t>(s.cluster.world));
           ++checked;
         }
-  EXPECT_EQ(checked, 81);  // 3 models × 5 strategies × 3 modes × 2, less ZeRO-1 under no_grad
+  EXPECT_EQ(checked, 162);  // 3 models × 10 strategies × 3 modes × 2, less ZeRO-1 and ZeRO-2 under no_grad (2 × 9)
+}
+
+// Pipelines replicated over data-parallel groups, with and without ZeRO-1 inside them, every schedule and dtype.
+TEST(PlanValidation, PipelineTimesDataParallelLowersToAValidPlan) {
+  int checked = 0;
+  for (auto strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
+    for (const std::string model : {"mlp:6x16:relu", "vgg16", "params:1M:12"})
+      for (int dp_zero : {0, 1})
+        for (const std::string dtype : {"fp32", "bf16"}) {
+          auto s = testing::make(model, strategy, 6, 4, checked % 2 ? AccountingMode::PyTorch2 : AccountingMode::PyTorch18);
+          s.strategy.stages = 3;
+          s.strategy.micro_batches = 4;
+          s.strategy.dp_zero_stage = dp_zero;
+          s.training.dtype = dtype;
+          s.training.steps = 2;
+          if (model == "vgg16") s.training.loss = LossKind::CrossEntropy;
+          const auto plan = lower_plan(resolve_scenario(s));
+          const auto report = validate_plan(plan);
+          EXPECT_TRUE(report.ok()) << model << " " << strategy_name(strategy) << ": " << report.errors.front();
+          EXPECT_EQ(plan.programs.size(), 6u);
+          EXPECT_EQ(plan.groups.size(), 1u + 3u);  // world + one data-parallel group per stage
+          ++checked;
+        }
+  EXPECT_EQ(checked, 24);
 }
 
 Plan two_ranks() {

@@ -45,7 +45,17 @@ TEST(ScenarioJson, RoundTrips) {
   Scenario s = builtin_default_scenario();
   s.strategy.kind = StrategyKind::Zero1;
   s.training.steps = 2;
+  s.training.dtype = "bf16";
+  s.strategy.prefetch = 2;
+  s.strategy.dp_zero_stage = 1;
+  s.strategy.reduce_bucket_mb = 64;
+  s.strategy.allgather_bucket_mb = 32;
   const Scenario back = parse_scenario_json(scenario_to_json(s), "x");
+  EXPECT_EQ(back.training.dtype, "bf16");
+  EXPECT_EQ(back.strategy.prefetch, 2);
+  EXPECT_EQ(back.strategy.dp_zero_stage, 1);
+  EXPECT_DOUBLE_EQ(*back.strategy.reduce_bucket_mb, 64);
+  EXPECT_DOUBLE_EQ(*back.strategy.allgather_bucket_mb, 32);
   EXPECT_EQ(back.strategy.kind, StrategyKind::Zero1);
   EXPECT_EQ(back.training.steps, 2);
   EXPECT_EQ(back.model.spec, s.model.spec);
@@ -70,9 +80,40 @@ TEST(ScenarioJson, ErrorsNameTheField) {
   EXPECT_NE(error_of(R"({"model": 3})").find("model: must be an object"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "balanced-dp"}})").find("strategy.gpu0_batch"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "single"}, "cluster": {"world": 2}})").find("cluster.world"), std::string::npos);
-  EXPECT_NE(error_of(R"({"training": {"dtype": "bf16"}})").find("training.dtype"), std::string::npos);
+  EXPECT_NE(error_of(R"({"training": {"dtype": "fp8"}})").find("training.dtype"), std::string::npos);
+  EXPECT_NE(error_of(R"({"training": {"dtype": "fp16"}, "strategy": {"name": "dp"}})").find("training.dtype"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "pp-gpipe", "stages": 3}, "cluster": {"world": 4}})").find("strategy.stages: stages (3) must divide world (4)"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "pp-1f1b", "stages": 5}, "model": {"spec": "mlp:4x8"}})").find("more stages (5) than layers"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "pp-gpipe", "micro_batches": 40}})").find("strategy.micro_batches: more micro-batches (40) than samples"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "ddp", "stages": 2}})").find("strategy.stages"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "pp-gpipe", "stages": 2, "dp": 2}, "cluster": {"world": 6}})").find("cluster.world: world (6) must equal stages × dp (2 × 2)"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model": {"spec": "params:lots"}})").find("model.spec"), std::string::npos);
   EXPECT_NE(error_of("{\"training\": ").find("test.json: is not valid JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"accounting": {"gpu_arch": "sm75"}})").find("accounting.gpu_arch"), std::string::npos);
+}
+
+// World = stages × dp, whichever two are given (parallel_layout.h).
+TEST(ScenarioLayout, DerivesWorldStagesAndDp) {
+  auto layout = [](const std::string& json) {
+    const auto r = resolve_scenario(parse_scenario_json(json, "x"));
+    return std::to_string(r.settings.cluster.world) + "=" + std::to_string(r.settings.strategy.stages) + "x" +
+           std::to_string(r.settings.strategy.dp);
+  };
+  EXPECT_EQ(layout(R"({"strategy": {"name": "pp-gpipe"}})"), "2=2x1");
+  EXPECT_EQ(layout(R"({"strategy": {"name": "pp-gpipe", "stages": 4, "dp": 2}})"), "8=4x2");
+  EXPECT_EQ(layout(R"({"strategy": {"name": "pp-1f1b", "dp": 2}, "cluster": {"world": 8}})"), "8=4x2");
+  EXPECT_EQ(layout(R"({"strategy": {"name": "pp-1f1b", "stages": 2}, "cluster": {"world": 8}})"), "8=2x4");
+  EXPECT_EQ(layout(R"({"strategy": {"name": "mp"}, "cluster": {"world": 3}})"), "3=3x1");
+  EXPECT_EQ(layout(R"({"strategy": {"name": "zero3"}, "cluster": {"world": 8}})"), "8=1x1");
+}
+
+TEST(ModelSpec, ParameterCounts) {
+  EXPECT_EQ(parse_model_spec("params:7.5e9").parameter_count(), 7'500'000'000);
+  EXPECT_EQ(parse_model_spec("params:125M").parameter_count(), 125'000'000);
+  EXPECT_EQ(parse_model_spec("params:1.3B:24").layers.size(), 24u);
+  EXPECT_EQ(parse_model_spec("params:1001:10").parameter_count(), 1001);  // the first block takes the remainder
+  EXPECT_THROW(parse_model_spec("params:0"), ModelSpecError);
+  EXPECT_THROW(parse_model_spec("params:10:20"), ModelSpecError);
 }
 
 }  // namespace

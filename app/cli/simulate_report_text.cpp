@@ -1,0 +1,77 @@
+// Text form of the simulation summary: the step's time, communication (total and exposed), bubble, collective
+// bandwidths and a per-rank table (ranks with identical figures folded into one row).
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/simulate_command.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+std::string link_text(const LinkPreset& link) {
+  return fmt::format("{} ({} GB/s, α {} µs)", link.name, link.gbps, link.latency_us);
+}
+
+std::string percent(TimeNs part, TimeNs whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+}
+
+bool same_figures(const RankTiming& a, const RankTiming& b) {
+  return a.compute_busy_ns == b.compute_busy_ns && a.comm_ns == b.comm_ns && a.exposed_comm_ns == b.exposed_comm_ns &&
+         a.wait_ns == b.wait_ns && a.peak_bytes == b.peak_bytes;
+}
+
+}  // namespace
+
+void print_simulate_text(const SimulateRun& run, std::ostream& out) {
+  const auto& s = run.scenario.settings;
+  const SimulationResult& r = run.result;
+  const CostModel costs = CostModel::from_scenario(run.scenario);
+  const auto& rates = costs.rates();
+  out << "ShardScope simulate — " << s.name << "\n";
+  out << fmt::format("model      {}, batch {} per rank, {}, {} step{}\n", run.scenario.model.display_name, s.training.batch,
+                     s.training.dtype, s.training.steps, s.training.steps == 1 ? "" : "s");
+  out << fmt::format("cluster    {} × {}, strategy {}; {} GPUs per node\n", s.cluster.world, run.scenario.device.name,
+                     strategy_name(s.strategy.kind), costs.links().gpus_per_node);
+  out << fmt::format("links      intra-node {}, inter-node {}\n", link_text(costs.links().intra_node), link_text(costs.links().inter_node));
+  out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel\n", rates.peak_tflops,
+                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_time_ns(rates.kernel_overhead_ns));
+  out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
+  for (const auto& note : run.plan.notes) out << "note       " << note << "\n";
+  if (!r.error.empty()) out << "STOPPED    " << r.error << "\n";
+
+  out << fmt::format("\nstep {} (the last simulated step; set-up is step 0)\n", r.step);
+  out << fmt::format("  step time      {}  (makespan over all ranks, {} – {})\n", format_time_ns(r.step_time_ns),
+                     format_time_ns(r.step_begin_ns), format_time_ns(r.step_end_ns));
+  out << fmt::format("  communication  {} on the critical rank {}, of which exposed {} ({} of the step)\n",
+                     format_time_ns(r.total_comm_ns), r.critical_rank, format_time_ns(r.exposed_comm_ns),
+                     percent(r.exposed_comm_ns, r.step_time_ns));
+  out << fmt::format("  bubble         {:.1f}% (mean idle compute over the step)\n", 100.0 * r.bubble_fraction);
+  out << fmt::format("  whole run      {}, {} trace events\n", format_time_ns(r.run_time_ns), r.event_count);
+  if (!r.collectives.empty()) {
+    out << "  collectives    kind            count        bytes          time    busbw\n";
+    for (const auto& c : r.collectives)
+      out << fmt::format("                 {:<14} {:>6} {:>12} {:>13} {:>8.1f} GB/s\n", c.kind, c.count, format_bytes(c.size_bytes),
+                         format_time_ns(c.time_ns), c.busbw_gbps);
+  }
+
+  out << fmt::format("\n  {:<16} {:>7} {:>13} {:>13} {:>13} {:>13} {:>12}\n", "rank", "util", "compute", "comm", "exposed",
+                     "waiting", "peak");
+  const auto& ranks = r.ranks;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t last = i;
+    while (last + 1 < ranks.size() && same_figures(ranks[i], ranks[last + 1])) ++last;
+    const RankTiming& t = ranks[i];
+    out << fmt::format("  {:<16} {:>6.1f}% {:>13} {:>13} {:>13} {:>13} {:>12}\n",
+                       last == i ? std::to_string(i) : fmt::format("{}–{}", i, last), 100.0 * t.utilisation,
+                       format_time_ns(t.compute_busy_ns), format_time_ns(t.comm_ns), format_time_ns(t.exposed_comm_ns),
+                       format_time_ns(t.wait_ns), format_bytes(t.peak_bytes));
+    i = last + 1;
+  }
+  out << "  (util = compute busy / step time; waiting = time collectives waited for slower peers; peak = allocated, "
+      << accounting_name(s.accounting.mode) << " accounting)\n";
+}
+
+}  // namespace shardscope::cli

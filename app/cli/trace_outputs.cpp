@@ -1,0 +1,60 @@
+// Trace file, Chrome trace and CSV outputs of a run.
+#include "cli/trace_outputs.h"
+
+#include <fstream>
+#include <ostream>
+
+#include "scenario/scenario.h"
+#include "trace/chrome_trace_export.h"
+#include "trace/memory_csv_export.h"
+#include "trace/trace_file_writer.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+class DiscardSink : public TraceSink {
+ public:
+  void begin(const TraceHeader&) override {}
+  void emit(const TraceEvent&) override {}
+};
+
+template <typename Write>
+void write_file(const std::string& flag, const std::string& path, Write&& write, std::ostream& log) {
+  std::ofstream out(path);
+  if (!out) throw ScenarioError(flag, "cannot open '" + path + "' for writing");
+  write(out);
+  out.close();
+  if (!out) throw ScenarioError(flag, "could not write '" + path + "' (disk full?)");
+  log << "wrote " << path << "\n";
+}
+
+}  // namespace
+
+TraceOutputs::TraceOutputs(TraceOutputPaths paths) : paths_(std::move(paths)) {
+  std::vector<TraceSink*> sinks;
+  if (!paths_.trace.empty()) {
+    try {
+      owned_.push_back(std::make_unique<TraceFileWriter>(paths_.trace));
+    } catch (const std::exception& error) {
+      throw ScenarioError("--out", error.what());
+    }
+    sinks.push_back(owned_.back().get());
+  }
+  if (!paths_.chrome.empty() || !paths_.csv.empty()) {
+    store_ = std::make_unique<TraceStore>();
+    sinks.push_back(store_.get());
+  }
+  if (sinks.empty()) sink_ = std::make_unique<DiscardSink>();
+  else sink_ = std::make_unique<TeeTraceSink>(sinks);
+}
+
+TraceOutputs::~TraceOutputs() = default;
+
+void TraceOutputs::finish(std::ostream& log) {
+  if (!paths_.trace.empty()) log << "wrote " << paths_.trace << "\n";
+  if (!paths_.chrome.empty()) write_file("--chrome", paths_.chrome, [&](std::ostream& out) { write_chrome_trace(*store_, out); }, log);
+  if (!paths_.csv.empty()) write_file("--csv", paths_.csv, [&](std::ostream& out) { write_memory_csv(*store_, out); }, log);
+}
+
+}  // namespace shardscope::cli

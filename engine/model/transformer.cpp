@@ -1,0 +1,143 @@
+// Layer stacks of GPT2LMHeadModel and LlamaForCausalLM (transformers' modeling_gpt2.py / modeling_llama.py):
+// parameters named and ordered as their state_dict registers them, so DDP buckets and ZeRO shards follow HF.
+#include "model/transformer.h"
+
+#include "model/transformer_costs.h"
+
+namespace shardscope {
+
+namespace {
+
+bool is_gpt2(const TransformerConfig& c) { return c.family == TransformerFamily::Gpt2; }
+
+// GPT-2 wte + wpe, then dropout (embd_pdrop); Llama embed_tokens. The node keeps the token ids (the input x)
+// for embedding_dense_backward, which produces a dense V×h weight gradient; GPT-2 also keeps its dropout mask.
+Layer make_embedding(const TransformerConfig& c, std::int64_t seq) {
+  Layer layer;
+  layer.kind = LayerKind::Embedding;
+  if (is_gpt2(c)) {
+    layer.name = "embeddings";
+    layer.params = {{"wte.weight", c.vocab * c.hidden}, {"wpe.weight", static_cast<std::int64_t>(c.max_positions) * c.hidden}};
+    layer.extra_saved_bytes_per_sample = seq * c.hidden;  // dropout mask, 1 byte per element
+  } else {
+    layer.name = "embed_tokens";
+    layer.params = {{"weight", c.vocab * c.hidden}};
+  }
+  layer.in_numel = seq;
+  layer.out_numel = seq * c.hidden;
+  layer.saves_input = true;
+  layer.forward_flops_per_sample = static_cast<double>(seq * c.hidden);  // the gather (and GPT-2's wte + wpe add)
+  return layer;
+}
+
+std::vector<ParamSpec> block_params(const TransformerConfig& c) {
+  const std::int64_t h = c.hidden, i = c.intermediate, kv = c.kv_width();
+  if (is_gpt2(c))  // Conv1D layers (weight in×out) with biases; LayerNorms with bias
+    return {{"ln_1.weight", h},          {"ln_1.bias", h},
+            {"attn.c_attn.weight", h * 3 * h}, {"attn.c_attn.bias", 3 * h},
+            {"attn.c_proj.weight", h * h},     {"attn.c_proj.bias", h},
+            {"ln_2.weight", h},          {"ln_2.bias", h},
+            {"mlp.c_fc.weight", h * i},  {"mlp.c_fc.bias", i},
+            {"mlp.c_proj.weight", i * h}, {"mlp.c_proj.bias", h}};
+  return {{"self_attn.q_proj.weight", h * h},  {"self_attn.k_proj.weight", kv * h},
+          {"self_attn.v_proj.weight", kv * h}, {"self_attn.o_proj.weight", h * h},
+          {"mlp.gate_proj.weight", i * h},     {"mlp.up_proj.weight", i * h},
+          {"mlp.down_proj.weight", h * i},     {"input_layernorm.weight", h},
+          {"post_attention_layernorm.weight", h}};
+}
+
+Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::int64_t element_bytes, bool group_params) {
+  Layer layer;
+  layer.name = (is_gpt2(c) ? "h." : "layers.") + std::to_string(index);
+  layer.kind = LayerKind::TransformerBlock;
+  layer.params = block_params(c);
+  if (group_params) {  // one flat tensor: fewer ops for very large plans, same bytes
+    std::int64_t numel = 0;
+    for (const auto& param : layer.params) numel += param.numel;
+    layer.params = {{"parameters", numel}};
+  }
+  layer.in_numel = layer.out_numel = seq * c.hidden;
+  const BlockActivationBytes saved = block_activation_bytes(c, seq, element_bytes);
+  layer.saves_input = true;  // the first norm's input is the block input: the lowering shares that tensor
+  layer.extra_saved_bytes_per_sample = saved.other;
+  layer.attention_saved_bytes_per_sample = saved.attention;
+  layer.forward_flops_per_sample = block_forward_flops(c, seq);
+  layer.attention_forward_flops_per_sample = attention_core_flops(c, seq);
+  return layer;
+}
+
+// ln_f (LayerNorm with bias) / norm (RMSNorm): saves its input, as the paper counts norms.
+Layer make_final_norm(const TransformerConfig& c, std::int64_t seq) {
+  Layer layer;
+  layer.name = is_gpt2(c) ? "ln_f" : "norm";
+  layer.kind = is_gpt2(c) ? LayerKind::LayerNorm : LayerKind::RmsNorm;
+  layer.params = is_gpt2(c) ? std::vector<ParamSpec>{{"weight", c.hidden}, {"bias", c.hidden}}
+                            : std::vector<ParamSpec>{{"weight", c.hidden}};
+  layer.in_numel = layer.out_numel = seq * c.hidden;
+  layer.saves_input = true;
+  layer.forward_flops_per_sample = 5.0 * static_cast<double>(seq * c.hidden);
+  return layer;
+}
+
+// lm_head: Linear(h, V, bias=False), saves its input; tied to the token embedding when the config says so.
+Layer make_lm_head(const TransformerConfig& c, std::int64_t seq, bool tied) {
+  Layer layer;
+  layer.name = "lm_head";
+  layer.kind = LayerKind::Linear;
+  if (tied) {
+    layer.tied_layer = 0;
+    layer.tied_param = 0;
+  } else {
+    layer.params = {{"weight", c.vocab * c.hidden}};
+  }
+  layer.in_numel = seq * c.hidden;
+  layer.out_numel = seq * c.vocab;
+  layer.saves_input = true;
+  layer.forward_flops_per_sample = lm_head_flops(c, seq);
+  return layer;
+}
+
+std::string display_name(const TransformerConfig& c, std::int64_t seq) {
+  std::string text = c.name + ": " + std::to_string(c.layers) + " blocks, hidden " + std::to_string(c.hidden) + ", " +
+                     std::to_string(c.heads) + " heads";
+  if (c.kv_heads != c.heads) text += " (" + std::to_string(c.kv_heads) + " KV)";
+  text += ", vocab " + std::to_string(c.vocab) + ", seq " + std::to_string(seq);
+  return text;
+}
+
+}  // namespace
+
+Model build_transformer(const TransformerConfig& c, const ModelOptions& options) {
+  if (options.seq > c.max_positions)
+    throw SequenceLengthError("sequence length " + std::to_string(options.seq) + " exceeds " + c.name + "'s " +
+                              std::to_string(c.max_positions) + " positions");
+  const std::int64_t seq = options.seq > 0 ? options.seq : c.max_positions;
+  Model model;
+  model.seq = static_cast<int>(seq);
+  model.language_model = true;
+  model.checkpoint = options.checkpoint;
+  model.activation_element_bytes = options.activation_element_bytes;
+  model.input_numel = seq;
+  model.input_element_bytes = 8;  // int64 token ids
+  model.output_numel = seq * c.vocab;
+  model.target_positions = seq;
+  model.display_name = display_name(c, seq);
+  model.layers.reserve(static_cast<std::size_t>(c.layers) + 3);
+  model.layers.push_back(make_embedding(c, seq));
+  for (int i = 0; i < c.layers; ++i) model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes, options.group_block_params));
+  model.layers.push_back(make_final_norm(c, seq));
+  const bool tied = c.tie_word_embeddings && !options.untie_embeddings;
+  model.layers.push_back(make_lm_head(c, seq, tied));
+  if (c.tie_word_embeddings && !tied)
+    model.notes.push_back("tied word embeddings: the last pipeline stage holds its own copy for lm_head (as Megatron-LM's "
+                          "word_embeddings_for_head), counted in the parameters; the all-reduce of the two copies' "
+                          "gradients is not modelled");
+  if (options.group_block_params)
+    model.notes.push_back("each transformer block's parameters are one flat tensor here (a plan this large lowers "
+                          "faster so); DDP buckets and ZeRO-1 shards then follow whole blocks, not HF's tensors");
+  model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with attention "
+                        "scores materialised (eager attention); fused SDPA/flash attention would drop the a·s² term");
+  return model;
+}
+
+}  // namespace shardscope

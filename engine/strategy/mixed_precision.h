@@ -1,0 +1,26 @@
+// Mixed-precision training as the ZeRO paper counts it (Rajbhandari et al. 2019, §3.1): 16-bit parameters and
+// gradients (2 + 2 bytes per parameter), fp32 master weights plus fp32 Adam state (4 + 4 + 4 = 12 bytes, K = 12).
+// The fp32 master weights are categorised as optimizer_state, as the paper counts them in K.
+// Usage (per rank, after wrapping):
+//   create_master_weights(builder, optimizer_params);           // at optimizer construction
+//   lower_update(builder, behaviour, config, params, mixed);     // replaces optimizer.step()
+#pragma once
+#include <vector>
+
+#include "strategy/optimizer_step.h"
+
+namespace shardscope {
+
+// The fp32 master copy of each parameter the rank's optimizer owns (DeepSpeed FP16_Optimizer / stage_1_and_2
+// `single_partition_of_fp32_groups`, Megatron Float16OptimizerWithFloat16Params `fp32_from_float16_groups`):
+// made at optimizer construction, kept for good.
+void create_master_weights(ProgramBuilder& builder, const std::vector<ParamSlot*>& params);
+
+// optimizer.step(). fp32 training: the plain optimizer step. Mixed precision, as DeepSpeed and Megatron do it:
+// each 16-bit gradient is cast into an fp32 gradient of its master weight (a temporary, numel × 4 B), the optimizer
+// steps the master weights, the fp32 gradients are dropped, and the masters are copied back into the 16-bit
+// parameters in place. Dynamic loss scaling's overflow check is not modelled (it allocates a few bytes).
+void lower_update(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const OptimizerConfig& config,
+                  const std::vector<ParamSlot*>& params, bool mixed_precision);
+
+}  // namespace shardscope

@@ -1,0 +1,40 @@
+// ZeRO stage 2 on one rank, following DeepSpeed's DeepSpeedZeroOptimizer (deepspeed/runtime/zero/stage_1_and_2.py,
+// v0.14): whole 16-bit parameters in one flat buffer, gradients and optimizer state kept only for the rank's 1/N.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "strategy/local_training.h"
+
+namespace shardscope {
+
+// What the user should know about a ZeRO-2 plan (which formula its figures follow, the fixed bucket).
+std::vector<std::string> zero2_notes(const ResolvedScenario& scenario);
+
+class Zero2Training : public LocalTraining {
+ public:
+  Zero2Training(const LoweringContext& context, ProgramBuilder& builder);
+
+  Category grad_category(int layer, int param) override;
+  void take_grad(int layer, int param, TensorId grad) override;
+
+ protected:
+  void wrap() override;
+  void before_backward() override;
+  void after_backward() override;
+  std::vector<ParamSlot*> optimizer_params() override;
+  void after_optimizer_step() override;
+
+ private:
+  void reduce_bucket();
+
+  std::int64_t partition_numel_ = 0;      // the rank's share of the padded flat buffer
+  std::int64_t bucket_numel_ = 0;         // reduce_bucket_size
+  std::int64_t allgather_bucket_numel_ = 0;
+  ParamSlot partition_;                   // what the optimizer sees: the rank's flat fp32 partition
+  TensorId ipg_buffer_ = -1;              // the reduce bucket of this backward
+  std::int64_t numel_in_bucket_ = 0;
+  std::vector<OpIndex> reductions_;
+};
+
+}  // namespace shardscope

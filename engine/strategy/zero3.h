@@ -1,0 +1,56 @@
+// ZeRO stage 3 on one rank: parameters sharded per unit, each unit all-gathered just before its forward and
+// again before its backward and freed after use, gradients reduce-scattered per unit (FSDP-like).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "strategy/local_training.h"
+
+namespace shardscope {
+
+// Why real ZeRO-3 often holds more than ZeRO-2, and what this plan does and does not model.
+std::vector<std::string> zero3_notes(const ResolvedScenario& scenario);
+
+class Zero3Training : public LocalTraining, public LayerHooks {
+ public:
+  Zero3Training(const LoweringContext& context, ProgramBuilder& builder);
+
+  Category grad_category(int layer, int param) override;
+  void take_grad(int layer, int param, TensorId grad) override;
+  void before_layer_forward(int layer) override;
+  void after_layer_forward(int layer) override;
+  void before_layer_backward(int layer) override;
+  void after_layer_backward(int layer) override;
+
+ protected:
+  void wrap() override;
+  void before_forward() override;
+  LayerParams pass_params() override;
+  LayerHooks* layer_hooks() override { return this; }
+  void after_backward() override;
+  std::vector<ParamSlot*> optimizer_params() override;
+
+ private:
+  struct Unit {
+    int first_layer = 0, last_layer = 0;  // inclusive
+    std::int64_t padded_numel = 0;        // the unit's parameters padded to a multiple of N
+    TensorId shard = -1;                  // resident 1/N of the 16-bit (or fp32) parameters
+    TensorId gathered = -1;               // unsharded parameters while gathered
+    OpIndex ready = -1;                   // the copy-out that makes them usable; compute waits for it
+    TensorId sharded_grad = -1;           // the rank's 1/N of the reduced gradients
+    std::vector<TensorId> grads;          // unsharded gradients autograd made, until the reduce-scatter
+  };
+  void form_units();
+  void gather(int unit, const std::string& why);
+  void release_gathered(int unit);
+  void reduce_scatter(int unit);
+
+  std::vector<Unit> units_;
+  std::vector<int> unit_of_layer_;  // -1 for layers without parameters
+  LayerParams handles_;             // nn.Parameter objects whose storage FSDP swaps in and out: no bytes of their own
+  ParamSlot partition_;             // what the optimizer sees: the rank's flat fp32 partition
+  TensorId previous_reduce_input_ = -1;
+  std::vector<OpIndex> reductions_;
+};
+
+}  // namespace shardscope

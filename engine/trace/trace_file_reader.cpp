@@ -1,0 +1,191 @@
+// Reading .sstrace files: one record parser shared by read_trace_file and TraceFileFollower.
+#include "trace/trace_file_reader.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "trace/trace_format.h"
+
+namespace shardscope {
+
+namespace {
+
+namespace tf = trace_format;
+
+enum class Stop { NeedMore, End, Damaged };
+
+struct ParseState {
+  bool has_preamble = false;
+  bool has_header = false;
+  TimeNs previous_t_ns = 0;
+};
+
+std::string at_byte(std::uint64_t offset) { return "at byte " + std::to_string(offset); }
+
+// Checks the preamble in data[0, size). Returns false if more bytes are needed; throws if it is not a trace this
+// build reads.
+bool check_preamble(const std::string& path, const unsigned char* data, std::size_t size, bool at_eof) {
+  const std::size_t n = std::min(size, sizeof tf::kMagic);
+  if (std::memcmp(data, tf::kMagic, n) != 0) throw TraceFileError(path, "not a ShardScope trace (the file does not start with \"SSTRACE\")");
+  if (size < tf::kPreambleBytes) {
+    if (!at_eof) return false;
+    throw TraceFileError(path, size == 0 ? "the file is empty" : "the file ends inside its " + std::to_string(tf::kPreambleBytes) + "-byte preamble");
+  }
+  const std::uint32_t version = tf::read_u32(data + 8);
+  if (version == 0 || version > tf::kFormatVersion)
+    throw TraceFileError(path, "format version " + std::to_string(version) + " is not one this build reads (it reads up to version " +
+                                   std::to_string(tf::kFormatVersion) + "; a newer ShardScope wrote it?)");
+  return true;
+}
+
+// Parses the complete records in data[0, size), which starts at file offset `base`. Returns the bytes consumed
+// and why it stopped; `problem` says what is damaged when it returns Stop::Damaged.
+template <class OnHeader, class OnEvent>
+std::size_t parse_records(const std::string& path, const unsigned char* data, std::size_t size, std::uint64_t base, bool at_eof,
+                          ParseState& state, Stop& stop, std::string& problem, OnHeader&& on_header, OnEvent&& on_event) {
+  std::size_t pos = 0;
+  if (!state.has_preamble) {
+    if (!check_preamble(path, data, size, at_eof)) {
+      stop = Stop::NeedMore;
+      return 0;
+    }
+    state.has_preamble = true;
+    pos = tf::kPreambleBytes;
+  }
+  const unsigned char* end = data + size;
+  auto damaged = [&](const std::string& what) {
+    if (!state.has_header) throw TraceFileError(path, "the header record is corrupt (" + what + ")");
+    problem = "record " + at_byte(base + pos) + " is damaged (" + what + "); the records after it are ignored";
+    stop = Stop::Damaged;
+    return pos;
+  };
+  for (;;) {
+    const unsigned char* p = data + pos;
+    const unsigned char* q = p;
+    std::uint64_t length = 0;
+    if (p == end || !tf::read_varint(++q, end, length)) {
+      if (p != end && q != end) return damaged("bad length");
+      if (!state.has_header && at_eof)
+        throw TraceFileError(path, pos == size ? "there is no header record" : "the file ends inside the header record");
+      stop = Stop::NeedMore;
+      return pos;
+    }
+    if (length > tf::kMaxPayloadBytes) return damaged("impossible length " + std::to_string(length));
+    const std::size_t framing = static_cast<std::size_t>(q - p);
+    if (static_cast<std::uint64_t>(end - q) < length + 4) {
+      if (!state.has_header && at_eof) throw TraceFileError(path, "the file ends inside the header record");
+      stop = Stop::NeedMore;
+      return pos;
+    }
+    const std::size_t payload_size = static_cast<std::size_t>(length);
+    if (tf::crc32(p, framing + payload_size) != tf::read_u32(q + payload_size)) return damaged("checksum mismatch");
+    const auto type = static_cast<tf::RecordType>(*p);
+    if (!state.has_header) {
+      if (type != tf::RecordType::Header) throw TraceFileError(path, "the first record is not a header");
+      try {
+        on_header(tf::decode_header_json(std::string_view(reinterpret_cast<const char*>(q), payload_size)));
+      } catch (const std::runtime_error& e) {
+        throw TraceFileError(path, std::string("the header cannot be read: ") + e.what());
+      }
+      state.has_header = true;
+    } else if (type == tf::RecordType::Event) {
+      TraceEvent event;
+      if (!tf::decode_event_payload(q, payload_size, state.previous_t_ns, event)) return damaged("malformed event");
+      state.previous_t_ns = event.t_ns;
+      on_event(std::move(event));
+    } else if (type == tf::RecordType::End) {
+      pos += framing + payload_size + 4;
+      stop = Stop::End;
+      return pos;
+    } else if (type == tf::RecordType::Header) {
+      return damaged("a second header");
+    }  // other types: records of a later minor revision, skipped
+    pos += framing + payload_size + 4;
+  }
+}
+
+}  // namespace
+
+TraceReadResult read_trace_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw TraceFileError(path, std::string("cannot be opened: ") + std::strerror(errno));
+  std::string bytes;
+  char chunk[1 << 16];
+  std::size_t n = 0;
+  if (std::fseek(f, 0, SEEK_END) == 0) {
+    const long size = std::ftell(f);
+    if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
+    std::fseek(f, 0, SEEK_SET);
+  }
+  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.append(chunk, n);
+  const bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed) throw TraceFileError(path, "cannot be read");
+
+  TraceReadResult result;
+  result.file_bytes = bytes.size();
+  // Event records are at least 9 bytes: reserve for the common case without over-allocating for damaged files.
+  result.events.reserve(bytes.size() / 12);
+  ParseState state;
+  Stop stop = Stop::NeedMore;
+  std::string problem;
+  const std::size_t consumed = parse_records(
+      path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, /*at_eof=*/true, state, stop, problem,
+      [&](TraceHeader&& h) { result.header = std::move(h); }, [&](TraceEvent&& e) { result.events.push_back(std::move(e)); });
+  result.valid_bytes = consumed;
+  if (stop == Stop::Damaged) {
+    result.truncated = true;
+    result.problem = problem;
+  } else if (stop == Stop::NeedMore) {
+    result.truncated = true;
+    result.problem = consumed < bytes.size()
+                         ? "the file ends inside a record " + at_byte(consumed) + " (" + std::to_string(bytes.size() - consumed) +
+                               " bytes of it ignored): the writer stopped mid-record"
+                         : "the file has no end record: the run was cut off or is still being written";
+  }
+  return result;
+}
+
+void replay_trace(const TraceReadResult& trace, TraceSink& sink) {
+  sink.begin(trace.header);
+  for (const auto& e : trace.events) sink.emit(e);
+  sink.end();
+}
+
+std::size_t TraceFileFollower::poll(TraceSink& sink) {
+  if (finished_ || corrupt()) return 0;
+  std::FILE* f = std::fopen(path_.c_str(), "rb");
+  if (!f) return 0;
+  const std::uint64_t read_from = offset_ + pending_.size();
+  if (std::fseek(f, static_cast<long>(read_from), SEEK_SET) == 0) {
+    char chunk[1 << 16];
+    std::size_t n = 0;
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) pending_.append(chunk, n);
+  }
+  std::fclose(f);
+  if (pending_.empty()) return 0;
+
+  ParseState state{has_preamble_, has_header_, previous_t_ns_};
+  Stop stop = Stop::NeedMore;
+  std::size_t events = 0;
+  const std::size_t consumed = parse_records(
+      path_, reinterpret_cast<const unsigned char*>(pending_.data()), pending_.size(), offset_, /*at_eof=*/false, state, stop,
+      problem_, [&](TraceHeader&& h) { sink.begin(h); },
+      [&](TraceEvent&& e) {
+        sink.emit(e);
+        ++events;
+      });
+  has_preamble_ = state.has_preamble;
+  has_header_ = state.has_header;
+  previous_t_ns_ = state.previous_t_ns;
+  pending_.erase(0, consumed);
+  offset_ += consumed;
+  if (stop == Stop::End) {
+    finished_ = true;
+    sink.end();
+  }
+  return events;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,77 @@
+// Reads .sstrace files (format: trace/trace_format.h): all at once, or following a file that is still being
+// written. Depends on nothing outside engine/.
+// Usage:
+//   TraceReadResult r = read_trace_file("run.sstrace");   // throws TraceFileError if it is not a readable trace
+//   if (r.truncated) warn(r.problem);                     // events up to the last complete record are in r.events
+//   TraceStore store; replay_trace(r, store);
+// What throws and what does not: a file that cannot be opened, is not a trace (magic), has a format version
+// this build does not read, or whose header record is incomplete, corrupt or not understood throws
+// TraceFileError. Damage after the header does not throw: the events before it are returned, truncated is set,
+// and problem says where and what.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "trace/trace_sink.h"
+
+namespace shardscope {
+
+class TraceFileError : public std::runtime_error {
+ public:
+  TraceFileError(const std::string& path, const std::string& problem)
+      : std::runtime_error("trace file '" + path + "': " + problem), path_(path), problem_(problem) {}
+  const std::string& path() const { return path_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string path_;
+  std::string problem_;
+};
+
+struct TraceReadResult {
+  TraceHeader header;
+  std::vector<TraceEvent> events;  // in file (emission) order
+  // True when the file lacks the End record a finished writer leaves: the writer was killed or crashed (maybe
+  // mid-record), is still writing, or a record is damaged. events then hold every complete record before that.
+  bool truncated = false;
+  std::string problem;             // why truncated, with the byte offset; empty when not truncated
+  std::uint64_t valid_bytes = 0;   // file bytes up to the end of the last complete record read
+  std::uint64_t file_bytes = 0;
+};
+
+TraceReadResult read_trace_file(const std::string& path);
+
+// Feeds a read trace to a sink: begin(header), every event, end().
+void replay_trace(const TraceReadResult& trace, TraceSink& sink);
+
+// Follows a trace file while its writer appends to it (a live GUI polls it once a frame).
+// poll() reads the complete records appended since the last call and hands them to `sink`: begin(header) once the
+// header is there, emit() per event, end() when the End record arrives. A partial record at the end of the file
+// is left for the next poll. Throws TraceFileError for the header problems read_trace_file throws for (a file
+// that does not exist yet or is still shorter than its header is not an error: poll returns 0).
+// Not thread-safe: one thread polls.
+class TraceFileFollower {
+ public:
+  explicit TraceFileFollower(std::string path) : path_(std::move(path)) {}
+  std::size_t poll(TraceSink& sink);  // returns the number of events emitted
+
+  bool has_header() const { return has_header_; }
+  bool finished() const { return finished_; }  // End record read
+  bool corrupt() const { return !problem_.empty(); }  // a damaged record stopped reading for good
+  const std::string& problem() const { return problem_; }
+  std::uint64_t valid_bytes() const { return offset_; }
+
+ private:
+  std::string path_;
+  std::string pending_;          // bytes read from the file but not yet a complete record
+  std::uint64_t offset_ = 0;     // file offset of pending_[0]
+  bool has_preamble_ = false;
+  bool has_header_ = false;
+  bool finished_ = false;
+  TimeNs previous_t_ns_ = 0;
+  std::string problem_;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,90 @@
+// TraceFileWriter: buffers whole records and appends them to the file (see trace_file_writer.h).
+#include "trace/trace_file_writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "trace/trace_format.h"
+
+namespace shardscope {
+
+TraceFileWriter::TraceFileWriter(const std::string& path, TraceFileWriterOptions options)
+    : path_(path), options_(options), last_flush_(std::chrono::steady_clock::now()) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) throw std::runtime_error("cannot open trace file '" + path + "' for writing: " + std::strerror(errno));
+  std::setvbuf(file_, nullptr, _IONBF, 0);  // our buffer holds whole records; no second buffer below it
+  write_locked(trace_format::encode_preamble());
+}
+
+TraceFileWriter::~TraceFileWriter() {
+  std::lock_guard lock(mutex_);
+  if (!file_) return;
+  try {
+    flush_locked();
+  } catch (...) {  // a destructor must not throw; the records already written stay readable
+  }
+  std::fclose(file_);
+}
+
+void TraceFileWriter::begin(const TraceHeader& header) {
+  std::lock_guard lock(mutex_);
+  if (begun_) throw std::logic_error("trace file '" + path_ + "': begin() called twice");
+  begun_ = true;
+  trace_format::append_record(buffer_, trace_format::RecordType::Header, trace_format::encode_header_json(header));
+  flush_locked();
+}
+
+void TraceFileWriter::emit(const TraceEvent& event) {
+  std::lock_guard lock(mutex_);
+  if (!begun_ || ended_) throw std::logic_error("trace file '" + path_ + "': emit() outside begin()..end()");
+  payload_.clear();
+  trace_format::append_event_payload(payload_, event, previous_t_ns_);
+  previous_t_ns_ = event.t_ns;
+  trace_format::append_record(buffer_, trace_format::RecordType::Event, payload_);
+  ++events_;
+  if (event.kind == TraceEventKind::Error || event.kind == TraceEventKind::RunEnd || buffer_.size() >= options_.buffer_bytes ||
+      (events_ % 64 == 0 && std::chrono::steady_clock::now() - last_flush_ >= options_.max_delay))
+    flush_locked();
+}
+
+void TraceFileWriter::end() {
+  std::lock_guard lock(mutex_);
+  if (ended_ || !file_) return;
+  ended_ = true;
+  trace_format::append_record(buffer_, trace_format::RecordType::End, {});
+  flush_locked();
+  const bool failed = std::fclose(file_) != 0;
+  file_ = nullptr;
+  if (failed) throw std::runtime_error("cannot close trace file '" + path_ + "': " + std::strerror(errno));
+}
+
+void TraceFileWriter::flush() {
+  std::lock_guard lock(mutex_);
+  flush_locked();
+}
+
+std::uint64_t TraceFileWriter::events_written() const {
+  std::lock_guard lock(mutex_);
+  return events_;
+}
+
+std::uint64_t TraceFileWriter::bytes_written() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+void TraceFileWriter::flush_locked() {
+  last_flush_ = std::chrono::steady_clock::now();
+  if (buffer_.empty() || !file_) return;
+  write_locked(buffer_);
+  buffer_.clear();
+}
+
+void TraceFileWriter::write_locked(const std::string& bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
+    throw std::runtime_error("cannot write trace file '" + path_ + "': " + std::strerror(errno));
+  bytes_ += bytes.size();
+}
+
+}  // namespace shardscope

@@ -1,0 +1,160 @@
+// .sstrace framing, checksums and the compact event encoding (see trace_format.h). The header JSON is in
+// trace_header_json.cpp.
+#include "trace/trace_format.h"
+
+#include <array>
+#include <cstring>
+
+namespace shardscope::trace_format {
+
+namespace {
+
+std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> table{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+const std::array<std::uint32_t, 256> kCrcTable = make_crc_table();
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+std::uint64_t zigzag(std::int64_t v) { return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63); }
+std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1); }
+
+void put_signed(std::string& out, std::int64_t v) { put_varint(out, zigzag(v)); }
+
+bool get_signed(const unsigned char*& p, const unsigned char* end, std::int64_t& v) {
+  std::uint64_t u = 0;
+  if (!read_varint(p, end, u)) return false;
+  v = unzigzag(u);
+  return true;
+}
+
+template <class Int>
+bool get_int(const unsigned char*& p, const unsigned char* end, Int& out) {
+  std::int64_t v = 0;
+  if (!get_signed(p, end, v)) return false;
+  out = static_cast<Int>(v);
+  return static_cast<std::int64_t>(out) == v;  // refuse values that do not fit the field
+}
+
+enum Presence : std::uint8_t {
+  kStep = 1 << 0,
+  kOp = 1 << 1,
+  kBytes = 1 << 2,
+  kAllocated = 1 << 3,
+  kReserved = 1 << 4,
+  kTensor = 1 << 5,
+  kText = 1 << 6,
+};
+
+constexpr int kEventKindCount = 8;  // TraceEventKind::OpBegin .. RunEnd
+
+}  // namespace
+
+std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc) {
+  crc = ~crc;
+  for (std::size_t i = 0; i < size; ++i) crc = kCrcTable[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+std::string encode_preamble() {
+  std::string out(kMagic, sizeof kMagic);
+  put_u32(out, kFormatVersion);
+  put_u32(out, 0);
+  return out;
+}
+
+void append_record(std::string& out, RecordType type, std::string_view payload) {
+  const std::size_t start = out.size();
+  out.push_back(static_cast<char>(type));
+  put_varint(out, payload.size());
+  out.append(payload);
+  put_u32(out, crc32(reinterpret_cast<const unsigned char*>(out.data() + start), out.size() - start));
+}
+
+void append_event_payload(std::string& out, const TraceEvent& e, TimeNs previous_t_ns) {
+  std::uint8_t presence = 0;
+  if (e.step != 0) presence |= kStep;
+  if (e.op != -1) presence |= kOp;
+  if (e.bytes != 0) presence |= kBytes;
+  if (e.allocated_after != 0) presence |= kAllocated;
+  if (e.reserved_after != 0) presence |= kReserved;
+  if (e.tensor != -1) presence |= kTensor;
+  if (!e.text.empty()) presence |= kText;
+  out.push_back(static_cast<char>(e.kind));
+  out.push_back(static_cast<char>(static_cast<int>(e.stream) | (static_cast<int>(e.category) << 4)));
+  out.push_back(static_cast<char>(presence));
+  put_signed(out, e.rank);
+  put_signed(out, e.t_ns - previous_t_ns);
+  if (presence & kStep) put_signed(out, e.step);
+  if (presence & kOp) put_signed(out, e.op);
+  if (presence & kBytes) put_signed(out, e.bytes);
+  if (presence & kAllocated) put_signed(out, e.allocated_after);
+  if (presence & kReserved) put_signed(out, e.reserved_after);
+  if (presence & kTensor) put_signed(out, e.tensor);
+  if (presence & kText) {
+    put_varint(out, e.text.size());
+    out.append(e.text);
+  }
+}
+
+bool decode_event_payload(const unsigned char* p, std::size_t size, TimeNs previous_t_ns, TraceEvent& e) {
+  const unsigned char* end = p + size;
+  if (size < 3) return false;
+  const int kind = p[0], stream = p[1] & 0x0F, category = p[1] >> 4, presence = p[2];
+  if (kind >= kEventKindCount || stream >= kStreamCount || category >= kCategoryCount || (presence & 0x80)) return false;
+  p += 3;
+  e = TraceEvent{};
+  e.kind = static_cast<TraceEventKind>(kind);
+  e.stream = static_cast<Stream>(stream);
+  e.category = static_cast<Category>(category);
+  std::int64_t dt = 0;
+  if (!get_int(p, end, e.rank) || !get_signed(p, end, dt)) return false;
+  e.t_ns = previous_t_ns + dt;
+  if ((presence & kStep) && !get_int(p, end, e.step)) return false;
+  if ((presence & kOp) && !get_int(p, end, e.op)) return false;
+  if ((presence & kBytes) && !get_int(p, end, e.bytes)) return false;
+  if ((presence & kAllocated) && !get_int(p, end, e.allocated_after)) return false;
+  if ((presence & kReserved) && !get_int(p, end, e.reserved_after)) return false;
+  if ((presence & kTensor) && !get_int(p, end, e.tensor)) return false;
+  if (presence & kText) {
+    std::uint64_t n = 0;
+    if (!read_varint(p, end, n) || n > static_cast<std::uint64_t>(end - p)) return false;
+    e.text.assign(reinterpret_cast<const char*>(p), static_cast<std::size_t>(n));
+    p += n;
+  }
+  return p == end;
+}
+
+bool read_varint(const unsigned char*& p, const unsigned char* end, std::uint64_t& value) {
+  value = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p == end) return false;
+    const unsigned char b = *p++;
+    value |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+
+std::uint32_t read_u32(const unsigned char* p) {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) | (static_cast<std::uint32_t>(p[2]) << 16) |
+         (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+}  // namespace shardscope::trace_format

@@ -1,0 +1,50 @@
+// The .sstrace encoding, shared by the file writer and reader; no I/O here. Not for use outside engine/trace.
+//
+// Layout (all integers little-endian):
+//   preamble   "SSTRACE\0" (8 bytes), u32 format version, u32 flags (0)
+//   records    u8 type, varint payload length, payload, u32 CRC-32 of (type, length, payload)
+// Records: one Header first (UTF-8 JSON: tool version, source, scenario, rules, devices, plan), then Events
+// in the order they were emitted, then End when the writer finished cleanly. Unknown record types are skipped,
+// so later versions may add records without breaking older readers. An event payload is:
+//   u8 kind, u8 stream | category << 4, u8 presence bits, zigzag varint rank, zigzag varint (t_ns - previous
+//   event's t_ns), then the present fields among step, op, bytes, allocated_after, reserved_after, tensor
+//   (zigzag varints) and text (varint length + bytes); absent fields take TraceEvent's defaults.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "trace/trace_event.h"
+
+namespace shardscope::trace_format {
+
+inline constexpr char kMagic[8] = {'S', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::size_t kPreambleBytes = 16;
+// No record of a valid trace is larger; a bigger length means the length itself is damaged.
+inline constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{1} << 32;
+
+enum class RecordType : std::uint8_t { Header = 1, Event = 2, End = 3 };
+
+std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0);
+
+std::string encode_preamble();
+
+// Appends one framed record to `out`.
+void append_record(std::string& out, RecordType type, std::string_view payload);
+
+// Appends the payload of `event` to `out`; `previous_t_ns` is the time of the previous event in the file (0 first).
+void append_event_payload(std::string& out, const TraceEvent& event, TimeNs previous_t_ns);
+// Decodes an event payload; false if it is malformed (out-of-range kind, overlong varint, bytes left over).
+bool decode_event_payload(const unsigned char* data, std::size_t size, TimeNs previous_t_ns, TraceEvent& event);
+
+// Little helpers for the reader's framing.
+bool read_varint(const unsigned char*& p, const unsigned char* end, std::uint64_t& value);
+std::uint32_t read_u32(const unsigned char* p);
+
+// Header JSON. encode writes every field of `header` (the plan without op deps); decode throws
+// std::runtime_error saying what is wrong or missing.
+std::string encode_header_json(const TraceHeader& header);
+TraceHeader decode_header_json(std::string_view json);
+
+}  // namespace shardscope::trace_format

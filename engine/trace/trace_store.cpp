@@ -1,0 +1,204 @@
+// TraceStore: incremental spans, memory series and peaks per rank (see trace_store.h).
+#include "trace/trace_store.h"
+
+#include <algorithm>
+
+namespace shardscope {
+
+std::pair<std::size_t, std::size_t> StreamSpans::overlapping(TimeNs t0, TimeNs t1) const {
+  const auto last = std::upper_bound(spans.begin(), spans.end(), t1, [](TimeNs t, const TraceSpan& s) { return t < s.begin_ns; });
+  const auto first = std::lower_bound(reach.begin(), reach.end(), t0);
+  const auto l = static_cast<std::size_t>(last - spans.begin());
+  const auto f = static_cast<std::size_t>(first - reach.begin());
+  return {std::min(f, l), l};
+}
+
+TraceMemorySample RankTimeline::memory_at(TimeNs t) const {
+  const auto it = std::upper_bound(memory.begin(), memory.end(), t, [](TimeNs x, const TraceMemorySample& s) { return x < s.t_ns; });
+  if (it == memory.begin()) {
+    TraceMemorySample zero;
+    zero.t_ns = t;
+    return zero;
+  }
+  return *(it - 1);
+}
+
+namespace {
+
+// Recomputes reach from index `from` on, stopping once the values no longer change.
+void update_reach(StreamSpans& s, std::size_t from) {
+  for (std::size_t i = from; i < s.spans.size(); ++i) {
+    const TimeNs value = std::max(i == 0 ? std::numeric_limits<TimeNs>::min() : s.reach[i - 1], s.spans[i].end_ns);
+    if (i > from && s.reach[i] == value) break;
+    s.reach[i] = value;
+  }
+}
+
+}  // namespace
+
+void TraceStore::begin(const TraceHeader& header) {
+  {
+    std::lock_guard lock(mutex_);
+    data_ = TraceData{};
+    data_.header = header;
+    data_.begun = true;
+    open_.clear();
+    std::size_t ranks = header.devices.size();
+    if (header.plan) ranks = std::max(ranks, header.plan->programs.size());
+    for (std::size_t r = 0; r < ranks; ++r) timeline(static_cast<int>(r));
+  }
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+void TraceStore::end() {
+  {
+    std::lock_guard lock(mutex_);
+    data_.ended = true;
+  }
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+RankTimeline& TraceStore::timeline(int rank) {
+  while (data_.ranks.size() <= static_cast<std::size_t>(rank)) {
+    data_.ranks.emplace_back();
+    data_.ranks.back().rank = static_cast<int>(data_.ranks.size()) - 1;
+    open_.emplace_back();
+  }
+  return data_.ranks[static_cast<std::size_t>(rank)];
+}
+
+void TraceStore::emit(const TraceEvent& e) {
+  {
+    std::lock_guard lock(mutex_);
+    if (data_.event_count == 0) {
+      data_.t_min = data_.t_max = e.t_ns;
+    } else {
+      data_.t_min = std::min(data_.t_min, e.t_ns);
+      data_.t_max = std::max(data_.t_max, e.t_ns);
+    }
+    ++data_.event_count;
+    if (e.kind == TraceEventKind::Error) {
+      data_.errors.push_back({e.rank, e.step, e.t_ns, e.text});
+    } else if (e.kind == TraceEventKind::RunEnd) {
+      data_.run_end = TraceRunEnd{e.t_ns, e.text};
+    } else if (e.rank < 0) {
+      ++data_.ignored_events;
+    } else {
+      RankTimeline& r = timeline(e.rank);
+      switch (e.kind) {
+        case TraceEventKind::OpBegin: open_span(e); break;
+        case TraceEventKind::OpEnd: close_span(e); break;
+        case TraceEventKind::Alloc:
+        case TraceEventKind::Free: {
+          TraceMemorySample s = r.memory.empty() ? TraceMemorySample{} : r.memory.back();
+          // A change reported late counts at the rank's latest sample time, so samples stay ordered.
+          s.t_ns = r.memory.empty() ? e.t_ns : std::max(e.t_ns, s.t_ns);
+          s.allocated = e.allocated_after;
+          s.reserved = e.reserved_after;
+          s.by_category[e.category] += e.kind == TraceEventKind::Alloc ? e.bytes : -e.bytes;
+          if (s.allocated > r.peak.allocated) {
+            r.peak.allocated = s.allocated;
+            r.peak.t_ns = s.t_ns;
+            r.peak.by_category = s.by_category;
+          }
+          if (s.reserved > r.peak.reserved) {
+            r.peak.reserved = s.reserved;
+            r.peak.reserved_t_ns = s.t_ns;
+          }
+          r.memory.push_back(s);
+          break;
+        }
+        case TraceEventKind::Phase: r.phases.push_back({e.text, e.step, e.t_ns}); break;
+        case TraceEventKind::DeviceMemory: r.device_memory.push_back({e.t_ns, e.bytes, e.reserved_after}); break;
+        case TraceEventKind::Error:
+        case TraceEventKind::RunEnd: break;
+      }
+    }
+  }
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+void TraceStore::open_span(const TraceEvent& e) {
+  RankTimeline& r = data_.ranks[static_cast<std::size_t>(e.rank)];
+  StreamSpans& s = r.streams[static_cast<std::size_t>(e.stream)];
+  auto& open = open_[static_cast<std::size_t>(e.rank)];
+  std::size_t index = s.spans.size();
+  if (!s.spans.empty() && s.spans.back().begin_ns > e.t_ns) {  // a late begin: keep spans ordered by begin
+    index = static_cast<std::size_t>(std::upper_bound(s.spans.begin(), s.spans.end(), e.t_ns,
+                                                      [](TimeNs t, const TraceSpan& x) { return t < x.begin_ns; }) -
+                                     s.spans.begin());
+    for (auto& o : open)
+      if (o.stream == e.stream && o.index >= index) ++o.index;
+  }
+  s.spans.insert(s.spans.begin() + static_cast<std::ptrdiff_t>(index), TraceSpan{e.op, e.step, e.t_ns, kSpanOpen});
+  s.reach.insert(s.reach.begin() + static_cast<std::ptrdiff_t>(index), kSpanOpen);
+  update_reach(s, index);
+  open.push_back({e.op, e.stream, index});
+  ++r.open_spans;
+}
+
+void TraceStore::close_span(const TraceEvent& e) {
+  RankTimeline& r = data_.ranks[static_cast<std::size_t>(e.rank)];
+  auto& open = open_[static_cast<std::size_t>(e.rank)];
+  const auto it = std::find_if(open.begin(), open.end(), [&](const OpenSpan& o) { return o.op == e.op; });
+  if (it == open.end()) {
+    ++data_.unmatched_op_ends;
+    return;
+  }
+  StreamSpans& s = r.streams[static_cast<std::size_t>(it->stream)];
+  s.spans[it->index].end_ns = std::max(e.t_ns, s.spans[it->index].begin_ns);
+  update_reach(s, it->index);
+  open.erase(it);
+  --r.open_spans;
+}
+
+TraceHeader TraceStore::header() const {
+  return read([](const TraceData& d) { return d.header; });
+}
+
+int TraceStore::rank_count() const {
+  return read([](const TraceData& d) { return static_cast<int>(d.ranks.size()); });
+}
+
+std::pair<TimeNs, TimeNs> TraceStore::time_range() const {
+  return read([](const TraceData& d) { return std::pair{d.t_min, d.t_max}; });
+}
+
+std::vector<TraceSpan> TraceStore::spans_in(int rank, Stream stream, TimeNs t0, TimeNs t1) const {
+  return read([&](const TraceData& d) {
+    std::vector<TraceSpan> out;
+    if (const auto* r = d.rank(rank)) r->stream(stream).for_each_overlapping(t0, t1, [&](const TraceSpan& s) { out.push_back(s); });
+    return out;
+  });
+}
+
+TraceMemorySample TraceStore::memory_at(int rank, TimeNs t) const {
+  return read([&](const TraceData& d) {
+    const auto* r = d.rank(rank);
+    return r ? r->memory_at(t) : RankTimeline{}.memory_at(t);
+  });
+}
+
+TraceMemoryPeak TraceStore::peak(int rank) const {
+  return read([&](const TraceData& d) {
+    const auto* r = d.rank(rank);
+    return r ? r->peak : TraceMemoryPeak{};
+  });
+}
+
+std::vector<TracePhaseMarker> TraceStore::phases(int rank) const {
+  return read([&](const TraceData& d) {
+    const auto* r = d.rank(rank);
+    return r ? r->phases : std::vector<TracePhaseMarker>{};
+  });
+}
+
+std::vector<TraceRunError> TraceStore::errors() const {
+  return read([](const TraceData& d) { return d.errors; });
+}
+
+std::optional<TraceRunEnd> TraceStore::run_end() const {
+  return read([](const TraceData& d) { return d.run_end; });
+}
+
+}  // namespace shardscope

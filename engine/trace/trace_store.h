@@ -1,0 +1,171 @@
+// TraceStore: what the timeline and memory panels draw, built incrementally from trace events, so a live run
+// draws while it grows and a replayed file looks the same. Depends on engine/ only (no GUI).
+// Usage (GUI thread, once a frame):
+//   if (store.generation() != drawn_generation) { ... }
+//   store.read([&](const TraceData& d) {
+//     const RankTimeline* r = d.rank(0);
+//     r->streams[0].for_each_overlapping(t0, t1, [&](const TraceSpan& s) { draw(s); });
+//     TraceMemorySample m = r->memory_at(t_cursor);
+//   });
+// Thread contract: begin/emit/end may be called from several producer threads (serialised by one mutex). Readers
+// on any thread use read(fn), which holds the same mutex while fn runs: fn sees a consistent state and must not
+// keep references past its return, nor call back into the store. Keep fn short (cull to the visible range);
+// producers wait meanwhile. The convenience accessors below take the lock and return copies. generation() is
+// lock-free and changes after every begin/emit/end, so a reader can skip work when nothing arrived.
+// Event handling: OpBegin opens a span on (rank, stream), OpEnd with the same (rank, op) closes it; Alloc / Free
+// add a memory sample (category totals from bytes, allocated / reserved from the event); DeviceMemory adds a
+// measured sample; Phase adds a marker; Error and RunEnd are recorded run-wide. Every event widens the time
+// range. Events of a rank below -1 or of rank -1 other than Error / RunEnd are counted as ignored.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "trace/trace_sink.h"
+
+namespace shardscope {
+
+inline constexpr TimeNs kSpanOpen = std::numeric_limits<TimeNs>::max();  // end_ns of a span not yet ended
+
+struct TraceSpan {
+  OpIndex op = -1;   // index into the rank's Program::ops (-1: not a plan op)
+  int step = 0;      // the step of the OpBegin event (replayed steps reuse op indices)
+  TimeNs begin_ns = 0;
+  TimeNs end_ns = kSpanOpen;
+  bool open() const { return end_ns == kSpanOpen; }
+};
+
+// Spans of one stream of one rank, ordered by begin_ns. Ops on one stream do not overlap, so ends are ordered
+// too; the lookups stay correct if they do (reach holds the running maximum of ends).
+struct StreamSpans {
+  std::vector<TraceSpan> spans;
+  std::vector<TimeNs> reach;  // reach[i] = max(end_ns of spans[0..i]), open spans counting as kSpanOpen
+
+  // Index range [first, last) holding every span that overlaps [t0, t1] (begin <= t1 and end >= t0; an open span
+  // reaches to +infinity); O(log n). Without overlapping spans every span in the range overlaps.
+  std::pair<std::size_t, std::size_t> overlapping(TimeNs t0, TimeNs t1) const;
+  template <class Fn>
+  void for_each_overlapping(TimeNs t0, TimeNs t1, Fn&& fn) const {
+    const auto [first, last] = overlapping(t0, t1);
+    for (std::size_t i = first; i < last; ++i)
+      if (spans[i].end_ns >= t0) fn(spans[i]);
+  }
+};
+
+// Memory after one Alloc / Free of a rank.
+struct TraceMemorySample {
+  TimeNs t_ns = 0;
+  Bytes allocated = 0;  // the event's allocated_after
+  Bytes reserved = 0;   // the event's reserved_after
+  CategoryBytes by_category;  // running sum of Alloc bytes minus Free bytes per category
+};
+
+struct TraceMemoryPeak {
+  Bytes allocated = 0;   // highest allocated of the rank
+  TimeNs t_ns = 0;       // first time it was reached
+  CategoryBytes by_category;  // breakdown at that moment
+  Bytes reserved = 0;    // highest reserved (may be reached at another time)
+  TimeNs reserved_t_ns = 0;
+};
+
+struct TracePhaseMarker {
+  std::string name;
+  int step = 0;
+  TimeNs t_ns = 0;
+};
+
+struct TraceDeviceMemorySample {  // measured (DeviceMemory events)
+  TimeNs t_ns = 0;
+  Bytes used = 0;
+  Bytes total = 0;
+};
+
+struct TraceRunError {
+  int rank = -1;
+  int step = 0;
+  TimeNs t_ns = 0;
+  std::string message;
+};
+
+struct TraceRunEnd {
+  TimeNs t_ns = 0;
+  std::string text;  // "ok" or why the run stopped
+};
+
+struct RankTimeline {
+  int rank = 0;
+  std::array<StreamSpans, kStreamCount> streams;  // indexed by Stream
+  std::vector<TraceMemorySample> memory;          // ordered by t_ns; a change reported late is kept at the latest time
+  TraceMemoryPeak peak;
+  std::vector<TracePhaseMarker> phases;
+  std::vector<TraceDeviceMemorySample> device_memory;
+  std::size_t open_spans = 0;
+
+  const StreamSpans& stream(Stream s) const { return streams[static_cast<std::size_t>(s)]; }
+  // The memory state at time t: the last sample with t_ns <= t (after all changes at t); zeros with t_ns = t
+  // before the first sample. O(log n).
+  TraceMemorySample memory_at(TimeNs t) const;
+};
+
+struct TraceData {
+  TraceHeader header;
+  bool begun = false;
+  bool ended = false;                 // end() was called
+  std::vector<RankTimeline> ranks;    // ranks[r].rank == r; one per program of the plan or device, more as events name them
+  std::vector<TraceRunError> errors;
+  std::optional<TraceRunEnd> run_end;
+  TimeNs t_min = 0, t_max = 0;        // time range of all events; both 0 before the first event
+  std::uint64_t event_count = 0;
+  std::uint64_t unmatched_op_ends = 0;  // OpEnd with no open OpBegin of that (rank, op)
+  std::uint64_t ignored_events = 0;
+
+  const RankTimeline* rank(int r) const {
+    return r >= 0 && static_cast<std::size_t>(r) < ranks.size() ? &ranks[static_cast<std::size_t>(r)] : nullptr;
+  }
+};
+
+class TraceStore : public TraceSink {
+ public:
+  void begin(const TraceHeader& header) override;  // starts afresh: drops what a previous run left
+  void emit(const TraceEvent& event) override;
+  void end() override;
+
+  template <class Fn>
+  decltype(auto) read(Fn&& fn) const {
+    std::lock_guard lock(mutex_);
+    return fn(static_cast<const TraceData&>(data_));
+  }
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+  // Convenience copies (each takes the lock once).
+  TraceHeader header() const;
+  int rank_count() const;
+  std::pair<TimeNs, TimeNs> time_range() const;
+  std::vector<TraceSpan> spans_in(int rank, Stream stream, TimeNs t0, TimeNs t1) const;
+  TraceMemorySample memory_at(int rank, TimeNs t) const;
+  TraceMemoryPeak peak(int rank) const;
+  std::vector<TracePhaseMarker> phases(int rank) const;
+  std::vector<TraceRunError> errors() const;
+  std::optional<TraceRunEnd> run_end() const;
+
+ private:
+  struct OpenSpan {
+    OpIndex op;
+    Stream stream;
+    std::size_t index;  // into the stream's spans
+  };
+  RankTimeline& timeline(int rank);
+  void open_span(const TraceEvent& e);
+  void close_span(const TraceEvent& e);
+
+  mutable std::mutex mutex_;
+  TraceData data_;
+  std::vector<std::vector<OpenSpan>> open_;  // per rank: spans begun and not ended (about one per stream)
+  std::atomic<std::uint64_t> generation_{0};
+};
+
+}  // namespace shardscope

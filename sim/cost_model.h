@@ -1,0 +1,51 @@
+// The simulator's cost model: how long a compute op runs on a device (roofline plus launch overhead) and which
+// link a collective or message crosses (intra- vs inter-node). Built from a resolved scenario's simulation section.
+// Usage:
+//   CostModel costs = CostModel::from_scenario(resolved);
+//   TimeNs t = costs.compute_ns(op);  LinkCost link = costs.link_for_group(plan.groups[g]);
+#pragma once
+#include <string>
+#include <vector>
+
+#include "cluster/link_preset.h"
+#include "plan/op.h"
+#include "scenario/scenario.h"
+#include "sim/collective_cost.h"
+
+namespace shardscope {
+
+struct ComputeRates {
+  double peak_tflops = 0;         // the dtype's dense peak (fp32: no tensor cores; fp16/bf16: tensor cores)
+  double compute_efficiency = 1;  // achieved fraction of the peak
+  double hbm_gbps = 0;            // device memory bandwidth, GB/s
+  double memory_efficiency = 1;   // achieved fraction of it
+  TimeNs kernel_overhead_ns = 0;  // added once per compute op that does work
+};
+
+class CostModel {
+ public:
+  CostModel(ComputeRates rates, ClusterLinks links);
+  static CostModel from_scenario(const ResolvedScenario& scenario);
+
+  // Roofline: max(flops / (peak × efficiency), bytes / (HBM × efficiency)) + launch overhead, rounded to the
+  // nearest ns. An op with neither flops nor bytes (bookkeeping such as "wait for all-reduces") launches no
+  // kernel and costs 0.
+  TimeNs compute_ns(const Op& op) const;
+  // A group on one node uses the intra-node link; one that spans nodes (rank / gpus_per_node differs) is limited
+  // by the inter-node link for every ring step. `sorted_ranks` as Plan::groups holds them.
+  LinkCost link_for_group(const std::vector<int>& sorted_ranks) const;
+  LinkCost link_between(int rank_a, int rank_b) const;
+
+  const ComputeRates& rates() const { return rates_; }
+  const ClusterLinks& links() const { return links_; }
+
+ private:
+  static LinkCost cost_of(const LinkPreset& link);
+
+  ComputeRates rates_;
+  ClusterLinks links_;
+  double flops_per_ns_ = 0;
+  double bytes_per_ns_ = 0;
+};
+
+}  // namespace shardscope

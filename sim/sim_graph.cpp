@@ -1,0 +1,151 @@
+// build_sim_graph: global op ids, stream chains, dependents, and the matching of collectives and messages.
+#include "sim/sim_graph.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace shardscope {
+
+namespace {
+
+std::uint64_t channel_key(int sender, int receiver, std::int64_t sequence) {
+  // Ranks are below 65536 (resolve_scenario's limit) and sequences below 2^32 in any plan we can hold.
+  return (static_cast<std::uint64_t>(sender) << 48) | (static_cast<std::uint64_t>(receiver) << 32) |
+         static_cast<std::uint64_t>(sequence & 0xffffffff);
+}
+
+void link_streams_and_deps(const Plan& plan, SimGraph& g) {
+  const std::size_t n = g.op_count();
+  g.next_on_stream.assign(n, -1);
+  g.pending.assign(n, 0);
+  std::vector<std::int32_t> dependent_count(n + 1, 0);
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const auto& ops = plan.programs[r].ops;
+    const GlobalOp base = g.rank_offset[r];
+    GlobalOp last_on_stream[kStreamCount] = {-1, -1, -1};
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const GlobalOp id = base + static_cast<GlobalOp>(i);
+      GlobalOp& last = last_on_stream[static_cast<int>(ops[i].stream)];
+      if (last >= 0) {
+        g.next_on_stream[static_cast<std::size_t>(last)] = id;
+        ++g.pending[static_cast<std::size_t>(id)];
+      }
+      last = id;
+      for (OpIndex dep : ops[i].deps) {
+        if (dep < 0 || static_cast<std::size_t>(dep) >= ops.size())
+          throw std::invalid_argument("rank " + std::to_string(r) + " op " + std::to_string(i) + " depends on op " +
+                                      std::to_string(dep) + ", which does not exist");
+        ++g.pending[static_cast<std::size_t>(id)];
+        ++dependent_count[static_cast<std::size_t>(base + dep)];
+      }
+    }
+  }
+  g.dependents_begin.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) g.dependents_begin[i + 1] = g.dependents_begin[i] + dependent_count[i];
+  g.dependents.assign(static_cast<std::size_t>(g.dependents_begin[n]), -1);
+  std::vector<std::int32_t> fill(g.dependents_begin.begin(), g.dependents_begin.end() - 1);
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const auto& ops = plan.programs[r].ops;
+    const GlobalOp base = g.rank_offset[r];
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      for (OpIndex dep : ops[i].deps)
+        g.dependents[static_cast<std::size_t>(fill[static_cast<std::size_t>(base + dep)]++)] = base + static_cast<GlobalOp>(i);
+  }
+}
+
+// Groups members per instance (ranks ascending, as ops are visited), then sizes and times each instance.
+void match_instances(const Plan& plan, const CostModel& costs, SimGraph& g) {
+  const std::size_t n = g.op_count();
+  g.instance_of.assign(n, -1);
+  std::vector<std::vector<std::int32_t>> collective_instance(plan.groups.size());  // [group][sequence]
+  std::unordered_map<std::uint64_t, std::int32_t> message_instance;
+  std::vector<std::vector<GlobalOp>> members_of;
+  auto new_instance = [&](bool message, int expected) {
+    g.instances.push_back({});
+    g.instances.back().message = message;
+    g.instances.back().expected = expected;
+    members_of.emplace_back();
+    return static_cast<std::int32_t>(g.instances.size() - 1);
+  };
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const auto& ops = plan.programs[r].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      std::int32_t instance = -1;
+      if (op.kind == OpKind::Collective) {
+        if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan.groups.size())
+          throw std::invalid_argument("rank " + std::to_string(r) + " op " + std::to_string(i) + " ('" + op.label +
+                                      "') uses group " + std::to_string(op.group) + ", which does not exist");
+        auto& by_sequence = collective_instance[static_cast<std::size_t>(op.group)];
+        if (op.sequence < 0) throw std::invalid_argument("collective '" + op.label + "' has no sequence number");
+        if (by_sequence.size() <= static_cast<std::size_t>(op.sequence)) by_sequence.resize(static_cast<std::size_t>(op.sequence) + 1, -1);
+        auto& slot = by_sequence[static_cast<std::size_t>(op.sequence)];
+        if (slot < 0) slot = new_instance(false, static_cast<int>(plan.groups[static_cast<std::size_t>(op.group)].size()));
+        instance = slot;
+      } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
+        const int rank = static_cast<int>(r);
+        const auto key = op.kind == OpKind::Send ? channel_key(rank, op.peer, op.sequence) : channel_key(op.peer, rank, op.sequence);
+        auto [it, inserted] = message_instance.try_emplace(key, -1);
+        if (inserted) it->second = new_instance(true, 2);
+        instance = it->second;
+      } else {
+        continue;
+      }
+      g.instance_of[static_cast<std::size_t>(g.rank_offset[r]) + i] = instance;
+      members_of[static_cast<std::size_t>(instance)].push_back(g.rank_offset[r] + static_cast<GlobalOp>(i));
+    }
+  }
+  for (std::size_t k = 0; k < g.instances.size(); ++k) {
+    SimInstance& instance = g.instances[k];
+    instance.member_begin = static_cast<std::int32_t>(g.members.size());
+    instance.member_count = static_cast<std::int32_t>(members_of[k].size());
+    g.members.insert(g.members.end(), members_of[k].begin(), members_of[k].end());
+    const Op& first = g.op(plan, members_of[k].front());
+    if (instance.message) {
+      // The two ends: the first member (sender or receiver, whichever rank is lower) and its peer.
+      const int a = g.rank_of[static_cast<std::size_t>(members_of[k].front())];
+      const LinkCost link = costs.link_between(a, first.peer);
+      instance.shape = {CollectiveKind::Broadcast, 2, first.payload, 0};
+      instance.duration_ns = static_cast<TimeNs>(std::llround(point_to_point_ns(first.payload, link)));
+      continue;
+    }
+    const auto& group = plan.groups[static_cast<std::size_t>(first.group)];
+    CollectiveShape shape{first.collective_kind, static_cast<int>(group.size()), first.payload, 0};
+    if (shape.kind == CollectiveKind::AllGather) shape.size_bytes = first.payload * shape.ranks;  // payload: each rank's input
+    if (shape.kind == CollectiveKind::Scatter || shape.kind == CollectiveKind::Gather) {
+      shape.size_bytes = 0;
+      for (GlobalOp m : members_of[k]) {
+        const Op& member = g.op(plan, m);
+        shape.size_bytes += member.payload;
+        if (g.rank_of[static_cast<std::size_t>(m)] == first.root) shape.root_chunk_bytes = member.payload;
+      }
+    }
+    instance.shape = shape;
+    instance.duration_ns = collective_time_ns(shape, costs.link_for_group(group));
+  }
+}
+
+}  // namespace
+
+SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
+  SimGraph g;
+  g.rank_offset.assign(plan.programs.size() + 1, 0);
+  for (std::size_t r = 0; r < plan.programs.size(); ++r)
+    g.rank_offset[r + 1] = g.rank_offset[r] + static_cast<GlobalOp>(plan.programs[r].ops.size());
+  g.rank_of.resize(static_cast<std::size_t>(g.rank_offset.back()));
+  g.duration_ns.resize(g.rank_of.size());
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const auto& ops = plan.programs[r].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto id = static_cast<std::size_t>(g.rank_offset[r]) + i;
+      g.rank_of[id] = static_cast<std::int32_t>(r);
+      g.duration_ns[id] = costs.compute_ns(ops[i]);
+    }
+  }
+  link_streams_and_deps(plan, g);
+  match_instances(plan, costs, g);
+  return g;
+}
+
+}  // namespace shardscope

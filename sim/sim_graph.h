@@ -1,0 +1,50 @@
+// The plan flattened for simulation: every op of every rank gets a global id; per op its stream successor,
+// its dependents (CSR), how many predecessors it waits for, its duration, and the collective or message it
+// belongs to. Built once per simulation in O(ops + deps); the event loop then only walks these arrays.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+#include "sim/cost_model.h"
+
+namespace shardscope {
+
+using GlobalOp = std::int32_t;
+
+// One collective (all members of a group with one sequence number) or one message (a Send and its Recv):
+// its members start together once the last one has arrived, and run for `duration_ns`.
+struct SimInstance {
+  std::int32_t member_begin = 0;  // into SimGraph::members, ranks ascending (the sender first for a message)
+  std::int32_t member_count = 0;
+  std::int32_t expected = 0;      // group size, or 2 for a message
+  TimeNs duration_ns = 0;
+  CollectiveShape shape;          // for messages: kind unused, ranks 2, size = message bytes
+  bool message = false;
+};
+
+struct SimGraph {
+  std::vector<GlobalOp> rank_offset;       // global id of (rank, op index) = rank_offset[rank] + index; size ranks + 1
+  std::vector<std::int32_t> rank_of;       // per global op
+  std::vector<GlobalOp> next_on_stream;    // the op after it on its (rank, stream); -1 for the last
+  std::vector<std::int32_t> pending;       // predecessors to wait for: stream predecessor + deps
+  std::vector<std::int32_t> dependents_begin;  // CSR over `dependents`, size ops + 1
+  std::vector<GlobalOp> dependents;
+  std::vector<TimeNs> duration_ns;         // compute ops; for collectives / messages see the instance
+  std::vector<std::int32_t> instance_of;   // -1: not a collective or message
+  std::vector<SimInstance> instances;
+  std::vector<GlobalOp> members;
+
+  std::size_t op_count() const { return rank_of.size(); }
+  const Op& op(const Plan& plan, GlobalOp id) const {
+    const int rank = rank_of[static_cast<std::size_t>(id)];
+    return plan.programs[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(id - rank_offset[static_cast<std::size_t>(rank)])];
+  }
+};
+
+// Throws std::invalid_argument for plans the simulator cannot run (a collective on an unknown group); other
+// defects (unmatched collectives, cycles) show up as ops that never start, which simulate() reports.
+SimGraph build_sim_graph(const Plan& plan, const CostModel& costs);
+
+}  // namespace shardscope

@@ -1,0 +1,134 @@
+// measure_simulation: step window, per-rank busy / communication / exposure / waiting, collective bandwidths.
+#include "sim/sim_metrics.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+namespace shardscope {
+
+namespace {
+
+using Interval = std::pair<TimeNs, TimeNs>;
+
+bool is_communication(const Op& op) {
+  return op.kind == OpKind::Collective || op.kind == OpKind::Send || op.kind == OpKind::Recv;
+}
+
+// Merges intervals (sorted by begin) in place into their union.
+void merge_union(std::vector<Interval>& intervals) {
+  std::size_t out = 0;
+  for (const Interval& interval : intervals) {
+    if (out > 0 && interval.first <= intervals[out - 1].second) {
+      intervals[out - 1].second = std::max(intervals[out - 1].second, interval.second);
+    } else {
+      intervals[out++] = interval;
+    }
+  }
+  intervals.resize(out);
+}
+
+// Length of `covered` (disjoint, sorted) not overlapped by `cover` (disjoint, sorted).
+TimeNs uncovered_length(const std::vector<Interval>& covered, const std::vector<Interval>& cover) {
+  TimeNs uncovered = 0;
+  std::size_t j = 0;
+  for (const auto& [begin, end] : covered) {
+    TimeNs overlap = 0;
+    while (j < cover.size() && cover[j].second <= begin) ++j;
+    for (std::size_t k = j; k < cover.size() && cover[k].first < end; ++k)
+      overlap += std::min(end, cover[k].second) - std::max(begin, cover[k].first);
+    uncovered += (end - begin) - overlap;
+  }
+  return uncovered;
+}
+
+void measure_collectives(const Plan& plan, const SimGraph& graph, int step, SimulationResult& result) {
+  struct Sum {
+    int count = 0;
+    Bytes size = 0;
+    TimeNs time = 0;
+    double bus_bytes = 0;
+  };
+  std::map<std::string, Sum> by_kind;
+  for (const SimInstance& instance : graph.instances) {
+    if (instance.member_count == 0) continue;
+    const Op& first = graph.op(plan, graph.members[static_cast<std::size_t>(instance.member_begin)]);
+    if (first.step != step) continue;
+    Sum& sum = by_kind[instance.message ? "send/recv" : collective_kind_name(instance.shape.kind)];
+    ++sum.count;
+    sum.size += instance.shape.size_bytes;
+    sum.time += instance.duration_ns;
+    // nccl-tests' sendrecv: busbw = algbw.
+    const double factor = instance.message ? 1.0 : bus_bandwidth_factor(instance.shape.kind, instance.shape.ranks);
+    sum.bus_bytes += static_cast<double>(instance.shape.size_bytes) * factor;
+  }
+  for (const auto& [kind, sum] : by_kind)
+    result.collectives.push_back({kind, sum.count, sum.size, sum.time, sum.time > 0 ? sum.bus_bytes / static_cast<double>(sum.time) : 0});
+}
+
+}  // namespace
+
+SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, const OpTimes& times, const MemoryReport& memory) {
+  SimulationResult result;
+  for (const auto& program : plan.programs)
+    for (const auto& op : program.ops) result.step = std::max(result.step, op.step);
+  for (TimeNs end : times.end_ns) result.run_time_ns = std::max(result.run_time_ns, end);
+
+  TimeNs window_begin = std::numeric_limits<TimeNs>::max(), window_end = 0;
+  std::vector<Interval> comm, compute;
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const auto& ops = plan.programs[r].ops;
+    const std::size_t base = static_cast<std::size_t>(graph.rank_offset[r]);
+    RankTiming timing;
+    timing.rank = static_cast<int>(r);
+    comm.clear();
+    compute.clear();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      const TimeNs begin = times.begin_ns[base + i], end = times.end_ns[base + i];
+      if (end < 0) continue;  // never ran (a stuck plan)
+      const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
+      if (computes && end > begin) compute.emplace_back(begin, end);
+      if (op.step != result.step) continue;
+      window_begin = std::min(window_begin, begin);
+      timing.end_ns = std::max(timing.end_ns, end);
+      if (computes) timing.compute_busy_ns += end - begin;
+      if (is_communication(op)) {
+        timing.wait_ns += begin - times.arrival_ns[base + i];
+        if (end > begin) comm.emplace_back(begin, end);
+      }
+    }
+    window_end = std::max(window_end, timing.end_ns);
+    std::sort(comm.begin(), comm.end());
+    merge_union(comm);
+    for (const auto& [begin, end] : comm) timing.comm_ns += end - begin;
+    timing.exposed_comm_ns = uncovered_length(comm, compute);  // compute: one in-order stream, already sorted
+    if (r < memory.ranks.size()) {
+      timing.peak_bytes = memory.ranks[r].peak_allocated;
+      timing.peak_reserved_bytes = memory.ranks[r].peak_reserved;
+    }
+    result.ranks.push_back(timing);
+  }
+  if (window_begin > window_end) window_begin = window_end;  // no op ran in step S
+  result.step_begin_ns = window_begin;
+  result.step_end_ns = window_end;
+  result.step_time_ns = window_end - window_begin;
+
+  double idle_sum = 0;
+  for (RankTiming& timing : result.ranks) {
+    timing.utilisation = result.step_time_ns > 0 ? static_cast<double>(timing.compute_busy_ns) / static_cast<double>(result.step_time_ns) : 0;
+    idle_sum += 1 - timing.utilisation;
+    if (timing.end_ns > result.ranks[static_cast<std::size_t>(result.critical_rank)].end_ns) result.critical_rank = timing.rank;
+  }
+  result.bubble_fraction = result.ranks.empty() || result.step_time_ns == 0 ? 0 : idle_sum / static_cast<double>(result.ranks.size());
+  if (!result.ranks.empty()) {
+    const RankTiming& critical = result.ranks[static_cast<std::size_t>(result.critical_rank)];
+    result.total_comm_ns = critical.comm_ns;
+    result.exposed_comm_ns = critical.exposed_comm_ns;
+  }
+  measure_collectives(plan, graph, result.step, result);
+  return result;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,66 @@
+// What a simulation reports besides its trace events. Every figure is about one step, the last one the plan
+// holds (step S = the largest Op::step), so that set-up (step 0) and the first step's one-off work (DDP's single
+// first bucket, Adam's lazy state) do not blur it when the plan has several steps.
+//
+// Definitions (all times in simulated ns):
+// - step window: from the earliest begin of any op of step S on any rank to the latest end of any op of step S
+//   on any rank. step_time_ns = its length (the makespan of step S over all ranks).
+// - a rank's comm_ns: the length of the union of its step-S collective / send / recv intervals [begin, end),
+//   where begin is when the transfer starts (the last member's arrival), so waiting is not counted.
+// - a rank's exposed_comm_ns: the part of that union during which the rank's compute stream runs no compute op,
+//   i.e. communication not hidden behind compute.
+// - a rank's wait_ns: over its step-S collectives / messages, the sum of (begin − arrival), arrival being when the
+//   op's stream and deps let it start: time spent waiting for slower peers.
+// - a rank's compute_busy_ns: the sum of its step-S compute ops' durations on the compute stream;
+//   utilisation = compute_busy_ns / step_time_ns.
+// - critical rank: the rank whose last step-S op ends last (lowest rank on ties). total_comm_ns and
+//   exposed_comm_ns are that rank's figures: the communication on the path that sets the step time.
+// - bubble_fraction: the mean over ranks of 1 − utilisation (idle compute over the step window). For a pipeline
+//   with uniform stages and free communication this is GPipe's (p−1)/(m+p−1).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+#include "sim/collective_cost.h"
+
+namespace shardscope {
+
+struct RankTiming {
+  int rank = 0;
+  TimeNs compute_busy_ns = 0;
+  double utilisation = 0;
+  TimeNs comm_ns = 0;
+  TimeNs exposed_comm_ns = 0;
+  TimeNs wait_ns = 0;
+  TimeNs end_ns = 0;          // the end of the rank's last step-S op
+  Bytes peak_bytes = 0;       // from the memory accounting (whole run, as memory reports it)
+  Bytes peak_reserved_bytes = 0;
+};
+
+// Step-S collectives of one kind (or point-to-point messages), each counted once, not once per member.
+struct CollectiveTiming {
+  std::string kind;  // collective_kind_name(), or "send/recv"
+  int count = 0;
+  Bytes size_bytes = 0;    // sum of nccl-tests sizes S
+  TimeNs time_ns = 0;      // sum of transfer times
+  double busbw_gbps = 0;   // Σ(S × busbw factor) / Σ time: nccl-tests' bus bandwidth, aggregated
+};
+
+struct SimulationResult {
+  int step = 0;  // S
+  TimeNs step_begin_ns = 0;
+  TimeNs step_end_ns = 0;
+  TimeNs step_time_ns = 0;
+  TimeNs run_time_ns = 0;  // the end of the last op of the whole plan
+  int critical_rank = 0;
+  TimeNs total_comm_ns = 0;
+  TimeNs exposed_comm_ns = 0;
+  double bubble_fraction = 0;
+  std::vector<RankTiming> ranks;
+  std::vector<CollectiveTiming> collectives;
+  std::size_t event_count = 0;  // trace events emitted, RunEnd included
+  std::string error;            // empty, or why the run stopped (e.g. ops that could never start)
+};
+
+}  // namespace shardscope

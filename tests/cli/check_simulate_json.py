@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""The JSON keys of `shardscope-cli simulate --json` that users' scripts rely on, their internal consistency,
+and a step time recomputed by hand from the alpha-beta formula."""
+import json
+import subprocess
+import sys
+
+cli = sys.argv[1]
+
+
+def run(command, *args):
+    out = subprocess.run([cli, command, "--json", *args], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+report = run("simulate", "--world", "16", "--steps", "2", "--gpus-per-node", "8")
+for key in ("step_time_ns", "total_comm_ns", "exposed_comm_ns", "bubble_fraction", "ranks"):
+    assert key in report, key
+assert report["step"] == 2
+assert report["step_time_ns"] == report["step_end_ns"] - report["step_begin_ns"] > 0
+assert 0 <= report["exposed_comm_ns"] <= report["total_comm_ns"]
+assert 0 <= report["bubble_fraction"] < 1
+assert len(report["ranks"]) == 16
+# The group spans two nodes, so the inter-node link (ib-ndr) sets the pace.
+assert report["cost_model"]["inter_node_link"]["name"] == "ib-ndr"
+memory = run("memory", "--world", "16", "--steps", "2")
+idle = 0.0
+for i, rank in enumerate(report["ranks"]):
+    assert rank["rank"] == i
+    assert rank["peak_bytes"] == memory["ranks"][i]["peak_bytes"]  # the same accounting as `memory`
+    assert abs(rank["utilisation"] * report["step_time_ns"] - rank["compute_busy_ns"]) < 1
+    assert rank["exposed_comm_ns"] <= rank["comm_ns"]
+    assert rank["end_ns"] <= report["step_end_ns"]
+    idle += 1 - rank["utilisation"]
+assert abs(idle / 16 - report["bubble_fraction"]) < 1e-9
+critical = report["ranks"][report["critical_rank"]]
+assert critical["end_ns"] == report["step_end_ns"]
+assert (critical["comm_ns"], critical["exposed_comm_ns"]) == (report["total_comm_ns"], report["exposed_comm_ns"])
+
+# --link-gbps / --link-latency-us override the presets. One DDP step on 2 ranks all-reduces one bucket of all
+# 20 × (2000·2000 + 2000) fp32 parameters: S = 320,160,000 B; at 10 GB/s and α = 0 the ring takes
+# 2·(1/2)·S/10 = 32,016,000 ns, all of it exposed (PyTorch 2.x's single first bucket waits for the whole backward).
+one = run("simulate", "--world", "2", "--link-gbps", "10", "--link-latency-us", "0")
+assert one["total_comm_ns"] == 32_016_000, one["total_comm_ns"]
+assert one["exposed_comm_ns"] == 32_016_000
+assert one["scenario"]["simulation"]["link_gbps"] == 10
+ar = [c for c in one["collectives"] if c["kind"] == "all-reduce"][0]
+assert abs(ar["busbw_gbps"] - 10) < 1e-6, ar  # nccl-tests: a perfect ring's busbw is the link bandwidth
+print("1 passed, 0 failed")

@@ -1,0 +1,269 @@
+// TraceStore: spans, memory series, peaks, markers and lookups from the hand-made run of trace_test_helpers.h,
+// whose figures are worked out by hand below; then producers and a reader on several threads.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "trace/trace_file_reader.h"
+#include "trace/trace_file_writer.h"
+#include "trace/trace_store.h"
+#include "trace_test_helpers.h"
+
+namespace shardscope {
+namespace {
+
+void fill(TraceStore& store) {
+  store.begin(testing::small_header());
+  for (const auto& e : testing::store_events()) store.emit(e);
+  store.end();
+}
+
+TEST(TraceStore, SpansPerRankAndStream) {
+  TraceStore store;
+  fill(store);
+  store.read([](const TraceData& d) {
+    ASSERT_EQ(d.ranks.size(), 3u);  // three programs in the plan
+    const RankTimeline& r0 = *d.rank(0);
+    const auto& compute = r0.stream(Stream::Compute).spans;
+    ASSERT_EQ(compute.size(), 2u);
+    EXPECT_EQ(compute[0].op, 2);
+    EXPECT_EQ(compute[0].step, 1);
+    EXPECT_EQ(compute[0].begin_ns, 100);
+    EXPECT_EQ(compute[0].end_ns, 400);
+    EXPECT_EQ(compute[1].op, 2);  // the same op replayed in step 2
+    EXPECT_EQ(compute[1].step, 2);
+    EXPECT_EQ(compute[1].begin_ns, 500);
+    EXPECT_EQ(compute[1].end_ns, 900);
+    const auto& comm = r0.stream(Stream::Communication).spans;
+    ASSERT_EQ(comm.size(), 2u);
+    EXPECT_EQ(comm[0].op, 4);
+    EXPECT_EQ(comm[0].begin_ns, 400);
+    EXPECT_EQ(comm[0].end_ns, 1234567);
+    EXPECT_EQ(comm[1].op, 6);
+    EXPECT_TRUE(comm[1].open());
+    EXPECT_EQ(r0.open_spans, 1u);
+    EXPECT_TRUE(r0.stream(Stream::Copy).spans.empty());
+    EXPECT_TRUE(d.rank(1)->stream(Stream::Compute).spans.empty());
+    EXPECT_EQ(d.rank(3), nullptr);
+    EXPECT_EQ(d.event_count, 15u);
+    EXPECT_EQ(d.unmatched_op_ends, 0u);
+    EXPECT_TRUE(d.ended);
+  });
+}
+
+TEST(TraceStore, SpansOverlappingARange) {
+  TraceStore store;
+  fill(store);
+  auto ops = [&](Stream s, TimeNs t0, TimeNs t1) {
+    std::vector<std::pair<OpIndex, int>> out;
+    for (const auto& span : store.spans_in(0, s, t0, t1)) out.emplace_back(span.op, span.step);
+    return out;
+  };
+  using V = std::vector<std::pair<OpIndex, int>>;
+  EXPECT_EQ(ops(Stream::Compute, 0, 99), V{});
+  EXPECT_EQ(ops(Stream::Compute, 0, 100), (V{{2, 1}}));        // touching the begin counts
+  EXPECT_EQ(ops(Stream::Compute, 401, 499), V{});              // the gap between the two runs of op 2
+  EXPECT_EQ(ops(Stream::Compute, 400, 500), (V{{2, 1}, {2, 2}}));
+  EXPECT_EQ(ops(Stream::Compute, 901, 2'000'000), V{});
+  EXPECT_EQ(ops(Stream::Communication, 1234567, 1300000), (V{{4, 1}, {6, 1}}));
+  EXPECT_EQ(ops(Stream::Communication, 1234568, 1299999), V{});
+  EXPECT_EQ(ops(Stream::Communication, 9'000'000, 9'000'001), (V{{6, 1}}));  // open: reaches to the end
+  EXPECT_TRUE(store.spans_in(7, Stream::Compute, 0, 1'000'000).empty());    // no such rank
+}
+
+TEST(TraceStore, MemorySeriesAndPeak) {
+  TraceStore store;
+  fill(store);
+  store.read([](const TraceData& d) {
+    const auto& m = d.rank(0)->memory;
+    ASSERT_EQ(m.size(), 3u);
+    EXPECT_EQ(m[0].t_ns, 0);
+    EXPECT_EQ(m[0].allocated, 1000);
+    EXPECT_EQ(m[0].reserved, 2048);
+    EXPECT_EQ(m[0].by_category[Category::Parameters], 1000);
+    EXPECT_EQ(m[0].by_category.total(), 1000);
+    EXPECT_EQ(m[1].t_ns, 150);
+    EXPECT_EQ(m[1].allocated, 1500);
+    EXPECT_EQ(m[1].by_category[Category::Activations], 500);
+    EXPECT_EQ(m[1].by_category.total(), 1500);
+    EXPECT_EQ(m[2].t_ns, 1000);
+    EXPECT_EQ(m[2].allocated, 1000);
+    EXPECT_EQ(m[2].by_category[Category::Activations], 0);
+    EXPECT_EQ(m[2].by_category[Category::Parameters], 1000);
+
+    const auto& r1 = *d.rank(1);
+    ASSERT_EQ(r1.memory.size(), 1u);
+    EXPECT_EQ(r1.memory[0].t_ns, 50);
+    ASSERT_EQ(r1.device_memory.size(), 1u);
+    EXPECT_EQ(r1.device_memory[0].used, 3000);
+    EXPECT_EQ(r1.device_memory[0].total, 80 * kGiB);
+    EXPECT_TRUE(d.rank(2)->memory.empty());
+  });
+  const TraceMemoryPeak peak = store.peak(0);
+  EXPECT_EQ(peak.allocated, 1500);
+  EXPECT_EQ(peak.t_ns, 150);
+  EXPECT_EQ(peak.by_category[Category::Parameters], 1000);
+  EXPECT_EQ(peak.by_category[Category::Activations], 500);
+  EXPECT_EQ(peak.reserved, 2048);
+  EXPECT_EQ(peak.reserved_t_ns, 0);
+  EXPECT_EQ(store.peak(1).allocated, 1000);
+  EXPECT_EQ(store.peak(1).t_ns, 50);
+}
+
+TEST(TraceStore, MemoryAtTime) {
+  TraceStore store;
+  fill(store);
+  EXPECT_EQ(store.memory_at(0, -1).allocated, 0);  // before anything
+  EXPECT_EQ(store.memory_at(0, -1).t_ns, -1);
+  EXPECT_EQ(store.memory_at(0, 0).allocated, 1000);
+  EXPECT_EQ(store.memory_at(0, 149).allocated, 1000);
+  EXPECT_EQ(store.memory_at(0, 150).allocated, 1500);
+  EXPECT_EQ(store.memory_at(0, 150).by_category[Category::Activations], 500);
+  EXPECT_EQ(store.memory_at(0, 999).allocated, 1500);
+  EXPECT_EQ(store.memory_at(0, 1000).allocated, 1000);
+  EXPECT_EQ(store.memory_at(0, 1'000'000'000).t_ns, 1000);
+  EXPECT_EQ(store.memory_at(1, 49).allocated, 0);
+  EXPECT_EQ(store.memory_at(1, 50).reserved, 1000);
+  EXPECT_EQ(store.memory_at(9, 50).allocated, 0);  // no such rank
+}
+
+TEST(TraceStore, MarkersErrorsRunEndAndTimeRange) {
+  TraceStore store;
+  fill(store);
+  const auto phases = store.phases(0);
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0].name, "model_created");
+  EXPECT_EQ(phases[0].step, 0);
+  EXPECT_EQ(phases[0].t_ns, 0);
+  const auto errors = store.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rank, 1);
+  EXPECT_EQ(errors[0].step, 1);
+  EXPECT_EQ(errors[0].t_ns, 70);
+  EXPECT_EQ(errors[0].message, "out of memory");
+  ASSERT_TRUE(store.run_end());
+  EXPECT_EQ(store.run_end()->t_ns, 1500000);
+  EXPECT_EQ(store.run_end()->text, "rank 1 failed");
+  EXPECT_EQ(store.time_range(), (std::pair<TimeNs, TimeNs>{0, 1500000}));
+  EXPECT_EQ(store.rank_count(), 3);
+  EXPECT_EQ(store.header().source, "simulator");
+}
+
+TEST(TraceStore, BeginStartsAfreshAndUnmatchedEndsAreCounted) {
+  TraceStore store;
+  fill(store);
+  const auto g = store.generation();
+  store.begin(TraceHeader{});
+  EXPECT_GT(store.generation(), g);
+  EXPECT_EQ(store.rank_count(), 0);
+  store.emit(testing::ev(TraceEventKind::OpEnd, 2, 10, 5));
+  store.emit(testing::ev(TraceEventKind::Phase, -1, 10));
+  store.read([](const TraceData& d) {
+    EXPECT_EQ(d.ranks.size(), 3u);  // grown to the rank an event named
+    EXPECT_EQ(d.unmatched_op_ends, 1u);
+    EXPECT_EQ(d.ignored_events, 1u);
+    EXPECT_FALSE(d.ended);
+  });
+}
+
+TEST(TraceStore, LateBeginKeepsSpansOrdered) {
+  TraceStore store;
+  store.begin(TraceHeader{});
+  using K = TraceEventKind;
+  store.emit(testing::ev(K::OpBegin, 0, 500, 1));
+  store.emit(testing::ev(K::OpBegin, 0, 100, 0));  // reported late
+  store.emit(testing::ev(K::OpEnd, 0, 200, 0));
+  store.emit(testing::ev(K::OpEnd, 0, 700, 1));
+  store.read([](const TraceData& d) {
+    const auto& s = d.rank(0)->stream(Stream::Compute);
+    ASSERT_EQ(s.spans.size(), 2u);
+    EXPECT_EQ(s.spans[0].op, 0);
+    EXPECT_EQ(s.spans[0].end_ns, 200);
+    EXPECT_EQ(s.spans[1].op, 1);
+    EXPECT_EQ(s.spans[1].end_ns, 700);
+    EXPECT_EQ(s.reach, (std::vector<TimeNs>{200, 700}));
+  });
+  EXPECT_EQ(store.spans_in(0, Stream::Compute, 300, 400).size(), 0u);
+  EXPECT_EQ(store.spans_in(0, Stream::Compute, 150, 600).size(), 2u);
+}
+
+// A live store and one replayed from the file written alongside it (a TeeTraceSink) hold the same.
+TEST(TraceStore, ReplayedFileGivesTheSameStore) {
+  testing::TempFile file("replay");
+  TraceStore live;
+  {
+    TraceFileWriter writer(file.path());
+    TeeTraceSink tee({&writer, &live});
+    tee.begin(testing::small_header());
+    for (const auto& e : testing::store_events()) tee.emit(e);
+    tee.end();
+  }
+  TraceStore replayed;
+  replay_trace(read_trace_file(file.path()), replayed);
+  live.read([&](const TraceData& a) {
+    replayed.read([&](const TraceData& b) {
+      ASSERT_EQ(a.ranks.size(), b.ranks.size());
+      for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+        for (int s = 0; s < kStreamCount; ++s) {
+          const auto& x = a.ranks[r].streams[static_cast<std::size_t>(s)].spans;
+          const auto& y = b.ranks[r].streams[static_cast<std::size_t>(s)].spans;
+          ASSERT_EQ(x.size(), y.size());
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            EXPECT_EQ(x[i].op, y[i].op);
+            EXPECT_EQ(x[i].begin_ns, y[i].begin_ns);
+            EXPECT_EQ(x[i].end_ns, y[i].end_ns);
+          }
+        }
+        ASSERT_EQ(a.ranks[r].memory.size(), b.ranks[r].memory.size());
+        for (std::size_t i = 0; i < a.ranks[r].memory.size(); ++i)
+          EXPECT_EQ(a.ranks[r].memory[i].by_category.bytes, b.ranks[r].memory[i].by_category.bytes);
+        EXPECT_EQ(a.ranks[r].peak.allocated, b.ranks[r].peak.allocated);
+      }
+      EXPECT_EQ(b.header.plan->programs[0].ops[4].label, "all-reduce bucket 0");
+      EXPECT_EQ(a.t_max, b.t_max);
+      EXPECT_TRUE(b.ended);
+    });
+  });
+}
+
+// Producers on rank threads, a reader polling as the run grows: every span ends up closed and ordered.
+TEST(TraceStore, ProducersAndAReaderOnSeveralThreads) {
+  TraceStore store;
+  store.begin(testing::small_header());
+  constexpr int kRanks = 4, kOps = 20000;
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    std::uint64_t last = 0;
+    while (!done.load()) {
+      if (store.generation() == last) continue;
+      last = store.generation();
+      store.read([](const TraceData& d) {
+        for (const auto& r : d.ranks) {
+          const auto& spans = r.stream(Stream::Compute).spans;
+          for (std::size_t i = 1; i < spans.size(); ++i) ASSERT_LE(spans[i - 1].begin_ns, spans[i].begin_ns);
+        }
+      });
+      (void)store.spans_in(0, Stream::Compute, 1000, 2000);
+    }
+  });
+  std::vector<std::thread> producers;
+  for (int r = 0; r < kRanks; ++r)
+    producers.emplace_back([&store, r] {
+      for (int i = 0; i < kOps; ++i) {
+        store.emit(testing::ev(TraceEventKind::OpBegin, r, 10 * i, i));
+        store.emit(testing::ev(TraceEventKind::OpEnd, r, 10 * i + 5, i));
+      }
+    });
+  for (auto& t : producers) t.join();
+  done = true;
+  reader.join();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(store.spans_in(r, Stream::Compute, 0, 10 * kOps).size(), static_cast<std::size_t>(kOps));
+    const auto mid = store.spans_in(r, Stream::Compute, 1000, 1000);
+    ASSERT_EQ(mid.size(), 1u);
+    EXPECT_EQ(mid[0].op, 100);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope
