@@ -3,7 +3,6 @@
 
 #include <chrono>
 
-#include "plan/validate.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
 #include "trace/trace_file_reader.h"
@@ -26,9 +25,7 @@ void Session::start(const Scenario& scenario) {
     RunOutput out;
     try {
       const ResolvedScenario resolved = resolve_scenario(scenario);
-      const Plan plan = lower_plan(resolved);
-      if (const auto report = validate_plan(plan); !report.ok())
-        throw std::runtime_error("the plan is invalid: " + report.errors.front());
+      const Plan plan = lower_validated_plan(resolved);
       out.result = shardscope::simulate(resolved, plan, *store);
       if (!out.result->error.empty()) out.error = out.result->error;
     } catch (const std::exception& error) {
