@@ -51,7 +51,7 @@ void Playback::previous_phase() {
 
 void Playback::advance(double wall_seconds) {
   if (!playing_) return;
-  carry_ns_ += wall_seconds * speed_;
+  carry_ns_ += wall_seconds * speed();
   const double whole = std::floor(carry_ns_);
   carry_ns_ -= whole;
   seek(now_ns_ + static_cast<TimeNs>(whole));

@@ -22,9 +22,11 @@ class Playback {
   TimeNs now_ns() const { return now_ns_; }
   TimeNs end_ns() const { return end_ns_; }
   bool playing() const { return playing_; }
-  // Simulated (or recorded) nanoseconds per wall-clock second; 1 step of a few ms plays in a few seconds by default.
-  double speed() const { return speed_; }
-  void set_speed(double ns_per_second) { speed_ = ns_per_second; }
+  // Playing speed as the wall-clock seconds the whole run takes (default 4), so it holds as a live run grows.
+  double run_seconds() const { return run_seconds_; }
+  void set_run_seconds(double seconds) { run_seconds_ = seconds; }
+  // Simulated (or recorded) nanoseconds per wall-clock second.
+  double speed() const { return static_cast<double>(end_ns_) / run_seconds_; }
 
   void toggle_play();
   void pause() { playing_ = false; }
@@ -47,7 +49,7 @@ class Playback {
   TimeNs end_ns_ = 0;
   TimeNs now_ns_ = 0;
   bool playing_ = false;
-  double speed_ = 2e6;
+  double run_seconds_ = 4;
   double carry_ns_ = 0;  // fractional ns between frames
 };
 

@@ -42,6 +42,10 @@ void ShardScopeUi::refresh_after_new_run() {
   const auto store = session_.store();
   if (session_.run_id() == seen_run_ && store->generation() == seen_generation_) return;
   const bool new_run = session_.run_id() != seen_run_;
+  // While a run grows, rebuild the playhead's boundaries a few times a second, not every frame.
+  const double now = ImGui::GetTime();
+  if (!new_run && session_.busy() && now - last_refresh_s_ < 0.25) return;
+  last_refresh_s_ = now;
   seen_run_ = session_.run_id();
   seen_generation_ = store->generation();
   std::vector<TimeNs> boundaries;
@@ -63,10 +67,8 @@ void ShardScopeUi::refresh_after_new_run() {
   std::sort(boundaries.begin(), boundaries.end());
   boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
   playback_.set_timeline(std::move(boundaries), std::move(phases), end);
-  // About four seconds for the whole run at 1×.
   if (new_run) {
     view_.set_run_range(0, std::max<TimeNs>(end, 1));
-    playback_.set_speed(std::max(1.0, static_cast<double>(end) / 4.0));
     playback_.seek(options_.screenshot.empty() ? 0 : end);
   } else {
     view_.set_run_range(0, std::max<TimeNs>(end, 1));
@@ -213,10 +215,9 @@ void ShardScopeUi::draw_transport_bar() {
   if (ImGui::Button(">|")) playback_.seek(playback_.end_ns());
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-  // Speed as wall seconds per run, which reads better than ns per second.
-  float seconds = static_cast<float>(static_cast<double>(std::max<TimeNs>(playback_.end_ns(), 1)) / playback_.speed());
-  if (ImGui::SliderFloat("##speed", &seconds, 0.5f, 60.0f, "run in %.1f s", ImGuiSliderFlags_Logarithmic))
-    playback_.set_speed(static_cast<double>(std::max<TimeNs>(playback_.end_ns(), 1)) / seconds);
+  float seconds = static_cast<float>(playback_.run_seconds());
+  if (ImGui::SliderFloat("##speed", &seconds, 0.5f, 120.0f, "run in %.1f s", ImGuiSliderFlags_Logarithmic))
+    playback_.set_run_seconds(seconds);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
   float fraction = playback_.end_ns() > 0 ? static_cast<float>(static_cast<double>(playback_.now_ns()) / static_cast<double>(playback_.end_ns())) : 0;

@@ -28,6 +28,11 @@ class ShardScopeUi {
   const std::string& error() const { return session_.error(); }
   // True once the scenario's run (or the trace) is fully loaded and the playhead placed for --screenshot.
   bool ready_for_screenshot() const { return placed_for_screenshot_; }
+  // For tests and benchmarks: no run in flight; the playhead; the shared time view.
+  bool idle() const { return !session_.busy(); }
+  const Playback& playback() const { return playback_; }
+  TimeView& time_view() { return view_; }
+  const Session& session() const { return session_; }
 
  private:
   void refresh_after_new_run();
@@ -55,6 +60,7 @@ class ShardScopeUi {
   std::string status_;
   std::string export_path_ = "shardscope";
   bool placed_for_screenshot_ = false;
+  double last_refresh_s_ = 0;
   bool follow_playhead_ = true;
 };
 

@@ -9,4 +9,10 @@ namespace shardscope::gui {
 // Call right after an ImGui::InvisibleButton covering the plot area [x0, x0 + width].
 void handle_time_input(TimeView& view, Playback& playback, float x0, float width);
 
+// Left margin of every time plot (labels live there), so the memory charts and the timeline share one x axis.
+float time_axis_margin();
+
+// A ruler with time ticks over [x0, x0 + width] at the cursor; advances the cursor by its height.
+void draw_time_ruler(const TimeView& view, float x0, float width);
+
 }  // namespace shardscope::gui

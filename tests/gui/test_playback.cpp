@@ -49,7 +49,7 @@ TEST(Playback, JumpsBetweenPhases) {
 
 TEST(Playback, PlaysAtItsSpeedAndStopsAtTheEnd) {
   Playback p = three_ops();
-  p.set_speed(200);  // 200 ns per wall second
+  p.set_run_seconds(5);  // 1000 ns in 5 s: 200 ns per wall second
   p.toggle_play();
   p.advance(0.5);
   EXPECT_EQ(p.now_ns(), 100);

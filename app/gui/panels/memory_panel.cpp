@@ -72,7 +72,7 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
     const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
                                         (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
                                             ImGui::GetFrameHeightWithSpacing());
-    ImGui::BeginChild("charts", ImVec2(0, 0), false);
+    ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
     for (const auto& group : groups)
       if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) draw_chart(data, group, capacity, scale, view, playback, chart_height);
     ImGui::EndChild();
@@ -82,16 +82,22 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
 void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
                              Playback& playback, float height) {
   const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
-  ImGui::Text("%s · peak %s of %s", group.label.c_str(), format_bytes(rank.peak.allocated).c_str(), format_bytes(capacity).c_str());
-  if (capacity > 0 && rank.peak.allocated > capacity) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "OUT OF MEMORY");
-  }
+  const ImVec2 corner = ImGui::GetCursorScreenPos();
+  const float margin = time_axis_margin();
+  const bool oom = capacity > 0 && rank.peak.allocated > capacity;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  // The margin: which ranks, their peak, and the scale.
+  const float line = ImGui::GetTextLineHeight();
+  draw->AddText(corner, IM_COL32(20, 20, 20, 255), group.label.c_str());
+  draw->AddText(ImVec2(corner.x, corner.y + line), oom ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255),
+                ("peak " + format_bytes(rank.peak.allocated)).c_str());
+  if (oom) draw->AddText(ImVec2(corner.x, corner.y + 2 * line), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY");
+  draw->AddText(ImVec2(corner.x, corner.y + height - line), IM_COL32(130, 130, 130, 255), "0");
+  ImGui::SetCursorScreenPos(ImVec2(corner.x + margin, corner.y));
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x);
   ImGui::InvisibleButton(group.label.c_str(), ImVec2(width, height));
   handle_time_input(view, playback, p0.x, width);
-  ImDrawList* draw = ImGui::GetWindowDrawList();
   const float bottom = p0.y + height;
   draw->AddRectFilled(p0, ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 255));
   draw->PushClipRect(p0, ImVec2(p0.x + width, bottom), true);
@@ -110,11 +116,15 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       below += s.by_category[c];
     }
   }
+  float label_free_x = -1e9f;  // labels that would overlap the previous one are left out (the line stays)
   for (const auto& phase : rank.phases) {
     if (phase.t_ns < view.t0() || phase.t_ns > view.t1()) continue;
     const float x = static_cast<float>(view.x_of(phase.t_ns, p0.x, width));
     draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), IM_COL32(90, 90, 90, 140));
-    draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(70, 70, 70, 255), phase.name.c_str());
+    if (x < label_free_x) continue;
+    const std::string label = phase.name == "model_created" ? "model created" : phase.name;
+    draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(70, 70, 70, 255), label.c_str());
+    label_free_x = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
   }
   if (capacity > 0 && capacity <= scale) {
     const float y = y_of(capacity);

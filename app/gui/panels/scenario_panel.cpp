@@ -109,7 +109,8 @@ bool ScenarioPanel::draw(Scenario& scenario) {
                         std::array{CheckpointMode::None, CheckpointMode::Selective, CheckpointMode::Full}, checkpoint_name);
 
   ImGui::Separator();
-  int world = scenario.cluster.world;
+  // 0 means the default (2 devices, 1 for 'single'): show what will run.
+  int world = scenario.cluster.world > 0 ? scenario.cluster.world : scenario.strategy.kind == StrategyKind::Single ? 1 : 2;
   if (int_field("World", world, 1)) {
     scenario.cluster.world = world;
     changed = true;

@@ -3,6 +3,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <string>
 
 #include "gui/gui_format.h"
@@ -94,15 +95,19 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
       return;
     }
     const float lane_height = ImGui::GetFontSize() * 1.35f;
-    const float label_width = ImGui::CalcTextSize("rank 0000  comm").x;
-    ImGui::BeginChild("lanes", ImVec2(0, 0), false);
+    const float label_width = time_axis_margin();
+    draw_time_ruler(view, ImGui::GetCursorScreenPos().x + label_width,
+                    std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width - ImGui::GetStyle().ScrollbarSize));
+    ImGui::BeginChild("lanes", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+    // Rows must be the same height for the clipper: a copy lane for every rank if any rank uses one.
+    const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
+                                      [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
+    const int lanes = any_copy ? 3 : 2;
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(data.ranks.size()));
     while (clipper.Step()) {
       for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
         const RankTimeline& rank = data.ranks[static_cast<std::size_t>(r)];
-        const bool has_copy = !rank.stream(Stream::Copy).spans.empty();
-        const int lanes = has_copy ? 3 : 2;
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width);
         ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -113,25 +118,20 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
         const float x0 = p0.x + label_width;
         draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
         const TraceSpan* hovered = nullptr;
-        int hovered_lane = 0;
         for (int lane = 0; lane < lanes; ++lane) {
           const Stream stream = static_cast<Stream>(lane);
           const float y0 = p0.y + lane_height * static_cast<float>(lane);
           draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), IM_COL32(235, 235, 235, 255));
           const TraceSpan* lane_hover = nullptr;
           draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
-          if (lane_hover) {
-            hovered = lane_hover;
-            hovered_lane = lane;
-          }
+          if (lane_hover) hovered = lane_hover;
         }
         const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
         draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
         draw->PopClipRect();
-        for (int lane = 0; lane < lanes; ++lane)
-          draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane) + (lane == 0 ? lane_height * 0.5f : 0)),
-                        IM_COL32(110, 110, 110, 255), lane == 0 ? "" : stream_name(static_cast<Stream>(lane)).substr(0, 4).c_str());
-        (void)hovered_lane;
+        for (int lane = 1; lane < lanes; ++lane)
+          draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
+                        IM_COL32(110, 110, 110, 255), lane == 1 ? "comm" : "copy");
         if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
         ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
       }
