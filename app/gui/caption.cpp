@@ -37,6 +37,14 @@ std::string describe_rank_at(const TraceData& data, int rank, TimeNs t_ns) {
   return text + "idle";
 }
 
+std::string phase_display_name(const std::string& phase) {
+  if (phase == "model_created") return "model created";
+  if (phase == "forward") return "after forward";
+  if (phase == "before_step") return "after backward";
+  if (phase == "after_step") return "after step";
+  return phase;
+}
+
 int most_telling_rank(const TraceData& data, TimeNs t_ns) {
   int communicating = -1, computing = -1;
   for (const auto& timeline : data.ranks) {

@@ -153,7 +153,7 @@ void ShardScopeUi::draw_menu() {
                            "Wheel or W/S zoom · drag or A/D pan · click sets the playhead · F12 screenshot");
     ImGui::EndMenu();
   }
-  ImGui::TextDisabled("  %s", session_.store()->header().scenario_json.empty() ? "" : edited_.name.c_str());
+  ImGui::TextDisabled("  %s", options_.trace_file.empty() ? edited_.name.c_str() : options_.trace_file.c_str());
   ImGui::EndMenuBar();
 }
 
@@ -172,7 +172,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     ImGui::Separator();
     ImGui::Text("step %s", format_duration(result->step_time_ns).c_str());
     ImGui::Text("exposed comm %s of %s", format_duration(result->exposed_comm_ns).c_str(), format_duration(result->total_comm_ns).c_str());
-    ImGui::Text("bubble %.1f %%", result->bubble_fraction * 100);
+    ImGui::Text("compute idle %.1f %% (bubble)", result->bubble_fraction * 100);
   }
   ImGui::Separator();
   devices_panel_.draw(*session_.store(), groups_, playback_);
@@ -195,7 +195,8 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   });
   const PhaseMark* phase = playback_.current_phase();
   ImGui::Text("%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(),
-              phase ? ("step " + std::to_string(phase->step) + " " + phase->name + " · ").c_str() : "", caption.c_str());
+              phase ? ("step " + std::to_string(phase->step) + ", " + phase_display_name(phase->name) + " · ").c_str() : "",
+              caption.c_str());
   ImGui::EndChild();
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "gui/caption.h"
 #include "gui/gui_format.h"
 #include "gui/palette.h"
 #include "gui/time_input.h"
@@ -122,7 +123,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const float x = static_cast<float>(view.x_of(phase.t_ns, p0.x, width));
     draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), IM_COL32(90, 90, 90, 140));
     if (x < label_free_x) continue;
-    const std::string label = phase.name == "model_created" ? "model created" : phase.name;
+    const std::string label = phase_display_name(phase.name);
     draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(70, 70, 70, 255), label.c_str());
     label_free_x = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
   }

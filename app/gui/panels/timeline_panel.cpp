@@ -58,7 +58,8 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     flush();
     const Op* op = op_of(data, rank, span.op);
     const ImU32 colour = to_imgui_color(op ? op_rgb(*op) : 0x777777);
-    draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb, y1), colour);
+    // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
+    draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb - (xb - xa > 3.0f ? 1.0f : 0.0f), y1), colour);
     if (op && xb - xa > ImGui::GetFontSize() * 2) {
       const ImVec4 clip(std::max(xa, g.x0) + 2, g.y0, std::min(xb, g.x0 + g.width) - 2, y1);
       const bool dark = op->kind == OpKind::Compute && op->compute_kind == ComputeKind::Backward;
@@ -67,6 +68,13 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     }
   });
   flush();
+}
+
+// Idle compute (waiting, pipeline bubbles) shows as hatching: ops drawn on top cover it where the device works.
+void draw_idle_hatch(ImDrawList* draw, float x0, float y0, float width, float height) {
+  const float step = height * 0.6f;
+  for (float x = x0 - height; x < x0 + width; x += step)
+    draw->AddLine(ImVec2(x, y0 + height), ImVec2(x + height, y0), IM_COL32(200, 200, 200, 255));
 }
 
 void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
@@ -122,6 +130,7 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
           const Stream stream = static_cast<Stream>(lane);
           const float y0 = p0.y + lane_height * static_cast<float>(lane);
           draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), IM_COL32(235, 235, 235, 255));
+          if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
           const TraceSpan* lane_hover = nullptr;
           draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
           if (lane_hover) hovered = lane_hover;
