@@ -32,7 +32,7 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
     return;
   }
   edited_ = builtin_default_scenario();
-  if (!options.scenario_file.empty()) scenario_panel_.open_file(options.scenario_file, edited_);
+  if (!options.scenario_file.empty()) startup_error_ = scenario_panel_.open_file(options.scenario_file, edited_);
   session_.simulate(edited_);
 }
 
@@ -160,7 +160,10 @@ void ShardScopeUi::draw_menu() {
 void ShardScopeUi::draw_left_column(float width, float height) {
   ImGui::BeginChild("left", ImVec2(width, height), true);
   if (options_.trace_file.empty()) {
-    if (scenario_panel_.draw(edited_)) session_.simulate(edited_);
+    if (scenario_panel_.draw(edited_)) {
+      startup_error_.clear();
+      session_.simulate(edited_);
+    }
     if (session_.busy()) ImGui::TextDisabled("simulating…");
     if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
   } else {

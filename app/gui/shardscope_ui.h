@@ -25,7 +25,8 @@ class ShardScopeUi {
   // A path when the user asked for a screenshot this frame ("" otherwise); the frame loop saves it.
   std::string take_screenshot_request();
   void notify(const std::string& message) { status_ = message; }
-  const std::string& error() const { return session_.error(); }
+  // What went wrong with the scenario file, the trace file or the last run ("" when nothing did).
+  const std::string& error() const { return startup_error_.empty() ? session_.error() : startup_error_; }
   // True once the scenario's run (or the trace) is fully loaded and the playhead placed for --screenshot.
   bool ready_for_screenshot() const { return placed_for_screenshot_; }
   // For tests and benchmarks: no run in flight; the playhead; the shared time view.
@@ -58,6 +59,7 @@ class ShardScopeUi {
   float font_scale_ = 1.0f;
   std::string screenshot_request_;
   std::string status_;
+  std::string startup_error_;  // --scenario that could not be loaded (the built-in scenario is shown instead)
   std::string export_path_ = "shardscope";
   bool placed_for_screenshot_ = false;
   double last_refresh_s_ = 0;

@@ -4,6 +4,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "gui/caption.h"
 #include "gui/gui_format.h"
@@ -74,10 +75,63 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
                                         (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
                                             ImGui::GetFrameHeightWithSpacing());
     ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+    if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
     for (const auto& group : groups)
       if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) draw_chart(data, group, capacity, scale, view, playback, chart_height);
     ImGui::EndChild();
   });
+}
+
+void MemoryPanel::draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback,
+                                 float height) {
+  const ImVec2 corner = ImGui::GetCursorScreenPos();
+  const float margin = time_axis_margin();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  draw->AddText(corner, IM_COL32(20, 20, 20, 255), ("all " + std::to_string(data.ranks.size()) + " ranks").c_str());
+  draw->AddText(ImVec2(corner.x, corner.y + line), IM_COL32(90, 90, 90, 255), "least – most");
+  ImGui::SetCursorScreenPos(ImVec2(corner.x + margin, corner.y));
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x);
+  ImGui::InvisibleButton("aggregate", ImVec2(width, height));
+  handle_time_input(view, playback, p0.x, width);
+  constexpr float kColumn = 2.0f;
+  const int columns = static_cast<int>(width / kColumn);
+  Envelope& e = envelope_;
+  if (e.generation != data.event_count || e.t0 != view.t0() || e.t1 != view.t1() || e.columns != columns) {
+    e = {data.event_count, view.t0(), view.t1(), columns, std::vector<Bytes>(static_cast<std::size_t>(columns)),
+         std::vector<Bytes>(static_cast<std::size_t>(columns))};
+    for (int c = 0; c < columns; ++c) {
+      const TimeNs t = view.t_of(p0.x + static_cast<float>(c + 1) * kColumn, p0.x, width);
+      Bytes low = std::numeric_limits<Bytes>::max(), high = 0;
+      for (const auto& rank : data.ranks) {
+        const Bytes b = rank.memory_at(t).allocated;
+        low = std::min(low, b);
+        high = std::max(high, b);
+      }
+      e.low[static_cast<std::size_t>(c)] = low;
+      e.high[static_cast<std::size_t>(c)] = high;
+    }
+  }
+  const float bottom = p0.y + height;
+  auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * height; };
+  draw->AddRectFilled(p0, ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 255));
+  for (int c = 0; c < columns; ++c) {
+    const float x = p0.x + static_cast<float>(c) * kColumn;
+    draw->AddRectFilled(ImVec2(x, y_of(e.low[static_cast<std::size_t>(c)])), ImVec2(x + kColumn, bottom), IM_COL32(120, 120, 120, 255));
+    draw->AddRectFilled(ImVec2(x, y_of(e.high[static_cast<std::size_t>(c)])), ImVec2(x + kColumn, y_of(e.low[static_cast<std::size_t>(c)])),
+                        IM_COL32(190, 190, 190, 255));
+  }
+  if (capacity > 0 && capacity <= scale)
+    draw->AddLine(ImVec2(p0.x, y_of(capacity)), ImVec2(p0.x + width, y_of(capacity)), IM_COL32(200, 0, 0, 255), 2.0f);
+  const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
+  draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
+  draw->AddRect(p0, ImVec2(p0.x + width, bottom), IM_COL32(160, 160, 160, 255));
+  if (ImGui::IsItemHovered()) {
+    const int c = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - p0.x) / kColumn), 0, columns - 1);
+    ImGui::SetTooltip("all ranks: least %s, most %s allocated", format_bytes(e.low[static_cast<std::size_t>(c)]).c_str(),
+                      format_bytes(e.high[static_cast<std::size_t>(c)]).c_str());
+  }
 }
 
 void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,

@@ -26,6 +26,18 @@ class MemoryPanel {
  private:
   void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
                   Playback& playback, float height);
+  // Past kMaxCharts groups: one chart of the band between the least and the most allocated rank at each instant.
+  void draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback, float height);
+
+  struct Envelope {
+    std::uint64_t generation = ~0ull;
+    TimeNs t0 = 0, t1 = 0;
+    int columns = 0;
+    std::vector<Bytes> low, high;
+  };
+  Envelope envelope_;
 };
+
+inline constexpr std::size_t kMaxCharts = 8;
 
 }  // namespace shardscope::gui
