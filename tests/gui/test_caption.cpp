@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "gui/caption.h"
+#include "engine/trace_test_helpers.h"
 #include "plan/program_builder.h"
 
 namespace shardscope::gui {
@@ -26,13 +27,7 @@ std::unique_ptr<TraceStore> two_ranks() {
   header.plan = plan;
   store->begin(header);
   auto op = [&](TraceEventKind kind, int rank, TimeNs t, OpIndex index, Stream stream) {
-    TraceEvent e;
-    e.kind = kind;
-    e.rank = rank;
-    e.t_ns = t;
-    e.op = index;
-    e.stream = stream;
-    store->emit(e);
+    store->emit(shardscope::testing::ev(kind, rank, t, index, 0, stream));
   };
   op(TraceEventKind::OpBegin, 0, 0, 0, Stream::Compute);
   op(TraceEventKind::OpBegin, 1, 0, 0, Stream::Compute);
