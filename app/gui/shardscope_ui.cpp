@@ -5,6 +5,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "gui/caption.h"
@@ -112,7 +113,10 @@ void ShardScopeUi::frame() {
   ImGui::SetNextWindowSize(viewport->Size);
   ImGui::Begin("ShardScope", nullptr, kFixedWindow);
   draw_menu();
-  const float bottom = ImGui::GetFrameHeightWithSpacing() * 2.2f;
+  float legend_width = 0;
+  for (Category c : kAllCategories) legend_width += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(std::string(category_label(c)).c_str()).x;
+  const float legend_lines = std::ceil(legend_width / std::max(1.0f, ImGui::GetContentRegionAvail().x));
+  const float bottom = ImGui::GetFrameHeightWithSpacing() * (1.2f + legend_lines);
   const float height = ImGui::GetContentRegionAvail().y - bottom;
   const float total_width = ImGui::GetContentRegionAvail().x;
   const float left_width = std::clamp(total_width * 0.24f, ImGui::GetFontSize() * 16, ImGui::GetFontSize() * 26);
@@ -232,7 +236,13 @@ void ShardScopeUi::draw_transport_bar() {
 }
 
 void ShardScopeUi::draw_legend() {
+  const float right_edge = ImGui::GetWindowContentRegionMax().x;
+  bool first = true;
   for (Category c : kAllCategories) {
+    // Wrap instead of running off the window (large font scales on small screens).
+    const float item = ImGui::GetFontSize() * 2 + ImGui::CalcTextSize(std::string(category_label(c)).c_str()).x;
+    if (!first && ImGui::GetCursorPosX() + item > right_edge) ImGui::NewLine();
+    first = false;
     ImGui::ColorButton(std::string(category_key(c)).c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(c))),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
     ImGui::SameLine();

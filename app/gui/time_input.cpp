@@ -37,7 +37,7 @@ void draw_time_ruler(const TimeView& view, float x0, float width) {
   ImGui::Dummy(ImVec2(width + (x0 - p0.x), height));
   ImDrawList* draw = ImGui::GetWindowDrawList();
   // A tick step of 1, 2 or 5 × 10^k ns giving about one label per 8 font widths.
-  const double wanted = view.span_ns() / std::max(1.0, static_cast<double>(width / (ImGui::GetFontSize() * 8)));
+  const double wanted = view.span_ns() / std::max(1.0, static_cast<double>(width / (ImGui::GetFontSize() * 5)));
   double step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0))));
   for (double factor : {2.0, 5.0, 10.0})
     if (step < wanted) step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0)))) * factor;
