@@ -31,6 +31,8 @@ class Session {
   std::shared_ptr<const TraceStore> store() const { return store_; }
   const Scenario& scenario() const { return scenario_; }
   bool busy() const { return running_.valid(); }
+  // Trace events the run in flight has produced so far (progress for long simulations); 0 when idle.
+  std::uint64_t progress_events() const { return running_store_ && busy() ? running_store_->generation() : 0; }
   const std::string& error() const { return error_; }
   const std::string& warning() const { return warning_; }  // e.g. a truncated trace file
   const std::optional<SimulationResult>& result() const { return result_; }

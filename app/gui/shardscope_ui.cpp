@@ -168,7 +168,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
       startup_error_.clear();
       session_.simulate(edited_);
     }
-    if (session_.busy()) ImGui::TextDisabled("simulating…");
+    if (session_.busy()) ImGui::TextDisabled("simulating… %llu events", static_cast<unsigned long long>(session_.progress_events()));
     if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
   } else {
     ImGui::TextWrapped("Trace: %s", options_.trace_file.c_str());
