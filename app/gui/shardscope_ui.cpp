@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "gui/caption.h"
+#include "gui/classroom_scenario.h"
 #include "gui/gui_format.h"
 #include "gui/palette.h"
 #include "trace/chrome_trace_export.h"
@@ -32,7 +33,7 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
     session_.open_trace(options.trace_file);
     return;
   }
-  edited_ = builtin_default_scenario();
+  edited_ = classroom_scenario();
   if (!options.scenario_file.empty()) startup_error_ = scenario_panel_.open_file(options.scenario_file, edited_);
   session_.simulate(edited_);
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cluster/device_preset.h"
+#include "gui/classroom_scenario.h"
 
 namespace shardscope::gui {
 
@@ -74,8 +75,8 @@ std::string ScenarioPanel::open_file(const std::string& path, Scenario& scenario
 bool ScenarioPanel::draw_builtin_picker(Scenario& scenario) {
   bool changed = false;
   if (ImGui::BeginCombo("Scenario", scenario.name.c_str())) {
-    if (ImGui::Selectable("built-in: DDP · 2 × H100 · 20 × Linear(2000)")) {
-      scenario = builtin_default_scenario();
+    if (ImGui::Selectable(("built-in: " + classroom_scenario().name).c_str())) {
+      scenario = classroom_scenario();
       changed = true;
     }
     for (const auto& file : builtin_files_)
