@@ -36,6 +36,9 @@ struct RankTiming {
   TimeNs end_ns = 0;          // the end of the rank's last step-S op
   Bytes peak_bytes = 0;       // from the memory accounting (whole run, as memory reports it)
   Bytes peak_reserved_bytes = 0;
+  // The first allocation the device could not hold (from the accounting), as "label (N B requested)"; empty if none.
+  // The simulation carries on past it so the whole picture shows; an executed run would stop there.
+  std::string out_of_memory;
 };
 
 // Step-S collectives of one kind (or point-to-point messages), each counted once, not once per member.

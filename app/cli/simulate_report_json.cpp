@@ -52,7 +52,8 @@ std::string simulate_json(const SimulateRun& run) {
                              {"comm_ns", rank.comm_ns},
                              {"exposed_comm_ns", rank.exposed_comm_ns},
                              {"wait_ns", rank.wait_ns},
-                             {"end_ns", rank.end_ns}});
+                             {"end_ns", rank.end_ns},
+                             {"out_of_memory", rank.out_of_memory.empty() ? json(nullptr) : json(rank.out_of_memory)}});
   return root.dump(2);
 }
 

@@ -20,7 +20,7 @@ std::string percent(TimeNs part, TimeNs whole) {
 
 bool same_figures(const RankTiming& a, const RankTiming& b) {
   return a.compute_busy_ns == b.compute_busy_ns && a.comm_ns == b.comm_ns && a.exposed_comm_ns == b.exposed_comm_ns &&
-         a.wait_ns == b.wait_ns && a.peak_bytes == b.peak_bytes;
+         a.wait_ns == b.wait_ns && a.peak_bytes == b.peak_bytes && a.out_of_memory == b.out_of_memory;
 }
 
 }  // namespace
@@ -70,6 +70,11 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
                        format_time_ns(t.wait_ns), format_bytes(t.peak_bytes));
     i = last + 1;
   }
+  for (const auto& t : ranks)
+    if (!t.out_of_memory.empty()) {
+      out << fmt::format("  OUT OF MEMORY  rank {} first at {}\n", t.rank, t.out_of_memory);
+      break;  // the first rank names it; the JSON has every rank
+    }
   out << "  (util = compute busy / step time; waiting = time collectives waited for slower peers; peak = allocated, "
       << accounting_name(s.accounting.mode) << " accounting)\n";
 }

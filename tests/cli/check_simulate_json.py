@@ -47,3 +47,11 @@ assert one["scenario"]["simulation"]["link_gbps"] == 10
 ar = [c for c in one["collectives"] if c["kind"] == "all-reduce"][0]
 assert abs(ar["busbw_gbps"] - 10) < 1e-6, ar  # nccl-tests: a perfect ring's busbw is the link bandwidth
 print("1 passed, 0 failed")
+
+# Out of memory: the default model's parameters alone are 20 × (2000² + 2000) × 4 B = 320.16 MB, more than a
+# 0.1 GiB device, so every rank runs out; with the preset's 80 GiB none does.
+small = run("simulate", "--capacity-gib", "0.1")
+assert all(rank["out_of_memory"] for rank in small["ranks"]), small["ranks"]
+assert all(rank["out_of_memory"] is None for rank in run("simulate")["ranks"])
+text = subprocess.run([cli, "simulate", "--capacity-gib", "0.1"], check=True, capture_output=True, text=True).stdout
+assert "OUT OF MEMORY" in text, text

@@ -151,8 +151,9 @@ TEST(ExactNoGrad, HoldsNoGradientsNoStateNoSavedActivations) {
       EXPECT_EQ(rank.peak_by_category[Category::Gradients], 0);
       EXPECT_EQ(rank.peak_by_category[Category::OptimizerState], 0);
     }
-    if (strategy == StrategyKind::Single)  // after forward only x, y and the loss remain
+    if (strategy == StrategyKind::Single) {  // after forward only x, y and the loss remain
       EXPECT_EQ(r.phase(0, "forward", 1).by_category[Category::Activations], 2 * kAct + kLoss);
+    }
   }
 }
 

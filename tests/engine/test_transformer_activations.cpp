@@ -178,7 +178,9 @@ TEST(TiedEmbeddings, OneGradientPerParameter) {
   const Lowered run = lower("hf:" + path, x, 4, CheckpointMode::None);
   const std::int64_t h = 64, parameters = 128 * h + 256 * h + 2 * (12 * h * h + 13 * h) + 2 * h;
   for (const auto& phase : run.report.ranks.at(0).phases)
-    if (phase.name == "before_step") EXPECT_EQ(phase.by_category[Category::Gradients], 4 * parameters);
+    if (phase.name == "before_step") {
+      EXPECT_EQ(phase.by_category[Category::Gradients], 4 * parameters);
+    }
   const Program& program = run.plan.programs.at(0);
   const OpIndex held = find_op(program, "alloc lm_head tied weight grad");
   const OpIndex second = find_op(program, "free embeddings.wte.weight grad");

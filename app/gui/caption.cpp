@@ -1,0 +1,60 @@
+// Captions from the spans covering an instant.
+#include "gui/caption.h"
+
+namespace shardscope::gui {
+
+namespace {
+
+const Op* active_op(const TraceData& data, int rank, Stream stream, TimeNs t) {
+  const RankTimeline* timeline = data.rank(rank);
+  if (!timeline || !data.header.plan || static_cast<std::size_t>(rank) >= data.header.plan->programs.size()) return nullptr;
+  const Op* found = nullptr;
+  // [begin, end): an op that ends exactly at t is over.
+  timeline->stream(stream).for_each_overlapping(t, t, [&](const TraceSpan& span) {
+    if (span.begin_ns <= t && (span.open() || span.end_ns > t) && span.op >= 0)
+      found = &data.header.plan->programs[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(span.op)];
+  });
+  return found;
+}
+
+std::string describe_comm(const Op& op) {
+  std::string text = op.label + " (" + format_bytes(op.payload) + ")";
+  if (op.kind == OpKind::Send) text += " to rank " + std::to_string(op.peer);
+  if (op.kind == OpKind::Recv) text += " from rank " + std::to_string(op.peer);
+  return text;
+}
+
+}  // namespace
+
+std::string describe_rank_at(const TraceData& data, int rank, TimeNs t_ns) {
+  const Op* compute = active_op(data, rank, Stream::Compute, t_ns);
+  const Op* comm = active_op(data, rank, Stream::Communication, t_ns);
+  if (!comm) comm = active_op(data, rank, Stream::Copy, t_ns);
+  std::string text = "rank " + std::to_string(rank) + ": ";
+  if (comm && compute) return text + describe_comm(*comm) + " while computing " + compute->label;
+  if (comm) return text + describe_comm(*comm) + ", compute idle";
+  if (compute) return text + "computing " + compute->label;
+  return text + "idle";
+}
+
+std::string phase_display_name(const std::string& phase) {
+  if (phase == "model_created") return "model created";
+  if (phase == "forward") return "after forward";
+  if (phase == "before_step") return "after backward";
+  if (phase == "after_step") return "after step";
+  return phase;
+}
+
+int most_telling_rank(const TraceData& data, TimeNs t_ns) {
+  int communicating = -1, computing = -1;
+  for (const auto& timeline : data.ranks) {
+    const bool comm = active_op(data, timeline.rank, Stream::Communication, t_ns) != nullptr;
+    const bool compute = active_op(data, timeline.rank, Stream::Compute, t_ns) != nullptr;
+    if (comm && compute) return timeline.rank;
+    if (comm && communicating < 0) communicating = timeline.rank;
+    if (compute && computing < 0) computing = timeline.rank;
+  }
+  return communicating >= 0 ? communicating : computing >= 0 ? computing : 0;
+}
+
+}  // namespace shardscope::gui

@@ -1,0 +1,21 @@
+// The one-line, plain-language "what is happening now" under the timeline, e.g.
+// "rank 1: all-reduce bucket 3 (32.00 MiB) while computing fc7 backward". Pure logic over a TraceData.
+#pragma once
+#include <string>
+
+#include "trace/trace_store.h"
+
+namespace shardscope::gui {
+
+// What `rank` does at `t_ns`: its communication op and compute op in flight, or that it is idle.
+std::string describe_rank_at(const TraceData& data, int rank, TimeNs t_ns);
+
+// A phase marker as people say it: markers sit where a phase ends ("forward" → "after forward",
+// "before_step" → "after backward", "after_step" → "after step", "model_created" → "model created").
+std::string phase_display_name(const std::string& phase);
+
+// The rank worth describing at `t_ns`: the lowest rank communicating while computing, else the lowest
+// communicating, else the lowest computing, else 0.
+int most_telling_rank(const TraceData& data, TimeNs t_ns);
+
+}  // namespace shardscope::gui

@@ -1,0 +1,18 @@
+// Command-line options of the `shardscope` window (parsed in main.cpp with CLI11).
+#pragma once
+#include <optional>
+#include <string>
+
+namespace shardscope::gui {
+
+struct GuiOptions {
+  std::string scenario_file;   // --scenario: a scenario JSON (default: the built-in DDP scenario)
+  std::string trace_file;      // --trace: open a recorded or simulated trace instead of simulating
+  std::string screenshot;      // --screenshot: render once, save this PNG, exit
+  std::string at;              // --at: playhead for --screenshot: a phase name ("forward", "step 2 before_step") or a time ("12.5ms")
+  float font_scale = 1.0f;     // --font-scale
+  int width = 1600;
+  int height = 900;
+};
+
+}  // namespace shardscope::gui

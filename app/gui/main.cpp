@@ -1,0 +1,133 @@
+// shardscope: the desktop window. Only sets up GLFW, OpenGL and Dear ImGui and runs the frame loop;
+// everything drawn lives in ShardScopeUi and its panels.
+// Usage:
+//   shardscope                                  # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
+//   shardscope --scenario assets/scenarios/zero1.json --font-scale 1.5
+//   shardscope --trace run.sstrace --screenshot out.png --at forward
+// Exit codes: 0 ok, 2 bad arguments or input, 4 no display.
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "gui/fonts.h"
+#include "gui/gui_options.h"
+#include "gui/screenshot.h"
+#include "gui/shardscope_ui.h"
+
+namespace {
+
+void report_glfw_error(int code, const char* description) { std::fprintf(stderr, "GLFW error %d: %s\n", code, description); }
+
+int parse_options(int argc, char** argv, shardscope::gui::GuiOptions& options) {
+  CLI::App app{"ShardScope: watch where GPU memory and time go, step by step, device by device"};
+  app.add_option("--scenario", options.scenario_file, "Scenario JSON to simulate (default: the built-in DDP scenario)");
+  app.add_option("--trace", options.trace_file, "Open a recorded or simulated trace (.sstrace)");
+  app.add_option("--screenshot", options.screenshot, "Render once, save this PNG and exit");
+  app.add_option("--at", options.at, "Playhead for --screenshot: a phase (forward, before_step, after_step, ...) or a time (12.5ms)");
+  app.add_option("--font-scale", options.font_scale, "Font scale for projectors (default 1.0)")->check(CLI::Range(0.5, 4.0));
+  app.add_option("--width", options.width, "Window width in pixels")->check(CLI::Range(640, 7680));
+  app.add_option("--height", options.height, "Window height in pixels")->check(CLI::Range(400, 4320));
+  app.set_version_flag("--version", "shardscope 0.1.0");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? -1 : 2;  // -1: help or version printed, exit 0
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace shardscope::gui;
+  GuiOptions options;
+  if (const int code = parse_options(argc, argv, options); code != 0) return code < 0 ? 0 : code;
+
+  glfwSetErrorCallback(report_glfw_error);
+  if (!glfwInit()) {
+    std::cerr << "shardscope: cannot open a window (no display?). Set DISPLAY, run under `xvfb-run -a`, "
+                 "or use the command line: shardscope-cli memory / shardscope-cli simulate.\n";
+    return 4;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  if (!options.screenshot.empty()) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  GLFWwindow* window = glfwCreateWindow(options.width, options.height, "ShardScope", nullptr, nullptr);
+  if (!window) {
+    std::cerr << "shardscope: cannot create an OpenGL 3 window; use shardscope-cli instead.\n";
+    glfwTerminate();
+    return 4;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // the layout follows the window size; nothing to remember
+  ImGui::StyleColorsLight();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init(nullptr);
+
+  int exit_code = 0;
+  {
+    ShardScopeUi ui(options);
+    float font_scale = options.font_scale;
+    load_ui_font(font_scale);
+    // A screenshot waits a few frames so that layouts which size themselves from the previous frame settle.
+    int frames_until_screenshot = options.screenshot.empty() ? -1 : 3;
+    while (!glfwWindowShouldClose(window)) {
+      if (frames_until_screenshot < 0) glfwPollEvents();
+      if (ui.font_scale() != font_scale) {
+        font_scale = ui.font_scale();
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        load_ui_font(font_scale);
+      }
+      ImGui_ImplOpenGL3_NewFrame();
+      ImGui_ImplGlfw_NewFrame();
+      ImGui::NewFrame();
+      ui.frame();
+      ImGui::Render();
+      int width = 0, height = 0;
+      glfwGetFramebufferSize(window, &width, &height);
+      glViewport(0, 0, width, height);
+      glClearColor(0.94f, 0.94f, 0.94f, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+      std::string shot = ui.take_screenshot_request();
+      if (frames_until_screenshot == 0) shot = options.screenshot;
+      if (!shot.empty()) {
+        try {
+          save_back_buffer_png(shot, width, height);
+          ui.notify("saved " + shot);
+        } catch (const std::exception& error) {
+          std::cerr << "shardscope: " << error.what() << "\n";
+          ui.notify(error.what());
+          exit_code = 2;
+        }
+      }
+      if (frames_until_screenshot == 0) break;
+      // Count down only once the run is loaded and the playhead placed (the simulation runs in the background).
+      if (frames_until_screenshot > 0 && ui.ready_for_screenshot()) --frames_until_screenshot;
+      glfwSwapBuffers(window);
+    }
+    if (!ui.error().empty()) {
+      std::cerr << "shardscope: " << ui.error() << "\n";
+      if (!options.screenshot.empty()) exit_code = 2;
+    }
+  }
+
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}

@@ -1,0 +1,59 @@
+// Device cards drawn with ImDrawList.
+#include "gui/panels/devices_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "gui/palette.h"
+
+namespace shardscope::gui {
+
+void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback) {
+  store.read([&](const TraceData& data) {
+    if (data.ranks.empty()) return;
+    for (const auto& group : groups) {
+      if (static_cast<std::size_t>(group.ranks[0]) >= data.ranks.size()) continue;
+      const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
+      const TraceDevice* device = nullptr;
+      for (const auto& d : data.header.devices)
+        if (d.rank == rank.rank) device = &d;
+      const Bytes capacity = device ? device->capacity : 0;
+      const TraceMemorySample now = rank.memory_at(playback.now_ns());
+      const bool oom = capacity > 0 && rank.peak.allocated > capacity;
+
+      ImGui::Text("%s%s%s", group.label.c_str(), device ? " · " : "", device ? device->name.c_str() : "");
+      const ImVec2 p0 = ImGui::GetCursorScreenPos();
+      const float width = std::max(40.0f, ImGui::GetContentRegionAvail().x);
+      const float height = ImGui::GetFontSize() * 1.3f;
+      ImGui::Dummy(ImVec2(width, height));
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      // The bar spans the capacity, or the peak when the plan exceeds it.
+      const Bytes full = std::max<Bytes>({capacity, rank.peak.allocated, 1});
+      auto x_of = [&](Bytes b) { return p0.x + static_cast<float>(static_cast<double>(b) / static_cast<double>(full)) * width; };
+      draw->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + height), IM_COL32(250, 250, 250, 255));
+      Bytes below = 0;
+      for (Category c : kAllCategories) {
+        if (now.by_category[c] <= 0) continue;
+        draw->AddRectFilled(ImVec2(x_of(below), p0.y), ImVec2(x_of(below + now.by_category[c]), p0.y + height), to_imgui_color(category_rgb(c)));
+        below += now.by_category[c];
+      }
+      const float peak_x = x_of(rank.peak.allocated);
+      draw->AddLine(ImVec2(peak_x, p0.y - 2), ImVec2(peak_x, p0.y + height + 2), IM_COL32(30, 30, 30, 255), 2.0f);
+      if (capacity > 0 && oom) {
+        const float cap_x = x_of(capacity);
+        draw->AddLine(ImVec2(cap_x, p0.y - 2), ImVec2(cap_x, p0.y + height + 2), IM_COL32(220, 0, 0, 255), 3.0f);
+      }
+      draw->AddRect(p0, ImVec2(p0.x + width, p0.y + height), oom ? IM_COL32(220, 0, 0, 255) : IM_COL32(150, 150, 150, 255), 0, 0, oom ? 2.0f : 1.0f);
+      ImGui::Text("now %s · peak %s", format_bytes(now.allocated).c_str(), format_bytes(rank.peak.allocated).c_str());
+      if (capacity > 0) {
+        ImGui::SameLine();
+        if (oom) ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "> %s: OUT OF MEMORY", format_bytes(capacity).c_str());
+        else ImGui::TextDisabled("of %s", format_bytes(capacity).c_str());
+      }
+      ImGui::Spacing();
+    }
+  });
+}
+
+}  // namespace shardscope::gui

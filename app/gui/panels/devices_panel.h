@@ -1,0 +1,17 @@
+// Devices: one card per device (or per group of identical devices) — a stacked bar of the memory held at the
+// playhead, by category, against capacity; the peak marker; numbers in binary units; OOM in red.
+#pragma once
+#include <vector>
+
+#include "gui/panels/memory_panel.h"
+#include "gui/playback.h"
+#include "trace/trace_store.h"
+
+namespace shardscope::gui {
+
+class DevicesPanel {
+ public:
+  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback);
+};
+
+}  // namespace shardscope::gui

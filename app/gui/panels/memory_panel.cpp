@@ -1,0 +1,211 @@
+// Stacked-area memory charts drawn with ImDrawList, one per group of identical ranks.
+#include "gui/panels/memory_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "gui/caption.h"
+#include "gui/gui_format.h"
+#include "gui/palette.h"
+#include "gui/time_input.h"
+
+namespace shardscope::gui {
+
+namespace {
+
+bool same_series(const RankTimeline& a, const RankTimeline& b) {
+  if (a.memory.size() != b.memory.size() || a.peak.allocated != b.peak.allocated) return false;
+  for (std::size_t i = 0; i < a.memory.size(); ++i)
+    if (a.memory[i].t_ns != b.memory[i].t_ns || a.memory[i].allocated != b.memory[i].allocated) return false;
+  return true;
+}
+
+std::string ranks_label(const std::vector<int>& ranks) {
+  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]);
+  const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+  if (contiguous) return "ranks " + std::to_string(ranks.front()) + "–" + std::to_string(ranks.back());
+  return std::to_string(ranks.size()) + " ranks (" + std::to_string(ranks.front()) + ", " + std::to_string(ranks[1]) + ", …)";
+}
+
+// The sample with the highest allocated bytes among those in (t_a, t_b], or the state at t_b if none:
+// a short peak inside one pixel column stays visible when zoomed out.
+TraceMemorySample column_sample(const RankTimeline& rank, TimeNs t_a, TimeNs t_b) {
+  const auto& m = rank.memory;
+  auto lo = std::upper_bound(m.begin(), m.end(), t_a, [](TimeNs t, const TraceMemorySample& s) { return t < s.t_ns; });
+  auto hi = std::upper_bound(lo, m.end(), t_b, [](TimeNs t, const TraceMemorySample& s) { return t < s.t_ns; });
+  if (lo == hi) return rank.memory_at(t_b);
+  const std::ptrdiff_t count = hi - lo;
+  const std::ptrdiff_t stride = std::max<std::ptrdiff_t>(1, count / 64);  // bounded work per column
+  auto best = lo;
+  for (auto it = lo; it < hi; it += stride)
+    if (it->allocated > best->allocated) best = it;
+  return *best;
+}
+
+}  // namespace
+
+std::vector<RankGroup> group_identical_ranks(const TraceData& data) {
+  std::vector<RankGroup> groups;
+  for (const auto& rank : data.ranks) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const RankGroup& g) { return same_series(data.ranks[static_cast<std::size_t>(g.ranks[0])], rank); });
+    if (it == groups.end()) groups.push_back({{rank.rank}, ""});
+    else it->ranks.push_back(rank.rank);
+  }
+  for (auto& g : groups) g.label = ranks_label(g.ranks);
+  return groups;
+}
+
+void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback) {
+  store.read([&](const TraceData& data) {
+    if (data.ranks.empty()) {
+      ImGui::TextDisabled("No memory events yet.");
+      return;
+    }
+    Bytes capacity = 0, highest = 0;
+    for (const auto& d : data.header.devices) capacity = std::max(capacity, d.capacity);
+    for (const auto& r : data.ranks) highest = std::max(highest, r.peak.allocated);
+    // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it.
+    const Bytes scale = std::max<Bytes>(1, highest > capacity / 2 ? std::max(highest, capacity) * 21 / 20 : highest * 23 / 20);
+    ImGui::TextDisabled("Memory allocated by category · %s · scale %s", data.header.accounting_rules.c_str(),
+                        format_bytes(scale).c_str());
+    const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
+                                        (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
+                                            ImGui::GetFrameHeightWithSpacing());
+    ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+    if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
+    for (const auto& group : groups)
+      if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) draw_chart(data, group, capacity, scale, view, playback, chart_height);
+    ImGui::EndChild();
+  });
+}
+
+void MemoryPanel::draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback,
+                                 float height) {
+  const ImVec2 corner = ImGui::GetCursorScreenPos();
+  const float margin = time_axis_margin();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float line = ImGui::GetTextLineHeight();
+  draw->AddText(corner, IM_COL32(20, 20, 20, 255), ("all " + std::to_string(data.ranks.size()) + " ranks").c_str());
+  draw->AddText(ImVec2(corner.x, corner.y + line), IM_COL32(90, 90, 90, 255), "least – most");
+  ImGui::SetCursorScreenPos(ImVec2(corner.x + margin, corner.y));
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x);
+  ImGui::InvisibleButton("aggregate", ImVec2(width, height));
+  handle_time_input(view, playback, p0.x, width);
+  constexpr float kColumn = 2.0f;
+  const int columns = static_cast<int>(width / kColumn);
+  Envelope& e = envelope_;
+  if (e.generation != data.event_count || e.t0 != view.t0() || e.t1 != view.t1() || e.columns != columns) {
+    e = {data.event_count, view.t0(), view.t1(), columns, std::vector<Bytes>(static_cast<std::size_t>(columns)),
+         std::vector<Bytes>(static_cast<std::size_t>(columns))};
+    for (int c = 0; c < columns; ++c) {
+      const TimeNs t = view.t_of(p0.x + static_cast<float>(c + 1) * kColumn, p0.x, width);
+      Bytes low = std::numeric_limits<Bytes>::max(), high = 0;
+      for (const auto& rank : data.ranks) {
+        const Bytes b = rank.memory_at(t).allocated;
+        low = std::min(low, b);
+        high = std::max(high, b);
+      }
+      e.low[static_cast<std::size_t>(c)] = low;
+      e.high[static_cast<std::size_t>(c)] = high;
+    }
+  }
+  const float bottom = p0.y + height;
+  auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * height; };
+  draw->AddRectFilled(p0, ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 255));
+  for (int c = 0; c < columns; ++c) {
+    const float x = p0.x + static_cast<float>(c) * kColumn;
+    draw->AddRectFilled(ImVec2(x, y_of(e.low[static_cast<std::size_t>(c)])), ImVec2(x + kColumn, bottom), IM_COL32(120, 120, 120, 255));
+    draw->AddRectFilled(ImVec2(x, y_of(e.high[static_cast<std::size_t>(c)])), ImVec2(x + kColumn, y_of(e.low[static_cast<std::size_t>(c)])),
+                        IM_COL32(190, 190, 190, 255));
+  }
+  if (capacity > 0 && capacity <= scale)
+    draw->AddLine(ImVec2(p0.x, y_of(capacity)), ImVec2(p0.x + width, y_of(capacity)), IM_COL32(200, 0, 0, 255), 2.0f);
+  const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
+  draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
+  draw->AddRect(p0, ImVec2(p0.x + width, bottom), IM_COL32(160, 160, 160, 255));
+  if (ImGui::IsItemHovered()) {
+    const int c = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - p0.x) / kColumn), 0, columns - 1);
+    ImGui::SetTooltip("all ranks: least %s, most %s allocated", format_bytes(e.low[static_cast<std::size_t>(c)]).c_str(),
+                      format_bytes(e.high[static_cast<std::size_t>(c)]).c_str());
+  }
+}
+
+void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
+                             Playback& playback, float height) {
+  const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
+  const ImVec2 corner = ImGui::GetCursorScreenPos();
+  const float margin = time_axis_margin();
+  const bool oom = capacity > 0 && rank.peak.allocated > capacity;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  // The margin: which ranks, their peak, and the scale.
+  const float line = ImGui::GetTextLineHeight();
+  draw->AddText(corner, IM_COL32(20, 20, 20, 255), group.label.c_str());
+  draw->AddText(ImVec2(corner.x, corner.y + line), oom ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255),
+                ("peak " + format_bytes(rank.peak.allocated)).c_str());
+  if (oom) draw->AddText(ImVec2(corner.x, corner.y + 2 * line), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY");
+  draw->AddText(ImVec2(corner.x, corner.y + height - line), IM_COL32(130, 130, 130, 255), "0");
+  ImGui::SetCursorScreenPos(ImVec2(corner.x + margin, corner.y));
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x);
+  ImGui::InvisibleButton(group.label.c_str(), ImVec2(width, height));
+  handle_time_input(view, playback, p0.x, width);
+  const float bottom = p0.y + height;
+  draw->AddRectFilled(p0, ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 255));
+  draw->PushClipRect(p0, ImVec2(p0.x + width, bottom), true);
+  auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * height; };
+
+  constexpr float kColumn = 2.0f;  // pixels per column
+  TimeNs t_prev = view.t_of(p0.x - kColumn, p0.x, width);
+  for (float x = p0.x; x < p0.x + width; x += kColumn) {
+    const TimeNs t = view.t_of(x + kColumn, p0.x, width);
+    const TraceMemorySample s = column_sample(rank, t_prev, t);
+    t_prev = t;
+    Bytes below = 0;
+    for (Category c : kAllCategories) {
+      if (s.by_category[c] <= 0) continue;
+      draw->AddRectFilled(ImVec2(x, y_of(below + s.by_category[c])), ImVec2(x + kColumn, y_of(below)), to_imgui_color(category_rgb(c)));
+      below += s.by_category[c];
+    }
+  }
+  float label_free_x = -1e9f;  // labels that would overlap the previous one are left out (the line stays)
+  for (const auto& phase : rank.phases) {
+    if (phase.t_ns < view.t0() || phase.t_ns > view.t1()) continue;
+    const float x = static_cast<float>(view.x_of(phase.t_ns, p0.x, width));
+    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), IM_COL32(90, 90, 90, 140));
+    if (x < label_free_x) continue;
+    const std::string label = phase_display_name(phase.name);
+    draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(70, 70, 70, 255), label.c_str());
+    label_free_x = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
+  }
+  if (capacity > 0 && capacity <= scale) {
+    const float y = y_of(capacity);
+    draw->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + width, y), IM_COL32(200, 0, 0, 255), 2.0f);
+    draw->AddText(ImVec2(p0.x + width - ImGui::CalcTextSize("capacity").x - 4, y + 1), IM_COL32(200, 0, 0, 255), "capacity");
+  }
+  const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
+  draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
+  draw->PopClipRect();
+  draw->AddRect(p0, ImVec2(p0.x + width, bottom), IM_COL32(160, 160, 160, 255));
+
+  if (ImGui::IsItemHovered()) {
+    const TimeNs t = view.t_of(ImGui::GetIO().MousePos.x, p0.x, width);
+    const TraceMemorySample s = rank.memory_at(t);
+    ImGui::BeginTooltip();
+    ImGui::Text("%s at %s", group.label.c_str(), format_duration(t).c_str());
+    ImGui::Text("allocated %s · reserved %s", format_bytes(s.allocated).c_str(), format_bytes(s.reserved).c_str());
+    for (Category c : kAllCategories) {
+      if (s.by_category[c] == 0) continue;
+      ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(c))), ImGuiColorEditFlags_NoTooltip,
+                         ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+      ImGui::SameLine();
+      ImGui::Text("%s  %s", std::string(category_label(c)).c_str(), format_bytes(s.by_category[c]).c_str());
+    }
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace shardscope::gui

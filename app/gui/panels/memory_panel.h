@@ -1,0 +1,43 @@
+// Memory over time: per device a stacked area chart by category, the capacity line, phase markers and the
+// playhead; hover shows the values at that instant. Ranks with identical series share one chart ("ranks 0–7"),
+// so 64 identical DDP ranks are one chart and a pipeline shows one per stage.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gui/playback.h"
+#include "gui/time_view.h"
+#include "trace/trace_store.h"
+
+namespace shardscope::gui {
+
+struct RankGroup {
+  std::vector<int> ranks;
+  std::string label;  // "rank 3", "ranks 0–63"
+};
+
+// Groups ranks whose memory series are the same sample for sample.
+std::vector<RankGroup> group_identical_ranks(const TraceData& data);
+
+class MemoryPanel {
+ public:
+  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback);
+
+ private:
+  void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
+                  Playback& playback, float height);
+  // Past kMaxCharts groups: one chart of the band between the least and the most allocated rank at each instant.
+  void draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback, float height);
+
+  struct Envelope {
+    std::uint64_t generation = ~0ull;
+    TimeNs t0 = 0, t1 = 0;
+    int columns = 0;
+    std::vector<Bytes> low, high;
+  };
+  Envelope envelope_;
+};
+
+inline constexpr std::size_t kMaxCharts = 8;
+
+}  // namespace shardscope::gui

@@ -1,0 +1,31 @@
+// Scenario form: pick a built-in scenario or open a file, edit model, batch, world, device, strategy and its
+// options, dtype, checkpointing, optimizer, accounting. Reports when the scenario changed so it is re-run.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "scenario/scenario.h"
+
+namespace shardscope::gui {
+
+class ScenarioPanel {
+ public:
+  explicit ScenarioPanel(std::string scenarios_dir);
+  // Draws the form into the current window. Returns true when `scenario` was changed by the user.
+  bool draw(Scenario& scenario);
+  // Loads a scenario file into `scenario`; returns an error message or "".
+  std::string open_file(const std::string& path, Scenario& scenario);
+  const std::string& load_error() const { return load_error_; }
+
+ private:
+  bool draw_builtin_picker(Scenario& scenario);
+
+  std::string scenarios_dir_;
+  std::vector<std::string> builtin_files_;  // file names under scenarios_dir_
+  std::string open_path_;
+  std::string load_error_;
+  std::string model_spec_edit_;  // edited text, applied on Enter so each keystroke does not re-run
+  std::string last_spec_;
+};
+
+}  // namespace shardscope::gui

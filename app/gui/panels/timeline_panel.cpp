@@ -1,0 +1,152 @@
+// Timeline lanes drawn with ImDrawList; rows clipped with ImGuiListClipper.
+#include "gui/panels/timeline_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "gui/gui_format.h"
+#include "gui/palette.h"
+#include "gui/time_input.h"
+
+namespace shardscope::gui {
+
+namespace {
+
+struct LaneGeometry {
+  float x0, width, y0, height;
+};
+
+const Op* op_of(const TraceData& data, int rank, OpIndex op) {
+  if (!data.header.plan || op < 0) return nullptr;
+  const auto& programs = data.header.plan->programs;
+  if (rank < 0 || static_cast<std::size_t>(rank) >= programs.size()) return nullptr;
+  const auto& ops = programs[static_cast<std::size_t>(rank)].ops;
+  return static_cast<std::size_t>(op) < ops.size() ? &ops[static_cast<std::size_t>(op)] : nullptr;
+}
+
+std::string op_bytes_text(const Op& op) {
+  if (op.kind == OpKind::Collective || op.kind == OpKind::Send || op.kind == OpKind::Recv) return format_bytes(op.payload);
+  return op.bytes_accessed > 0 ? format_bytes(op.bytes_accessed) + " moved" : "";
+}
+
+void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSpans& spans, const LaneGeometry& g,
+               const TimeView& view, const TraceSpan** hovered) {
+  const float y1 = g.y0 + g.height - 1;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const bool mouse_in_lane = mouse.y >= g.y0 && mouse.y < y1 && mouse.x >= g.x0 && mouse.x < g.x0 + g.width;
+  float merged_a = -1, merged_b = -1;
+  int merged_count = 0;
+  auto flush = [&] {
+    if (merged_count == 0) return;
+    draw->AddRectFilled(ImVec2(merged_a, g.y0 + 1), ImVec2(std::max(merged_b, merged_a + 1), y1), IM_COL32(120, 120, 120, 200));
+    merged_count = 0;
+  };
+  const TimeNs right_edge = view.t1();
+  spans.for_each_overlapping(view.t0(), view.t1(), [&](const TraceSpan& span) {
+    const float xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
+    const float xb = static_cast<float>(view.x_of(span.open() ? right_edge : span.end_ns, g.x0, g.width));
+    if (mouse_in_lane && mouse.x >= xa && mouse.x <= std::max(xb, xa + 1)) *hovered = &span;
+    if (xb - xa < 1.0f) {  // fold sub-pixel ops into one grey mark
+      if (merged_count > 0 && xa > merged_b + 1.0f) flush();
+      if (merged_count == 0) merged_a = xa;
+      merged_b = xb;
+      ++merged_count;
+      return;
+    }
+    flush();
+    const Op* op = op_of(data, rank, span.op);
+    const ImU32 colour = to_imgui_color(op ? op_rgb(*op) : 0x777777);
+    // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
+    draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb - (xb - xa > 3.0f ? 1.0f : 0.0f), y1), colour);
+    if (op && xb - xa > ImGui::GetFontSize() * 2) {
+      const ImVec4 clip(std::max(xa, g.x0) + 2, g.y0, std::min(xb, g.x0 + g.width) - 2, y1);
+      const bool dark = op->kind == OpKind::Compute && op->compute_kind == ComputeKind::Backward;
+      draw->AddText(nullptr, 0, ImVec2(clip.x, g.y0 + (g.height - ImGui::GetFontSize()) / 2),
+                    dark ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255), op->label.c_str(), nullptr, 0, &clip);
+    }
+  });
+  flush();
+}
+
+// Idle compute (waiting, pipeline bubbles) shows as hatching: ops drawn on top cover it where the device works.
+void draw_idle_hatch(ImDrawList* draw, float x0, float y0, float width, float height) {
+  const float step = height * 0.6f;
+  for (float x = x0 - height; x < x0 + width; x += step)
+    draw->AddLine(ImVec2(x, y0 + height), ImVec2(x + height, y0), IM_COL32(200, 200, 200, 255));
+}
+
+void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
+  const Op* op = op_of(data, rank, span.op);
+  ImGui::BeginTooltip();
+  ImGui::Text("rank %d · %s", rank, op ? op->label.c_str() : "op");
+  if (op) {
+    std::string kind = op->kind == OpKind::Compute ? compute_kind_name(op->compute_kind)
+                       : op->kind == OpKind::Collective ? collective_kind_name(op->collective_kind)
+                                                        : op_kind_name(op->kind);
+    ImGui::Text("%s · step %d%s%s", kind.c_str(), span.step, op->layer >= 0 ? (" · layer " + std::to_string(op->layer)).c_str() : "",
+                op->micro_batch >= 0 ? (" · micro-batch " + std::to_string(op->micro_batch)).c_str() : "");
+    if (const std::string bytes = op_bytes_text(*op); !bytes.empty()) ImGui::Text("%s", bytes.c_str());
+  }
+  ImGui::Text("start %s · %s", format_duration(span.begin_ns).c_str(),
+              span.open() ? "running" : ("duration " + format_duration(span.end_ns - span.begin_ns)).c_str());
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& playback) {
+  store.read([&](const TraceData& data) {
+    if (data.ranks.empty()) {
+      ImGui::TextDisabled("No ops yet.");
+      return;
+    }
+    const float lane_height = ImGui::GetFontSize() * 1.35f;
+    const float label_width = time_axis_margin();
+    draw_time_ruler(view, ImGui::GetCursorScreenPos().x + label_width,
+                    std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width - ImGui::GetStyle().ScrollbarSize));
+    ImGui::BeginChild("lanes", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+    // Rows must be the same height for the clipper: a copy lane for every rank if any rank uses one.
+    const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
+                                      [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
+    const int lanes = any_copy ? 3 : 2;
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(data.ranks.size()));
+    while (clipper.Step()) {
+      for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+        const RankTimeline& rank = data.ranks[static_cast<std::size_t>(r)];
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width);
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        draw->AddText(p0, IM_COL32(30, 30, 30, 255), ("rank " + std::to_string(r)).c_str());
+        ImGui::SetCursorScreenPos(ImVec2(p0.x + label_width, p0.y));
+        ImGui::InvisibleButton(("row" + std::to_string(r)).c_str(), ImVec2(width, lane_height * static_cast<float>(lanes)));
+        handle_time_input(view, playback, p0.x + label_width, width);
+        const float x0 = p0.x + label_width;
+        draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
+        const TraceSpan* hovered = nullptr;
+        for (int lane = 0; lane < lanes; ++lane) {
+          const Stream stream = static_cast<Stream>(lane);
+          const float y0 = p0.y + lane_height * static_cast<float>(lane);
+          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), IM_COL32(235, 235, 235, 255));
+          if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
+          const TraceSpan* lane_hover = nullptr;
+          draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
+          if (lane_hover) hovered = lane_hover;
+        }
+        const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
+        draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
+        draw->PopClipRect();
+        for (int lane = 1; lane < lanes; ++lane)
+          draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
+                        IM_COL32(110, 110, 110, 255), lane == 1 ? "comm" : "copy");
+        if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
+        ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
+      }
+    }
+    ImGui::EndChild();
+  });
+}
+
+}  // namespace shardscope::gui

@@ -1,0 +1,58 @@
+// What the window shows: the current scenario, simulated in the background into a TraceStore, or a trace file.
+// Re-running never blocks the frame loop: a run in flight finishes while the next waits, and the newest
+// request wins. The panels only read the TraceStore.
+// Thread contract: every member function is called from the GUI thread; the worker only writes the store of the
+// run it was given and the run's status (under a mutex).
+#pragma once
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "scenario/scenario.h"
+#include "sim/simulation_result.h"
+#include "trace/trace_store.h"
+
+namespace shardscope::gui {
+
+class Session {
+ public:
+  ~Session();
+
+  // Simulates `scenario` (after any run in flight). Errors (a bad field, an impossible plan) are kept in
+  // error() and the previous picture stays on screen.
+  void simulate(const Scenario& scenario);
+  // Opens a recorded or simulated trace; returns false and sets error() when the file cannot be read.
+  bool open_trace(const std::string& path);
+  // Once a frame: starts a waiting run when the previous one is done, collects finished results.
+  void poll();
+
+  std::shared_ptr<const TraceStore> store() const { return store_; }
+  const Scenario& scenario() const { return scenario_; }
+  bool busy() const { return running_.valid(); }
+  // Trace events the run in flight has produced so far (progress for long simulations); 0 when idle.
+  std::uint64_t progress_events() const { return running_store_ && busy() ? running_store_->generation() : 0; }
+  const std::string& error() const { return error_; }
+  const std::string& warning() const { return warning_; }  // e.g. a truncated trace file
+  const std::optional<SimulationResult>& result() const { return result_; }
+  std::uint64_t run_id() const { return run_id_; }  // changes whenever store() is replaced
+
+ private:
+  struct RunOutput {
+    std::optional<SimulationResult> result;
+    std::string error;
+  };
+  void start(const Scenario& scenario);
+
+  Scenario scenario_ = builtin_default_scenario();
+  std::optional<Scenario> waiting_;
+  std::future<RunOutput> running_;
+  std::shared_ptr<TraceStore> running_store_;
+  std::shared_ptr<TraceStore> store_ = std::make_shared<TraceStore>();
+  std::optional<SimulationResult> result_;
+  std::string error_, warning_;
+  std::uint64_t run_id_ = 0;
+};
+
+}  // namespace shardscope::gui

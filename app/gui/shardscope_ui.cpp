@@ -1,0 +1,257 @@
+// Layout and glue of the window; the drawing itself lives in the panels.
+#include "gui/shardscope_ui.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "gui/caption.h"
+#include "gui/classroom_scenario.h"
+#include "gui/gui_format.h"
+#include "gui/palette.h"
+#include "trace/chrome_trace_export.h"
+#include "trace/memory_csv_export.h"
+
+#ifndef SHARDSCOPE_ASSETS_DIR
+#define SHARDSCOPE_ASSETS_DIR "assets"
+#endif
+
+namespace shardscope::gui {
+
+namespace {
+constexpr ImGuiWindowFlags kFixedWindow = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                          ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_MenuBar |
+                                          ImGuiWindowFlags_NoBringToFrontOnFocus;
+}
+
+ShardScopeUi::ShardScopeUi(const GuiOptions& options)
+    : options_(options), scenario_panel_(std::string(SHARDSCOPE_ASSETS_DIR) + "/scenarios"), font_scale_(options.font_scale) {
+  if (!options.trace_file.empty()) {
+    session_.open_trace(options.trace_file);
+    return;
+  }
+  edited_ = classroom_scenario();
+  if (!options.scenario_file.empty()) startup_error_ = scenario_panel_.open_file(options.scenario_file, edited_);
+  session_.simulate(edited_);
+}
+
+std::string ShardScopeUi::take_screenshot_request() { return std::exchange(screenshot_request_, ""); }
+
+void ShardScopeUi::refresh_after_new_run() {
+  const auto store = session_.store();
+  if (session_.run_id() == seen_run_ && store->generation() == seen_generation_) return;
+  const bool new_run = session_.run_id() != seen_run_;
+  // While a run grows, rebuild the playhead's boundaries a few times a second, not every frame.
+  const double now = ImGui::GetTime();
+  if (!new_run && session_.busy() && now - last_refresh_s_ < 0.25) return;
+  last_refresh_s_ = now;
+  seen_run_ = session_.run_id();
+  seen_generation_ = store->generation();
+  std::vector<TimeNs> boundaries;
+  std::vector<PhaseMark> phases;
+  TimeNs end = 0;
+  store->read([&](const TraceData& data) {
+    groups_ = group_identical_ranks(data);
+    end = data.t_max;
+    for (const auto& rank : data.ranks) {
+      for (const auto& stream : rank.streams)
+        for (const auto& span : stream.spans) {
+          boundaries.push_back(span.begin_ns);
+          if (!span.open()) boundaries.push_back(span.end_ns);
+        }
+      if (rank.rank == 0)
+        for (const auto& p : rank.phases) phases.push_back({p.name, p.step, p.t_ns});
+    }
+  });
+  std::sort(boundaries.begin(), boundaries.end());
+  boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
+  playback_.set_timeline(std::move(boundaries), std::move(phases), end);
+  if (new_run) {
+    view_.set_run_range(0, std::max<TimeNs>(end, 1));
+    playback_.seek(options_.screenshot.empty() ? 0 : end);
+  } else {
+    view_.set_run_range(0, std::max<TimeNs>(end, 1));
+  }
+}
+
+void ShardScopeUi::place_playhead_for_screenshot() {
+  if (options_.screenshot.empty() || placed_for_screenshot_ || session_.busy()) return;
+  refresh_after_new_run();
+  playback_.seek(playback_.end_ns());
+  if (!options_.at.empty()) {
+    if (const PhaseMark* phase = playback_.find_phase(options_.at)) playback_.seek(phase->t_ns);
+    else if (const TimeNs t = parse_time_text(options_.at); t >= 0) playback_.seek(t);
+    else status_ = "--at: no phase or time '" + options_.at + "'; showing the end of the run";
+  }
+  placed_for_screenshot_ = true;
+}
+
+void ShardScopeUi::handle_keys() {
+  if (ImGui::GetIO().WantTextInput) return;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space))) playback_.toggle_play();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) playback_.step_forward();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) playback_.step_back();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown))) playback_.next_phase();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))) playback_.previous_phase();
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) playback_.seek(0);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End))) playback_.seek(playback_.end_ns());
+  if (ImGui::IsKeyPressed(301 /* GLFW_KEY_F12 */)) screenshot_request_ = export_path_ + ".png";
+}
+
+void ShardScopeUi::frame() {
+  session_.poll();
+  refresh_after_new_run();
+  place_playhead_for_screenshot();
+  handle_keys();
+  playback_.advance(ImGui::GetIO().DeltaTime);
+  if (playback_.playing() && follow_playhead_) view_.follow(playback_.now_ns());
+
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->Pos);
+  ImGui::SetNextWindowSize(viewport->Size);
+  ImGui::Begin("ShardScope", nullptr, kFixedWindow);
+  draw_menu();
+  float legend_width = 0;
+  for (Category c : kAllCategories) legend_width += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(std::string(category_label(c)).c_str()).x;
+  const float legend_lines = std::ceil(legend_width / std::max(1.0f, ImGui::GetContentRegionAvail().x));
+  const float bottom = ImGui::GetFrameHeightWithSpacing() * (1.2f + legend_lines);
+  const float height = ImGui::GetContentRegionAvail().y - bottom;
+  const float total_width = ImGui::GetContentRegionAvail().x;
+  const float left_width = std::clamp(total_width * 0.24f, ImGui::GetFontSize() * 16, ImGui::GetFontSize() * 26);
+  draw_left_column(left_width, height);
+  ImGui::SameLine();
+  draw_right_column(ImGui::GetContentRegionAvail().x, height);
+  draw_transport_bar();
+  draw_legend();
+  ImGui::End();
+}
+
+void ShardScopeUi::draw_menu() {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    ImGui::InputText("base name", &export_path_);
+    if (ImGui::MenuItem("Export PNG", "F12")) screenshot_request_ = export_path_ + ".png";
+    if (ImGui::MenuItem("Export Chrome trace (Perfetto)")) {
+      std::ofstream out(export_path_ + ".json");
+      write_chrome_trace(*session_.store(), out);
+      status_ = out ? "saved " + export_path_ + ".json" : "cannot write " + export_path_ + ".json";
+    }
+    if (ImGui::MenuItem("Export memory CSV")) {
+      std::ofstream out(export_path_ + ".csv");
+      write_memory_csv(*session_.store(), out);
+      status_ = out ? "saved " + export_path_ + ".csv" : "cannot write " + export_path_ + ".csv";
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (float scale : {1.0f, 1.25f, 1.5f, 2.0f, 2.5f})
+      if (ImGui::MenuItem(("Font scale " + std::to_string(scale).substr(0, 4)).c_str(), nullptr, font_scale_ == scale)) font_scale_ = scale;
+    ImGui::MenuItem("Follow the playhead", nullptr, &follow_playhead_);
+    if (ImGui::MenuItem("Zoom to the whole run")) view_.reset();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("Space play/pause · ←/→ step one op · PgUp/PgDn jump phase · Home/End\n"
+                           "Wheel or W/S zoom · drag or A/D pan · click sets the playhead · F12 screenshot");
+    ImGui::EndMenu();
+  }
+  ImGui::TextDisabled("  %s", options_.trace_file.empty() ? edited_.name.c_str() : options_.trace_file.c_str());
+  ImGui::EndMenuBar();
+}
+
+void ShardScopeUi::draw_left_column(float width, float height) {
+  ImGui::BeginChild("left", ImVec2(width, height), true);
+  if (options_.trace_file.empty()) {
+    if (scenario_panel_.draw(edited_)) {
+      startup_error_.clear();
+      session_.simulate(edited_);
+    }
+    if (session_.busy()) ImGui::TextDisabled("simulating… %llu events", static_cast<unsigned long long>(session_.progress_events()));
+    if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
+  } else {
+    ImGui::TextWrapped("Trace: %s", options_.trace_file.c_str());
+    if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
+    if (!session_.warning().empty()) ImGui::TextColored(ImVec4(0.7f, 0.4f, 0.0f, 1), "%s", session_.warning().c_str());
+  }
+  if (const auto& result = session_.result()) {
+    ImGui::Separator();
+    ImGui::Text("step %s", format_duration(result->step_time_ns).c_str());
+    ImGui::Text("exposed comm %s of %s", format_duration(result->exposed_comm_ns).c_str(), format_duration(result->total_comm_ns).c_str());
+    ImGui::Text("compute idle %.1f %% (bubble)", result->bubble_fraction * 100);
+  }
+  ImGui::Separator();
+  devices_panel_.draw(*session_.store(), groups_, playback_);
+  ImGui::EndChild();
+}
+
+void ShardScopeUi::draw_right_column(float width, float height) {
+  ImGui::BeginChild("right", ImVec2(width, height), false);
+  const float caption_height = ImGui::GetFrameHeightWithSpacing() * 1.4f;
+  const float memory_height = (height - caption_height) * 0.55f;
+  ImGui::BeginChild("memory", ImVec2(0, memory_height), true);
+  memory_panel_.draw(*session_.store(), groups_, view_, playback_);
+  ImGui::EndChild();
+  ImGui::BeginChild("timeline", ImVec2(0, height - caption_height - memory_height - ImGui::GetStyle().ItemSpacing.y * 2), true);
+  timeline_panel_.draw(*session_.store(), view_, playback_);
+  ImGui::EndChild();
+  std::string caption;
+  session_.store()->read([&](const TraceData& data) {
+    if (!data.ranks.empty()) caption = describe_rank_at(data, most_telling_rank(data, playback_.now_ns()), playback_.now_ns());
+  });
+  const PhaseMark* phase = playback_.current_phase();
+  ImGui::Text("%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(),
+              phase ? ("step " + std::to_string(phase->step) + ", " + phase_display_name(phase->name) + " · ").c_str() : "",
+              caption.c_str());
+  ImGui::EndChild();
+}
+
+void ShardScopeUi::draw_transport_bar() {
+  if (ImGui::Button("|<")) playback_.seek(0);
+  ImGui::SameLine();
+  if (ImGui::Button("<<")) playback_.previous_phase();
+  ImGui::SameLine();
+  if (ImGui::Button("<")) playback_.step_back();
+  ImGui::SameLine();
+  if (ImGui::Button(playback_.playing() ? "Pause" : "Play")) playback_.toggle_play();
+  ImGui::SameLine();
+  if (ImGui::Button(">")) playback_.step_forward();
+  ImGui::SameLine();
+  if (ImGui::Button(">>")) playback_.next_phase();
+  ImGui::SameLine();
+  if (ImGui::Button(">|")) playback_.seek(playback_.end_ns());
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  float seconds = static_cast<float>(playback_.run_seconds());
+  if (ImGui::SliderFloat("##speed", &seconds, 0.5f, 120.0f, "run in %.1f s", ImGuiSliderFlags_Logarithmic))
+    playback_.set_run_seconds(seconds);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  float fraction = playback_.end_ns() > 0 ? static_cast<float>(static_cast<double>(playback_.now_ns()) / static_cast<double>(playback_.end_ns())) : 0;
+  if (ImGui::SliderFloat("##scrub", &fraction, 0.0f, 1.0f, format_duration(playback_.now_ns()).c_str())) {
+    playback_.pause();
+    playback_.seek(static_cast<TimeNs>(fraction * static_cast<double>(playback_.end_ns())));
+  }
+}
+
+void ShardScopeUi::draw_legend() {
+  const float right_edge = ImGui::GetWindowContentRegionMax().x;
+  bool first = true;
+  for (Category c : kAllCategories) {
+    // Wrap instead of running off the window (large font scales on small screens).
+    const float item = ImGui::GetFontSize() * 2 + ImGui::CalcTextSize(std::string(category_label(c)).c_str()).x;
+    if (!first && ImGui::GetCursorPosX() + item > right_edge) ImGui::NewLine();
+    first = false;
+    ImGui::ColorButton(std::string(category_key(c)).c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(c))),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+    ImGui::SameLine();
+    ImGui::TextUnformatted(std::string(category_label(c)).c_str());
+    ImGui::SameLine(0, ImGui::GetFontSize());
+  }
+  const std::string rules = session_.store()->header().accounting_rules;
+  ImGui::TextDisabled("%s%s%s", rules.c_str(), status_.empty() ? "" : " · ", status_.c_str());
+}
+
+}  // namespace shardscope::gui

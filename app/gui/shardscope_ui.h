@@ -1,0 +1,69 @@
+// The whole window: menu, scenario form and device cards on the left, memory charts, timeline and caption on
+// the right, transport bar and legend at the bottom. Owns the session, playhead and shared time view; each
+// panel is a small struct with a draw().
+#pragma once
+#include <string>
+#include <vector>
+
+#include "gui/gui_options.h"
+#include "gui/panels/devices_panel.h"
+#include "gui/panels/memory_panel.h"
+#include "gui/panels/scenario_panel.h"
+#include "gui/panels/timeline_panel.h"
+#include "gui/playback.h"
+#include "gui/session.h"
+#include "gui/time_view.h"
+
+namespace shardscope::gui {
+
+class ShardScopeUi {
+ public:
+  explicit ShardScopeUi(const GuiOptions& options);
+  void frame();  // between ImGui::NewFrame() and ImGui::Render()
+
+  float font_scale() const { return font_scale_; }
+  // A path when the user asked for a screenshot this frame ("" otherwise); the frame loop saves it.
+  std::string take_screenshot_request();
+  void notify(const std::string& message) { status_ = message; }
+  // What went wrong with the scenario file, the trace file or the last run ("" when nothing did).
+  const std::string& error() const { return startup_error_.empty() ? session_.error() : startup_error_; }
+  // True once the scenario's run (or the trace) is fully loaded and the playhead placed for --screenshot.
+  bool ready_for_screenshot() const { return placed_for_screenshot_; }
+  // For tests and benchmarks: no run in flight; the playhead; the shared time view.
+  bool idle() const { return !session_.busy(); }
+  const Playback& playback() const { return playback_; }
+  TimeView& time_view() { return view_; }
+  const Session& session() const { return session_; }
+
+ private:
+  void refresh_after_new_run();
+  void handle_keys();
+  void draw_menu();
+  void draw_left_column(float width, float height);
+  void draw_right_column(float width, float height);
+  void draw_transport_bar();
+  void draw_legend();
+  void place_playhead_for_screenshot();
+
+  GuiOptions options_;
+  Session session_;
+  Scenario edited_;
+  ScenarioPanel scenario_panel_;
+  DevicesPanel devices_panel_;
+  MemoryPanel memory_panel_;
+  TimelinePanel timeline_panel_;
+  Playback playback_;
+  TimeView view_;
+  std::vector<RankGroup> groups_;
+  std::uint64_t seen_run_ = ~0ull, seen_generation_ = ~0ull;
+  float font_scale_ = 1.0f;
+  std::string screenshot_request_;
+  std::string status_;
+  std::string startup_error_;  // --scenario that could not be loaded (the built-in scenario is shown instead)
+  std::string export_path_ = "shardscope";
+  bool placed_for_screenshot_ = false;
+  double last_refresh_s_ = 0;
+  bool follow_playhead_ = true;
+};
+
+}  // namespace shardscope::gui

@@ -1,0 +1,53 @@
+// Zoom, pan and playhead clicks over a TimeView.
+#include "gui/time_input.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/gui_format.h"
+
+namespace shardscope::gui {
+
+void handle_time_input(TimeView& view, Playback& playback, float x0, float width) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (!ImGui::IsItemHovered() && !ImGui::IsItemActive()) return;
+  const TimeNs at_cursor = view.t_of(io.MousePos.x, x0, width);
+  if (io.MouseWheel != 0) view.zoom(std::pow(0.8, io.MouseWheel), at_cursor);
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f)) {
+    view.pan(-io.MouseDelta.x / width * view.span_ns());
+  } else if (ImGui::IsItemDeactivated() && io.MouseDragMaxDistanceSqr[0] < 4.0f) {  // a click, not the end of a drag
+    playback.pause();
+    playback.seek(at_cursor);
+  }
+  if (!io.WantTextInput) {
+    if (ImGui::IsKeyDown('W')) view.zoom(0.97, at_cursor);
+    if (ImGui::IsKeyDown('S')) view.zoom(1.03, at_cursor);
+    if (ImGui::IsKeyDown('A')) view.pan(-view.span_ns() * 0.02);
+    if (ImGui::IsKeyDown('D')) view.pan(view.span_ns() * 0.02);
+  }
+}
+
+float time_axis_margin() { return ImGui::CalcTextSize("ranks 0000–0000").x; }
+
+void draw_time_ruler(const TimeView& view, float x0, float width) {
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float height = ImGui::GetFontSize() * 1.2f;
+  ImGui::Dummy(ImVec2(width + (x0 - p0.x), height));
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  // A tick step of 1, 2 or 5 × 10^k ns giving about one label per 8 font widths.
+  const double wanted = view.span_ns() / std::max(1.0, static_cast<double>(width / (ImGui::GetFontSize() * 5)));
+  double step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0))));
+  for (double factor : {2.0, 5.0, 10.0})
+    if (step < wanted) step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0)))) * factor;
+  const auto first = static_cast<long long>(std::ceil(static_cast<double>(view.t0()) / step));
+  for (long long i = first; i * step <= static_cast<double>(view.t1()); ++i) {
+    const auto t = static_cast<TimeNs>(i * step);
+    const float x = static_cast<float>(view.x_of(t, x0, width));
+    draw->AddLine(ImVec2(x, p0.y + height * 0.6f), ImVec2(x, p0.y + height), IM_COL32(120, 120, 120, 255));
+    draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(90, 90, 90, 255), format_duration(t).c_str());
+  }
+}
+
+}  // namespace shardscope::gui

@@ -1,0 +1,62 @@
+// The "what is happening now" caption from a hand-made trace: compute and communication in flight, one only,
+// neither; and which rank the caption picks.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "gui/caption.h"
+#include "engine/trace_test_helpers.h"
+#include "plan/program_builder.h"
+
+namespace shardscope::gui {
+namespace {
+
+// Rank 0: "fc7 backward" on compute [0, 100) and "all-reduce bucket 3" (32 MiB) on communication [10, 60).
+// Rank 1: only "fc7 backward" [0, 100).
+std::unique_ptr<TraceStore> two_ranks() {
+  auto plan = std::make_shared<Plan>();
+  plan->groups = {{0, 1}};
+  for (int r = 0; r < 2; ++r) {
+    ProgramBuilder b(r);
+    b.compute(ComputeKind::Backward, "fc7 backward", 1e9, 0, 7);
+    b.collective(CollectiveKind::AllReduce, 0, 32 * kMiB, "all-reduce bucket 3");
+    plan->programs.push_back(b.finish());
+  }
+  auto store = std::make_unique<TraceStore>();
+  TraceHeader header;
+  header.plan = plan;
+  store->begin(header);
+  auto op = [&](TraceEventKind kind, int rank, TimeNs t, OpIndex index, Stream stream) {
+    store->emit(shardscope::testing::ev(kind, rank, t, index, 0, stream));
+  };
+  op(TraceEventKind::OpBegin, 0, 0, 0, Stream::Compute);
+  op(TraceEventKind::OpBegin, 1, 0, 0, Stream::Compute);
+  op(TraceEventKind::OpBegin, 0, 10, 1, Stream::Communication);
+  op(TraceEventKind::OpEnd, 0, 60, 1, Stream::Communication);
+  op(TraceEventKind::OpEnd, 0, 100, 0, Stream::Compute);
+  op(TraceEventKind::OpEnd, 1, 100, 0, Stream::Compute);
+  store->end();
+  return store;
+}
+
+TEST(Caption, SaysWhatEachStreamDoes) {
+  const auto store = two_ranks();
+  store->read([](const TraceData& data) {
+    EXPECT_EQ(describe_rank_at(data, 0, 30), "rank 0: all-reduce bucket 3 (32.00 MiB) while computing fc7 backward");
+    EXPECT_EQ(describe_rank_at(data, 0, 5), "rank 0: computing fc7 backward");
+    EXPECT_EQ(describe_rank_at(data, 0, 60), "rank 0: computing fc7 backward");  // the all-reduce ended at 60
+    EXPECT_EQ(describe_rank_at(data, 1, 100), "rank 1: idle");
+  });
+}
+
+TEST(Caption, PicksTheRankThatOverlapsCommunicationWithCompute) {
+  const auto store = two_ranks();
+  store->read([](const TraceData& data) {
+    EXPECT_EQ(most_telling_rank(data, 30), 0);
+    EXPECT_EQ(most_telling_rank(data, 80), 0);  // both compute only: the lowest
+    EXPECT_EQ(most_telling_rank(data, 200), 0);
+  });
+}
+
+}  // namespace
+}  // namespace shardscope::gui

@@ -1,0 +1,144 @@
+// The whole window drawn without a display, for every example scenario (every strategy): runs to the end of the
+// simulation, draws frames, and drives the playhead with the keys a user presses. Also: opening trace files
+// (good, truncated, not a trace) and a bad scenario edit, which must leave the previous picture on screen.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "gui/shardscope_ui.h"
+#include "headless_imgui.h"
+#include "sim/simulator.h"
+#include "strategy/lower.h"
+#include "trace/trace_file_writer.h"
+
+namespace shardscope::gui {
+namespace {
+
+const std::string kScenarios = std::string(SHARDSCOPE_ASSETS_DIR) + "/scenarios";
+constexpr int kSpace = 32, kRight = 262, kLeft = 263, kPageDown = 267, kHome = 268, kEnd = 269;
+
+// Frames until the background run is collected (at most about a minute).
+void run_until_idle(testing::HeadlessImGui& imgui, ShardScopeUi& ui) {
+  for (int i = 0; i < 6000; ++i) {
+    imgui.frame([&] { ui.frame(); });
+    if (ui.idle()) {
+      imgui.frame([&] { ui.frame(); });  // picks up the finished store
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL() << "the simulation did not finish";
+}
+
+TEST(GuiFrames, EveryExampleScenarioDrawsAndPlays) {
+  int scenarios = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kScenarios)) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    testing::HeadlessImGui imgui;
+    GuiOptions options;
+    options.scenario_file = entry.path().string();
+    ShardScopeUi ui(options);
+    run_until_idle(imgui, ui);
+    ASSERT_TRUE(ui.error().empty()) << ui.error();
+    const int ranks = ui.session().store()->rank_count();
+    const Scenario scenario = load_scenario_file(entry.path().string());
+    EXPECT_EQ(ranks, static_cast<int>(lower_plan(resolve_scenario(scenario)).programs.size()));
+
+    // Something is drawn: a chart and a lane per rank group are thousands of vertices, an empty window a few hundred.
+    EXPECT_GT(imgui.frame([&] { ui.frame(); }), 3000);
+
+    const TimeNs end = ui.playback().end_ns();
+    ASSERT_GT(end, 0);
+    imgui.frame([&] { ui.frame(); }, kHome);
+    EXPECT_EQ(ui.playback().now_ns(), 0);
+    imgui.frame([&] { ui.frame(); }, kRight);
+    const TimeNs first_boundary = ui.playback().now_ns();
+    EXPECT_GT(first_boundary, 0);
+    EXPECT_LE(first_boundary, end);
+    imgui.frame([&] { ui.frame(); }, kLeft);
+    EXPECT_EQ(ui.playback().now_ns(), 0);
+    imgui.frame([&] { ui.frame(); }, kPageDown);
+    ASSERT_NE(ui.playback().current_phase(), nullptr);
+    EXPECT_EQ(ui.playback().now_ns(), ui.playback().current_phase()->t_ns);
+    imgui.frame([&] { ui.frame(); }, kEnd);
+    EXPECT_EQ(ui.playback().now_ns(), end);
+    imgui.frame([&] { ui.frame(); }, kSpace);  // play again from the start
+    EXPECT_TRUE(ui.playback().playing());
+    for (int i = 0; i < 10; ++i) imgui.frame([&] { ui.frame(); });
+    EXPECT_GT(ui.playback().now_ns(), 0);
+    ++scenarios;
+  }
+  EXPECT_GE(scenarios, 11);  // one per strategy at least
+}
+
+std::string write_trace(const std::string& name) {
+  const auto path = (std::filesystem::temp_directory_path() / name).string();
+  const ResolvedScenario scenario = resolve_scenario(load_scenario_file(kScenarios + "/zero1.json"));
+  const Plan plan = lower_plan(scenario);
+  TraceFileWriter writer(path);
+  simulate(scenario, plan, writer);
+  return path;
+}
+
+TEST(GuiFrames, OpensATraceFile) {
+  const std::string path = write_trace("shardscope-gui-test.sstrace");
+  testing::HeadlessImGui imgui;
+  GuiOptions options;
+  options.trace_file = path;
+  ShardScopeUi ui(options);
+  imgui.frame([&] { ui.frame(); });
+  EXPECT_TRUE(ui.error().empty()) << ui.error();
+  EXPECT_EQ(ui.session().store()->rank_count(), 4);  // zero1.json: 4 × A100
+  EXPECT_GT(imgui.frame([&] { ui.frame(); }), 3000);
+}
+
+TEST(GuiFrames, ShowsATruncatedTraceAndSaysSo) {
+  const std::string path = write_trace("shardscope-gui-test-cut.sstrace");
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 100);  // into the last events
+  testing::HeadlessImGui imgui;
+  GuiOptions options;
+  options.trace_file = path;
+  ShardScopeUi ui(options);
+  imgui.frame([&] { ui.frame(); });
+  EXPECT_TRUE(ui.error().empty()) << ui.error();
+  EXPECT_NE(ui.session().warning().find("ends early"), std::string::npos) << ui.session().warning();
+  EXPECT_EQ(ui.session().store()->rank_count(), 4);
+}
+
+TEST(GuiFrames, NamesAFileThatIsNotATrace) {
+  const auto path = (std::filesystem::temp_directory_path() / "shardscope-not-a-trace.sstrace").string();
+  std::ofstream(path) << "hello";
+  testing::HeadlessImGui imgui;
+  GuiOptions options;
+  options.trace_file = path;
+  ShardScopeUi ui(options);
+  imgui.frame([&] { ui.frame(); });
+  EXPECT_NE(ui.error().find(path), std::string::npos) << ui.error();
+}
+
+TEST(GuiFrames, ABadEditKeepsThePreviousPicture) {
+  Session session;
+  session.simulate(builtin_default_scenario());
+  while (session.busy()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    session.poll();
+  }
+  const auto shown = session.store();
+  ASSERT_GT(shown->rank_count(), 0);
+  Scenario bad = builtin_default_scenario();
+  bad.training.batch = 0;
+  session.simulate(bad);
+  while (session.busy()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    session.poll();
+  }
+  EXPECT_NE(session.error().find("training.batch"), std::string::npos) << session.error();
+  EXPECT_EQ(session.store(), shown);
+}
+
+}  // namespace
+}  // namespace shardscope::gui
