@@ -1,5 +1,6 @@
 // The allocator interface every executor allocates tensors through: per-category live and peak bytes, alloc/free
-// events for the trace, injectable failures. Backend-neutral (a CUDA caching allocator implements it later).
+// events for the trace, injectable failures. Backend-neutral (a CUDA caching allocator implements it later);
+// depends on core/ only.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -60,7 +60,7 @@ class RingStepper {
   RingStepper(CpuCommunicator& comm, CpuCommunicator::GroupState& group, int member, CollectiveKind kind,
               std::span<float> data, int root_index)
       : comm_(comm), group_(group), member_(member), n_(static_cast<int>(group.ranks.size())),
-        left_(ring_mod(member - 1, n_)), right_(ring_mod(member + 1, n_)), kind_(kind), root_index_(root_index) {
+        left_(ring_mod(member - 1, n_)), right_(ring_mod(member + 1, n_)), kind_(kind) {
     std::lock_guard lock(group_.mutex);
     MemberSlot& self = group_.slots[static_cast<std::size_t>(member_)];
     base_ = self.ticks;
@@ -132,7 +132,6 @@ class RingStepper {
   CpuCommunicator::GroupState& group_;
   int member_, n_, left_, right_;
   CollectiveKind kind_;
-  int root_index_;
   std::int64_t base_ = 0;
 };
 
