@@ -50,4 +50,26 @@ std::string collective_kind_name(CollectiveKind kind) {
   return "?";
 }
 
+std::string kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::None: return "none";
+    case Kernel::LoadBatch: return "load_batch";
+    case Kernel::LinearForward: return "linear_forward";
+    case Kernel::LinearBackward: return "linear_backward";
+    case Kernel::ReluForward: return "relu_forward";
+    case Kernel::ReluBackward: return "relu_backward";
+    case Kernel::MseLoss: return "mse_loss";
+    case Kernel::MseLossBackward: return "mse_loss_backward";
+    case Kernel::CrossEntropyLoss: return "cross_entropy_loss";
+    case Kernel::NllLossBackward: return "nll_loss_backward";
+    case Kernel::LogSoftmaxBackward: return "log_softmax_backward";
+    case Kernel::Accumulate: return "accumulate";
+    case Kernel::Copy: return "copy";
+    case Kernel::Zero: return "zero";
+    case Kernel::Scale: return "scale";
+    case Kernel::OptimizerStep: return "optimizer_step";
+  }
+  return "?";
+}
+
 }  // namespace shardscope

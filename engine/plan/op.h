@@ -9,6 +9,7 @@
 
 #include "core/category.h"
 #include "core/units.h"
+#include "plan/kernel.h"
 
 namespace shardscope {
 
@@ -25,7 +26,6 @@ std::string compute_kind_name(ComputeKind kind);
 std::string collective_kind_name(CollectiveKind kind);
 
 using OpIndex = std::int32_t;
-using TensorId = std::int32_t;
 
 struct Op {
   OpKind kind = OpKind::Compute;
@@ -51,6 +51,11 @@ struct Op {
 
   // Alloc / Free
   TensorId tensor = -1;
+
+  // For executors (plan/kernel.h): what the op computes and on which tensors; ignored by accounting and simulation.
+  Kernel kernel = Kernel::None;
+  std::vector<TensorSlice> args;
+  double scale = 1;  // Kernel::Scale's factor
 
   // Phase
   std::string phase;  // "model_created", "wrapped", "forward", "before_step", "after_step"

@@ -48,6 +48,12 @@ class ProgramBuilder {
   // Ops emitted from now on carry this pipeline micro-batch (-1: none).
   void set_micro_batch(int micro_batch) { micro_batch_ = micro_batch; }
   void add_dep(OpIndex op, OpIndex dep) { program_.ops.at(op).deps.push_back(dep); }
+  // Says what `op` computes, for executors (plan/kernel.h lists each kernel's operands).
+  void set_kernel(OpIndex op, Kernel kernel, std::vector<TensorSlice> args) {
+    Op& o = program_.ops.at(op);
+    o.kernel = kernel;
+    o.args = std::move(args);
+  }
   OpIndex last_compute() const { return last_compute_; }
 
   Program finish();

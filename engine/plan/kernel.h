@@ -1,0 +1,68 @@
+// What an op computes, for executors: a kernel and its operands (slices of the program's tensors). The memory
+// accounting and the simulator ignore both; lowering fills them so an executor can run the plan for real and a
+// validator can check that every operand is alive when the op runs.
+// Operands by kernel (`-` marks an optional operand, given as TensorSlice{} with tensor -1). Element type fp32,
+// row-major, batch-first; "rows" is the op's batch (samples on this rank / micro-batch).
+//   LoadBatch            x, y                         this rank's slice of the step's global batch (exec/batch_source)
+//   LinearForward        input, weight, bias-, output output = input·weightᵀ + bias
+//   LinearBackward       grad_out, input, weight, grad_input-, grad_weight, grad_bias-
+//                                                      grad_input = grad_out·weight; grad_weight = grad_outᵀ·input;
+//                                                      grad_bias = Σrows grad_out (all written, not accumulated)
+//   ReluForward          input, output                output may be input (ReLU(inplace=True))
+//   ReluBackward         grad_out, output, grad_input grad_input = grad_out where output > 0
+//   MseLoss              output, target, loss         loss = mean((output − target)²)
+//   MseLossBackward      output, target, grad_input   grad_input = 2(output − target)/numel
+//   CrossEntropyLoss     logits, target, log_probs, loss   log_probs = log_softmax(logits); loss = mean NLL
+//   NllLossBackward      target, grad_log_probs       −1/rows at each row's target, 0 elsewhere
+//   LogSoftmaxBackward   grad_log_probs, log_probs, grad_logits
+//   Accumulate           dst, src                     dst += src
+//   Copy                 dst, src                     dst = src
+//   Zero                 dst                          dst = 0
+//   Scale                dst                          dst *= Op::scale (e.g. DDP's division by world size)
+//   OptimizerStep        (param, grad, state...)×k    one torch.optim step over k parameters; the state tensors per
+//                                                      parameter: SGD 0, momentum 1 (buffer), Adam/AdamW 2 (exp_avg,
+//                                                      exp_avg_sq); hyperparameters from the scenario
+// Collectives, Send and Recv take their buffer(s) in `args` too: all-reduce / broadcast / reduce: [buffer];
+// reduce-scatter: [input, output]; all-gather: [input, output]; send / recv: [buffer].
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/units.h"
+
+namespace shardscope {
+
+using TensorId = std::int32_t;
+
+enum class Kernel : std::uint8_t {
+  None,  // takes time only (waits, library copies an executor need not perform)
+  LoadBatch,
+  LinearForward,
+  LinearBackward,
+  ReluForward,
+  ReluBackward,
+  MseLoss,
+  MseLossBackward,
+  CrossEntropyLoss,
+  NllLossBackward,
+  LogSoftmaxBackward,
+  Accumulate,
+  Copy,
+  Zero,
+  Scale,
+  OptimizerStep,
+};
+
+std::string kernel_name(Kernel kernel);
+
+// A byte range of a tensor: [offset, offset + bytes); bytes 0 means to the tensor's end.
+struct TensorSlice {
+  TensorId tensor = -1;
+  Bytes offset = 0;
+  Bytes bytes = 0;
+  bool present() const { return tensor >= 0; }
+};
+
+inline TensorSlice whole(TensorId tensor) { return TensorSlice{tensor, 0, 0}; }
+
+}  // namespace shardscope
