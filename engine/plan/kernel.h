@@ -15,14 +15,16 @@
 //   CrossEntropyLoss     logits, target, log_probs, loss   log_probs = log_softmax(logits); loss = mean NLL
 //   NllLossBackward      target, grad_log_probs       −1/rows at each row's target, 0 elsewhere
 //   LogSoftmaxBackward   grad_log_probs, log_probs, grad_logits
-//   Accumulate           dst, src                     dst += src
-//   Copy                 dst, src                     dst = src
-//   Zero                 dst                          dst = 0
+//   Accumulate           (dst, src)...                each dst += src
+//   Copy                 (dst, src)...                each dst = src × Op::scale (DDP copies gradients into
+//                                                      its buckets divided by the world size)
+//   Zero                 dst...                       each dst = 0
 //   Scale                dst                          dst *= Op::scale (e.g. DDP's division by world size)
 //   OptimizerStep        (param, grad, state...)×k    one torch.optim step over k parameters; the state tensors per
 //                                                      parameter: SGD 0, momentum 1 (buffer), Adam/AdamW 2 (exp_avg,
 //                                                      exp_avg_sq); hyperparameters from the scenario
-// Collectives, Send and Recv take their buffer(s) in `args` too: all-reduce / broadcast / reduce: [buffer];
+// Collectives, Send and Recv take their buffer(s) in `args` too: all-reduce / broadcast / reduce: [buffer...] (one
+// coalesced call over the listed buffers, in order);
 // reduce-scatter: [input, output]; all-gather: [input, output]; send / recv: [buffer].
 #pragma once
 #include <cstdint>

@@ -48,6 +48,8 @@ class ProgramBuilder {
   // Ops emitted from now on carry this pipeline micro-batch (-1: none).
   void set_micro_batch(int micro_batch) { micro_batch_ = micro_batch; }
   void add_dep(OpIndex op, OpIndex dep) { program_.ops.at(op).deps.push_back(dep); }
+  void set_group(OpIndex op, int group) { program_.ops.at(op).group = group; }
+  void set_scale(OpIndex op, double scale) { program_.ops.at(op).scale = scale; }
   // Says what `op` computes, for executors (plan/kernel.h lists each kernel's operands).
   void set_kernel(OpIndex op, Kernel kernel, std::vector<TensorSlice> args) {
     Op& o = program_.ops.at(op);

@@ -29,6 +29,20 @@ void check_tensors(const Program& program, ValidationReport& report) {
     for (OpIndex dep : op.deps)
       if (dep < 0 || static_cast<std::size_t>(dep) >= program.ops.size() || static_cast<std::size_t>(dep) == i)
         add(report, where(program, i) + ": dependency " + std::to_string(dep) + " out of range");
+    for (const TensorSlice& arg : op.args) {  // operands must be alive while the op runs (an executor reads them)
+      if (!arg.present()) continue;
+      if (static_cast<std::size_t>(arg.tensor) >= program.tensors.size()) {
+        add(report, where(program, i) + ": operand refers to unknown tensor " + std::to_string(arg.tensor));
+        continue;
+      }
+      const TensorInfo& info = program.tensors[static_cast<std::size_t>(arg.tensor)];
+      if (info.bytes > 0 && state[static_cast<std::size_t>(arg.tensor)] != State::Live)
+        add(report, where(program, i) + ": operand '" + info.name + "' is " +
+                        (state[static_cast<std::size_t>(arg.tensor)] == State::Freed ? "already freed" : "not allocated yet"));
+      if (arg.offset < 0 || arg.bytes < 0 || arg.offset + arg.bytes > info.bytes)
+        add(report, where(program, i) + ": operand slice [" + std::to_string(arg.offset) + ", +" + std::to_string(arg.bytes) +
+                        ") lies outside '" + info.name + "' (" + std::to_string(info.bytes) + " B)");
+    }
     if (op.kind != OpKind::Alloc && op.kind != OpKind::Free) continue;
     if (op.tensor < 0 || static_cast<std::size_t>(op.tensor) >= program.tensors.size()) {
       add(report, where(program, i) + ": unknown tensor " + std::to_string(op.tensor));

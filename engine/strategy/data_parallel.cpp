@@ -151,7 +151,7 @@ class DataParallelLowering {
     const bool grad = !training.no_grad;
     ProgramBuilder& b0 = device0();
     if (grad) zero_grad(b0, slots_, context_.behaviour.zero_grad_sets_none);
-    user_.next_batch(b0, model_, global_batch_, training.loss);  // the whole batch, on device 0
+    user_.next_batch(b0, model_, global_batch_, training.loss, group_of({0}));  // the whole batch, on device 0
 
     // scatter
     std::vector<TensorId> inputs(static_cast<std::size_t>(devices_), -1);

@@ -61,20 +61,27 @@ void DdpTraining::broadcast_module_states() {
 void DdpTraining::initialize_buckets(const std::vector<std::vector<int>>& assignment) {
   buckets_.clear();
   bucket_of_.assign(slots_.size(), -1);
+  offset_in_bucket_.assign(slots_.size(), 0);
   for (std::size_t k = 0; k < assignment.size(); ++k) {
     Bucket bucket;
     bucket.params = assignment[k];
     Bytes bytes = 0;
     for (int i : bucket.params) bytes += slots_[static_cast<std::size_t>(i)].bytes;
     bucket.tensor = b_.alloc("DDP bucket " + std::to_string(k), bytes, Category::DdpBuckets, /*persistent=*/true);
+    Bytes offset = 0;
     for (int i : bucket.params) {
       bucket_of_[static_cast<std::size_t>(i)] = static_cast<int>(k);
+      offset_in_bucket_[static_cast<std::size_t>(i)] = offset;
       ParamSlot& slot = slots_[static_cast<std::size_t>(i)];
       if (slot.grad_is_view) {  // initialize_bucket_views: copy the old .grad in, re-point it
+        const OpIndex copy = b_.compute(ComputeKind::Copy, "copy " + slot.name + " .grad into its new bucket", 0, 2 * slot.bytes);
+        b_.set_kernel(copy, Kernel::Copy, {TensorSlice{bucket.tensor, offset, slot.bytes}, grad_slice(slot)});
         b_.retain(bucket.tensor);
         b_.release(slot.grad);
         slot.grad = bucket.tensor;
+        slot.grad_offset = offset;
       }
+      offset += slot.bytes;
     }
     buckets_.push_back(std::move(bucket));
   }
@@ -107,11 +114,24 @@ void DdpTraining::after_accumulate(ParamSlot& slot) {
   const auto index = static_cast<std::size_t>(&slot - slots_.data());
   if (!rebuilt_) ready_order_.push_back(static_cast<int>(index));
   Bucket& bucket = buckets_[static_cast<std::size_t>(bucket_of_[index])];
+  const TensorSlice in_bucket{bucket.tensor, offset_in_bucket_[index], slot.bytes};
+  if (!slot.grad_is_view) {
+    // Reducer::mark_variable_ready: copy the gradient into its bucket view, divided by the world size (the
+    // all-reduce then sums to the mean). With the .grad already a view, autograd wrote into the bucket itself.
+    const OpIndex copy = b_.compute(ComputeKind::Copy, "copy " + slot.name + " gradient into DDP bucket", 0, 2 * slot.bytes);
+    b_.set_kernel(copy, Kernel::Copy, {in_bucket, grad_slice(slot)});
+    b_.set_scale(copy, 1.0 / context_.world());
+  } else {
+    const OpIndex scale = b_.compute(ComputeKind::Copy, "divide " + slot.name + " gradient by the world size", 0, 2 * slot.bytes);
+    b_.set_kernel(scale, Kernel::Scale, {in_bucket});
+    b_.set_scale(scale, 1.0 / context_.world());
+  }
   if (context_.scenario.settings.strategy.gradient_as_bucket_view && !slot.grad_is_view) {
     b_.retain(bucket.tensor);
     b_.release(slot.grad);  // the autograd-made gradient, now copied into the bucket
     slot.grad = bucket.tensor;
     slot.grad_is_view = true;
+    slot.grad_offset = in_bucket.offset;
   }
   ++bucket.ready;
   launch_ready_buckets();
@@ -124,6 +144,7 @@ void DdpTraining::launch_ready_buckets() {
     all_reduces_.push_back(b_.collective(CollectiveKind::AllReduce, context_.world_group, bytes,
                                          "all-reduce DDP bucket " + std::to_string(next_bucket_) + " (" + format_bytes(bytes) + ")",
                                          -1, {b_.last_compute()}));
+    b_.set_kernel(all_reduces_.back(), Kernel::None, {whole(bucket.tensor)});
     ++next_bucket_;
   }
 }
@@ -135,6 +156,16 @@ void DdpTraining::after_backward() {
                                           : "DDP: wait for bucket all-reduces, copy buckets into .grad",
                                       0, 0);
   for (OpIndex op : all_reduces_) b_.add_dep(finalize, op);
+  if (!context_.scenario.settings.strategy.gradient_as_bucket_view) {  // finalize_backward copies the means back
+    std::vector<TensorSlice> pairs;
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const ParamSlot& slot = slots_[i];
+      if (slot.grad < 0 || bucket_of_[i] < 0) continue;
+      pairs.push_back(grad_slice(slot));
+      pairs.push_back(TensorSlice{buckets_[static_cast<std::size_t>(bucket_of_[i])].tensor, offset_in_bucket_[i], slot.bytes});
+    }
+    b_.set_kernel(finalize, Kernel::Copy, std::move(pairs));
+  }
   all_reduces_.clear();
   next_bucket_ = 0;
   for (auto& bucket : buckets_) bucket.ready = 0;

@@ -30,6 +30,7 @@ class DdpTraining : public LocalTraining {
 
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_;       // slot -> bucket
+  std::vector<Bytes> offset_in_bucket_;  // slot -> where its gradient sits in its bucket
   std::vector<int> ready_order_;     // slots in gradient-ready order during the first backward
   std::vector<OpIndex> all_reduces_; // this step's
   std::size_t next_bucket_ = 0;

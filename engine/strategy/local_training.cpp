@@ -36,6 +36,8 @@ void LocalTraining::take_grad(int layer, int param, TensorId grad) {
   if (slot.grad < 0) {
     slot.grad = grad;  // AccumulateGrad steals the fresh gradient: no copy
   } else {
+    const OpIndex op = b_.compute(ComputeKind::Copy, "accumulate " + slot.name + " gradient into .grad", 0, 3 * slot.bytes);
+    b_.set_kernel(op, Kernel::Accumulate, {grad_slice(slot), whole(grad)});
     b_.release(grad);  // accumulated in place into the existing .grad
   }
   after_accumulate(slot);
@@ -46,7 +48,7 @@ void LocalTraining::training_step() {
   const bool grad = !training.no_grad;
   if (grad) zero_grad(b_, slots_, context_.behaviour.zero_grad_sets_none);
   const std::int64_t batch = training.batch;
-  user_.next_batch(b_, model_, batch, training.loss);
+  user_.next_batch(b_, model_, batch, training.loss, context_.world_group);
 
   before_forward();
   PassSettings settings;

@@ -25,7 +25,7 @@ void lower_update(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, 
     total += p->numel * kFp32Bytes;
   }
   builder.compute(ComputeKind::Copy, "cast 16-bit gradients to fp32 master gradients", 0, total + total / 2);
-  lower_optimizer_step(builder, behaviour, config, params);
+  lower_optimizer_step(builder, behaviour, config, params, fp32_grads);
   for (TensorId grad : fp32_grads) builder.release(grad);
   builder.compute(ComputeKind::Copy, "copy fp32 master weights into the 16-bit parameters", 0, total + total / 2);
 }

@@ -118,16 +118,49 @@ TensorId ModelPass::forward(TensorId input) {
       }
       if (layer.has_weight()) { b_.retain(weight_of(l)); saved.push_back(weight_of(l)); }
     }
-    if (!layer.is_view)
-      b_.compute(ComputeKind::Forward, layer.name + " forward",
-                 layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
-                 activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) + layer.param_numel() * settings_.param_element_bytes,
-                 static_cast<int>(l));
+    if (!layer.is_view) {
+      const OpIndex op = b_.compute(ComputeKind::Forward, layer.name + " forward",
+                                    layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
+                                    activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) +
+                                        layer.param_numel() * settings_.param_element_bytes,
+                                    static_cast<int>(l));
+      annotate_forward(op, l, current, out);
+    }
     b_.release(current);
     current = out;
     if (settings_.hooks) settings_.hooks->after_layer_forward(static_cast<int>(l));
   }
   return current;
+}
+
+// Operands for executors (plan/kernel.h). Layers without a kernel keep Kernel::None: an executor refuses them.
+void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorId input, TensorId output) {
+  const Layer& layer = model_.layers[l];
+  const bool eval = !settings_.grad_enabled;
+  if (layer.kind == LayerKind::Linear) {
+    const auto& params = params_[l];  // a tied Linear (GPT-2's lm_head) owns no parameter: its weight is another layer's
+    const TensorSlice bias = layer.tied_layer < 0 && params.size() > 1 ? whole(params[1]) : TensorSlice{};
+    b_.set_kernel(op, Kernel::LinearForward, {whole(input), whole(weight_of(l)), bias, whole(output)});
+  } else if (layer.kind == LayerKind::ReLU) {
+    b_.set_kernel(op, Kernel::ReluForward, {whole(input), whole(output)});
+  } else if (layer.kind == LayerKind::Dropout && eval) {
+    b_.set_kernel(op, Kernel::Copy, {whole(output), whole(input)});  // identity under model.eval()
+  }
+}
+
+void ModelPass::annotate_backward(OpIndex op, std::size_t l, TensorId grad_output, TensorId grad_input,
+                                  const std::vector<TensorId>& param_grads) {
+  const Layer& layer = model_.layers[l];
+  const auto& saved = saved_[l];
+  if (layer.kind == LayerKind::Linear && !saved.empty() && layer.tied_layer < 0 && !param_grads.empty()) {
+    const auto grad_in = grad_input >= 0 ? whole(grad_input) : TensorSlice{};
+    b_.set_kernel(op, Kernel::LinearBackward,
+                  {whole(grad_output), whole(saved[0]), whole(weight_of(l)), grad_in, whole(param_grads[0]),
+                   param_grads.size() > 1 ? whole(param_grads[1]) : TensorSlice{}});
+  } else if (layer.kind == LayerKind::ReLU && !saved.empty()) {
+    b_.set_kernel(op, Kernel::ReluBackward,
+                  {whole(grad_output), whole(saved[0]), grad_input >= 0 ? whole(grad_input) : TensorSlice{}});
+  }
 }
 
 TensorId ModelPass::loss_forward(TensorId output, TensorId target) {
@@ -137,8 +170,9 @@ TensorId ModelPass::loss_forward(TensorId output, TensorId target) {
   if (settings_.loss == LossKind::Mse) {
     const TensorId elementwise = b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries);
     loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
-    b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
-               3 * output_bytes(), -1);
+    const OpIndex op = b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
+                                  3 * output_bytes(), -1);
+    b_.set_kernel(op, Kernel::MseLoss, {whole(output), whole(target), whole(loss)});
     b_.release(elementwise);
     if (grad) {
       b_.retain(output); loss_saved_.push_back(output);
@@ -148,8 +182,9 @@ TensorId ModelPass::loss_forward(TensorId output, TensorId target) {
     const TensorId log_probs = b_.alloc("log_softmax output", output_bytes(), Category::Activations);
     loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
     const TensorId total_weight = b_.alloc("nll total_weight", scalar, Category::Activations);
-    b_.compute(ComputeKind::Loss, "cross-entropy loss", 5.0 * static_cast<double>(settings_.batch * model_.output_numel),
-               2 * output_bytes(), -1);
+    const OpIndex op = b_.compute(ComputeKind::Loss, "cross-entropy loss",
+                                  5.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);
+    b_.set_kernel(op, Kernel::CrossEntropyLoss, {whole(output), whole(target), whole(log_probs), whole(loss)});
     if (grad) {
       b_.retain(log_probs);  // saved by LogSoftmaxBackward and NllLossBackward: two holders
       loss_shared_ = log_probs;
@@ -167,16 +202,22 @@ TensorId ModelPass::loss_forward(TensorId output, TensorId target) {
 TensorId ModelPass::loss_backward() {
   const TensorId root = b_.alloc("grad of loss (ones)", kFp32Bytes, Category::Temporaries);
   TensorId grad = b_.alloc("loss grad input", output_bytes(), Category::Temporaries);
-  b_.compute(ComputeKind::LossBackward, "loss backward", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
-             2 * output_bytes(), -1);
+  const OpIndex op = b_.compute(ComputeKind::LossBackward, "loss backward",
+                                3.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);
+  // MSE saved (output, target); cross-entropy's NLL saved (total_weight, target).
+  if (loss_shared_ < 0 && loss_saved_.size() == 2)
+    b_.set_kernel(op, Kernel::MseLossBackward, {whole(loss_saved_[0]), whole(loss_saved_[1]), whole(grad)});
+  else if (loss_shared_ >= 0 && loss_saved_.size() == 2)
+    b_.set_kernel(op, Kernel::NllLossBackward, {whole(loss_saved_[1]), whole(grad)});
   b_.release(root);
   for (TensorId t : loss_saved_) b_.release(t);
   loss_saved_.clear();
   if (loss_shared_ >= 0) {  // NllLossBackward done; now LogSoftmaxBackward
     b_.release(loss_shared_);
     const TensorId grad_logits = b_.alloc("log_softmax grad input", output_bytes(), Category::Temporaries);
-    b_.compute(ComputeKind::LossBackward, "log_softmax backward", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
-               3 * output_bytes(), -1);
+    const OpIndex softmax_op = b_.compute(ComputeKind::LossBackward, "log_softmax backward",
+                                          3.0 * static_cast<double>(settings_.batch * model_.output_numel), 3 * output_bytes(), -1);
+    b_.set_kernel(softmax_op, Kernel::LogSoftmaxBackward, {whole(grad), whole(loss_shared_), whole(grad_logits)});
     b_.release(grad);
     b_.release(loss_shared_);
     loss_shared_ = -1;
@@ -222,8 +263,11 @@ TensorId ModelPass::backward(TensorId grad_output, GradSink& sink) {
     }
     const double flops = layer.forward_flops_per_sample * static_cast<double>(settings_.batch) *
                          (layer.has_weight() && needs_input_grad ? 2.0 : 1.0);
-    b_.compute(ComputeKind::Backward, layer.name + " backward", flops,
-               activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) + 2 * layer.param_numel() * settings_.param_element_bytes, l);
+    const OpIndex op = b_.compute(ComputeKind::Backward, layer.name + " backward", flops,
+                                  activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) +
+                                      2 * layer.param_numel() * settings_.param_element_bytes,
+                                  l);
+    annotate_backward(op, i, grad, grad_input, param_grads);
     b_.release(grad);
     for (TensorId t : saved_[i]) b_.release(t);
     saved_[i].clear();

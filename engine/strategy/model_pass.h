@@ -89,6 +89,9 @@ class ModelPass {
  private:
   Bytes activation_bytes(std::int64_t numel_per_sample) const;
   bool input_requires_grad(std::size_t layer) const;
+  void annotate_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output);
+  void annotate_backward(OpIndex op, std::size_t layer, TensorId grad_output, TensorId grad_input,
+                         const std::vector<TensorId>& param_grads);
   TensorId weight_of(std::size_t layer) const;
   void save_block_activations(std::size_t layer);
   std::vector<TensorId> recompute_block(std::size_t layer);

@@ -59,7 +59,21 @@ void release_all(ProgramBuilder& b, const std::vector<TensorId>& list) {
   for (TensorId t : list) b.release(t);
 }
 
-void foreach_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vector<ParamSlot*>& params) {
+// OptimizerStep operands (plan/kernel.h): per parameter the tensor it updates (the fp32 master under mixed
+// precision), the gradient it reads, then its state tensors.
+void annotate_step(ProgramBuilder& b, OpIndex op, const std::vector<ParamSlot*>& params, const std::vector<TensorId>& fp32_grads) {
+  std::vector<TensorSlice> args;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const ParamSlot& p = *params[i];
+    args.push_back(whole(p.master >= 0 ? p.master : p.tensor));
+    args.push_back(i < fp32_grads.size() ? whole(fp32_grads[i]) : grad_slice(p));
+    for (TensorId state : p.state) args.push_back(whole(state));
+  }
+  b.set_kernel(op, Kernel::OptimizerStep, std::move(args));
+}
+
+void foreach_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vector<ParamSlot*>& params,
+                  const std::vector<TensorId>& fp32_grads) {
   const bool decayed_grads = config.weight_decay != 0 && config.kind != OptimizerKind::AdamW;
   std::vector<TensorId> decayed;
   if (decayed_grads) decayed = foreach_temporaries(b, params, "grad + wd·param");
@@ -68,17 +82,22 @@ void foreach_step(ProgramBuilder& b, const OptimizerConfig& config, const std::v
     release_all(b, decayed);  // del device_grads, before the sqrt
     decayed.clear();
     const auto sqrt = foreach_temporaries(b, params, "exp_avg_sq.sqrt()");
-    b.compute(ComputeKind::Optimizer, "optimizer step (foreach)", 12.0 * static_cast<double>(total_bytes(params) / 4),
-              7 * total_bytes(params), -1);
+    annotate_step(b,
+                  b.compute(ComputeKind::Optimizer, "optimizer step (foreach)", 12.0 * static_cast<double>(total_bytes(params) / 4),
+                            7 * total_bytes(params), -1),
+                  params, fp32_grads);
     release_all(b, sqrt);
     return;
   }
-  b.compute(ComputeKind::Optimizer, "optimizer step (foreach)", 3.0 * static_cast<double>(total_bytes(params) / 4),
-            4 * total_bytes(params), -1);
+  annotate_step(b,
+                b.compute(ComputeKind::Optimizer, "optimizer step (foreach)", 3.0 * static_cast<double>(total_bytes(params) / 4),
+                          4 * total_bytes(params), -1),
+                params, fp32_grads);
   release_all(b, decayed);
 }
 
-void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vector<ParamSlot*>& params) {
+void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vector<ParamSlot*>& params,
+               const std::vector<TensorId>& fp32_grads) {
   const bool adam = config.kind == OptimizerKind::Adam || config.kind == OptimizerKind::AdamW;
   const bool decayed_grads = config.weight_decay != 0 && config.kind != OptimizerKind::AdamW;
   if (adam) create_state(b, params, config.kind);  // Adam.step() creates all state before calling F.adam
@@ -97,8 +116,10 @@ void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vect
     if (previous_denom >= 0) b.release(previous_denom);
     previous_denom = denom;
   }
-  b.compute(ComputeKind::Optimizer, "optimizer step (per-parameter loop)",
-            (adam ? 12.0 : 3.0) * static_cast<double>(total_bytes(params) / 4), 7 * total_bytes(params), -1);
+  annotate_step(b,
+                b.compute(ComputeKind::Optimizer, "optimizer step (per-parameter loop)",
+                          (adam ? 12.0 : 3.0) * static_cast<double>(total_bytes(params) / 4), 7 * total_bytes(params), -1),
+                params, fp32_grads);
   if (previous_denom >= 0) b.release(previous_denom);
   if (previous_decayed >= 0) b.release(previous_decayed);
 }
@@ -106,12 +127,12 @@ void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vect
 }  // namespace
 
 void lower_optimizer_step(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const OptimizerConfig& config,
-                          const std::vector<ParamSlot*>& params) {
+                          const std::vector<ParamSlot*>& params, const std::vector<TensorId>& fp32_grads) {
   if (params.empty()) return;
   if (behaviour.optimizer_foreach) {
-    foreach_step(builder, config, params);
+    foreach_step(builder, config, params, fp32_grads);
   } else {
-    loop_step(builder, config, params);
+    loop_step(builder, config, params, fp32_grads);
   }
 }
 

@@ -24,7 +24,19 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
 }
 
 void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets_none) {
-  if (!sets_none) return;
+  if (!sets_none) {  // 1.x: grad.zero_() on every existing .grad
+    std::vector<TensorSlice> grads;
+    Bytes bytes = 0;
+    for (const auto& slot : slots)
+      if (slot.grad >= 0) {
+        grads.push_back(grad_slice(slot));
+        bytes += slot.bytes;
+      }
+    if (grads.empty()) return;
+    const OpIndex op = builder.compute(ComputeKind::Copy, "zero_grad (in place)", 0, bytes);
+    builder.set_kernel(op, Kernel::Zero, std::move(grads));
+    return;
+  }
   for (auto& slot : slots) {
     if (slot.grad < 0) continue;
     builder.release(slot.grad);

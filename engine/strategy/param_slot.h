@@ -18,6 +18,7 @@ struct ParamSlot {
   TensorId master = -1;          // mixed precision: the fp32 master copy the optimizer updates (-1: none)
   TensorId grad = -1;           // -1: .grad is None
   bool grad_is_view = false;    // .grad is a view into a DDP bucket (gradient_as_bucket_view)
+  Bytes grad_offset = 0;        // where that view starts in the bucket (0 when .grad is its own tensor)
   std::vector<TensorId> state;  // optimizer state, created lazily at the first step()
 };
 
@@ -27,6 +28,11 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
 // optimizer.zero_grad(): 2.x sets .grad to None (set_to_none=True, the default from 2.0), releasing it;
 // 1.x zeroes it in place, so nothing is freed.
 void zero_grad(ProgramBuilder& builder, std::vector<ParamSlot>& slots, bool sets_none);
+
+// The .grad as an operand: its own tensor, or its slice of a DDP bucket.
+inline TensorSlice grad_slice(const ParamSlot& slot) {
+  return slot.grad_is_view ? TensorSlice{slot.grad, slot.grad_offset, slot.bytes} : whole(slot.grad);
+}
 
 // Each parameter's bytes, in slot order (the input of every bucketing and partitioning rule).
 std::vector<Bytes> param_bytes(const std::vector<ParamSlot>& slots);

@@ -11,8 +11,10 @@ namespace shardscope {
 
 class UserTensors {
  public:
-  // `x, y = next_batch()`: both created on the device, then old x and old y freed.
-  void next_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, LossKind loss);
+  // `x, y = next_batch()`: both created on the device, then old x and old y freed. `data_group` (index into
+  // Plan::groups) is the group whose members split each step's global batch, as DistributedSampler does; an
+  // executor fills x and y with this rank's share (a one-member group: the whole batch).
+  void next_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, LossKind loss, int data_group);
   // `loss = ...`: the new loss already exists; the old one is freed.
   void rebind_loss(ProgramBuilder& builder, TensorId loss);
   TensorId x() const { return x_; }
