@@ -1,14 +1,17 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate (more come with later issues).
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run (more come with later issues).
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
 //   shardscope-cli simulate --world 16 --link-gbps 25 --json
-// Exit codes: 0 ok, 2 bad arguments or scenario, 3 internal error.
+//   shardscope-cli run --model mlp:3x16 --strategy ddp --batch 8 --backend cpu --json
+// Exit codes: 0 ok, 2 bad arguments or scenario (or a plan the backend cannot run), 3 internal error or failed run.
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/memory_command.h"
+#include "cli/run_command.h"
 #include "cli/scenario_flags.h"
 #include "cli/simulate_command.h"
 #include "cli/trace_outputs.h"
@@ -33,6 +36,18 @@ int main(int argc, char** argv) {
   simulate->add_option("--out", trace_out, "Write the trace (.sstrace) while simulating; the GUI opens it with --trace");
   simulate->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
   simulate->add_option("--csv", csv_out, "Write the memory series as CSV");
+
+  cli::ScenarioFlags run_flags;
+  std::string backend;
+  std::optional<double> lr;
+  auto* run = app.add_subcommand("run", "Execute the plan for real (CPU threads); loss, parameter checksum, measured vs predicted memory");
+  run_flags.add_to(*run);
+  run->add_option("--backend", backend, "Where to run: cpu (cuda comes with Executor II)")->required();
+  run->add_option("--lr", lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
+  run->add_flag("--json", json, "Print JSON instead of text");
+  run->add_option("--out", trace_out, "Write the trace (.sstrace) while running; the GUI opens it with --trace");
+  run->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
+  run->add_option("--csv", csv_out, "Write the memory series as CSV");
 
   try {
     app.parse(argc, argv);
@@ -67,7 +82,25 @@ int main(int argc, char** argv) {
       }
       outputs.finish(std::cerr);
     }
+    if (run->parsed()) {
+      const Scenario scenario = run_flags.build();
+      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
+      const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink());
+      if (json) {
+        std::cout << cli::run_json(executed) << "\n";
+      } else {
+        cli::print_run_text(executed, std::cout);
+      }
+      outputs.finish(std::cerr);
+      if (!executed.result.ok) {
+        std::cerr << "error: " << executed.result.error << "\n";
+        return 3;
+      }
+    }
   } catch (const ScenarioError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  } catch (const exec::UnsupportedPlanError& error) {
     std::cerr << "error: " << error.what() << "\n";
     return 2;
   } catch (const std::exception& error) {

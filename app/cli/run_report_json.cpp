@@ -1,0 +1,50 @@
+// JSON form of an executed run. Keys named in the issue are the public interface: ranks[i].{loss, param_checksum,
+// measured_peak_bytes, predicted_peak_bytes}; also ok, error, run_time_ns, per-category peaks and phases.
+#include <nlohmann/json.hpp>
+
+#include "cli/run_command.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+nlohmann::json categories_json(const CategoryBytes& bytes) {
+  nlohmann::json out = nlohmann::json::object();
+  for (Category c : kAllCategories) out[std::string(category_key(c))] = bytes[c];
+  return out;
+}
+
+}  // namespace
+
+std::string run_json(const RunRun& run) {
+  using nlohmann::json;
+  const exec::ExecutionResult& r = run.result;
+  json root;
+  root["scenario"] = json::parse(scenario_to_json(run.scenario.settings));
+  root["backend"] = run.backend;
+  root["ok"] = r.ok;
+  root["error"] = r.ok ? json(nullptr) : json(r.error);
+  root["failed_rank"] = r.failed_rank;
+  root["run_time_ns"] = r.run_time_ns;
+  root["predicted_accounting"] = accounting_name(AccountingMode::Exact);
+  json ranks = json::array();
+  for (const auto& rank : r.ranks) {
+    const RankMemory& predicted = run.predicted.ranks.at(static_cast<std::size_t>(rank.rank));
+    json phases = json::array();
+    for (const auto& phase : rank.phases)
+      phases.push_back({{"name", phase.name}, {"step", phase.step}, {"allocated_bytes", phase.allocated},
+                        {"by_category", categories_json(phase.by_category)}});
+    ranks.push_back({{"rank", rank.rank},
+                     {"loss", rank.loss ? json(*rank.loss) : json(nullptr)},
+                     {"param_checksum", rank.param_checksum},
+                     {"param_sum_of_squares", rank.param_sum_of_squares},
+                     {"measured_peak_bytes", rank.measured_peak_bytes},
+                     {"predicted_peak_bytes", predicted.peak_allocated},
+                     {"measured_peak_by_category", categories_json(rank.measured_peak_by_category)},
+                     {"phases", phases}});
+  }
+  root["ranks"] = ranks;
+  return root.dump(2);
+}
+
+}  // namespace shardscope::cli

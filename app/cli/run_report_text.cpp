@@ -1,0 +1,37 @@
+// Text form of an executed run: per rank the loss, the parameter checksum, measured against predicted peak, and
+// the memory at each phase by category (measured; the exact accounting predicts the same bytes).
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/run_command.h"
+#include "cli/simulate_command.h"
+
+namespace shardscope::cli {
+
+void print_run_text(const RunRun& run, std::ostream& out) {
+  const auto& s = run.scenario.settings;
+  const exec::ExecutionResult& r = run.result;
+  out << fmt::format("Executed on {}: {} × {}, {}, batch {} per rank, {} step(s), {}\n", run.backend,
+                     run.plan.programs.size(), run.scenario.model.display_name, strategy_name(s.strategy.kind),
+                     s.training.batch, s.training.steps, optimizer_name(s.training.optimizer));
+  out << fmt::format("Run time {} — {}\n", format_time_ns(r.run_time_ns), r.ok ? "ok" : "FAILED: " + r.error);
+  out << "Memory: measured by the tracking allocator; predicted by the exact accounting of the same plan.\n\n";
+  for (const auto& rank : r.ranks) {
+    const RankMemory& predicted = run.predicted.ranks.at(static_cast<std::size_t>(rank.rank));
+    out << fmt::format("rank {}: loss {}  param checksum {:.9g} (Σx² {:.9g})\n", rank.rank,
+                       rank.loss ? fmt::format("{:.9g}", *rank.loss) : std::string("-"), rank.param_checksum,
+                       rank.param_sum_of_squares);
+    out << fmt::format("  peak: measured {} ({} B), predicted {} ({} B){}\n", format_bytes(rank.measured_peak_bytes),
+                       rank.measured_peak_bytes, format_bytes(predicted.peak_allocated), predicted.peak_allocated,
+                       rank.measured_peak_bytes == predicted.peak_allocated ? "  equal" : "  DIFFER");
+    for (const auto& phase : rank.phases) {
+      out << fmt::format("  step {} {:<14} {:>12}", phase.step, phase.name, format_bytes(phase.allocated));
+      for (Category c : kAllCategories)
+        if (phase.by_category[c] > 0) out << fmt::format("  {} {}", category_label(c), format_bytes(phase.by_category[c]));
+      out << "\n";
+    }
+  }
+}
+
+}  // namespace shardscope::cli

@@ -1,0 +1,94 @@
+// What an execution backend provides to the executor (exec/executor.h): device memory through a TrackingAllocator,
+// kernels on operand buffers, collectives and messages between ranks, host transfers, stream synchronisation.
+// The CPU backend (exec/cpu/cpu_backend.h) implements it now; a CUDA backend plugs in behind the same interface.
+// Depends on plan/ (kernels, collective kinds), scenario/ (optimizer kinds) and the allocator only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exec/tracking_allocator.h"
+#include "plan/op.h"
+#include "scenario/scenario.h"
+
+namespace shardscope::exec {
+
+// A resolved operand: a byte range of device memory (a TensorSlice after the executor looked up its allocation).
+// An absent optional operand has data == nullptr and bytes == 0.
+struct DeviceBuffer {
+  std::byte* data = nullptr;
+  Bytes bytes = 0;
+  bool present() const { return data != nullptr || bytes > 0; }
+  std::size_t float_count() const { return static_cast<std::size_t>(bytes) / sizeof(float); }
+};
+
+// One torch.optim update's settings (hyperparameters as torch holds them, doubles).
+struct OptimizerSettings {
+  OptimizerKind kind = OptimizerKind::Sgd;
+  double lr = 0.01;
+  double momentum = 0.9;  // OptimizerKind::Momentum only
+  double weight_decay = 0;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam / AdamW
+};
+
+// Everything a backend needs to run one compute op: the kernel, its operands in plan/kernel.h's order, and the
+// shapes the executor derived from the scenario (the plan holds bytes, not shapes).
+struct KernelLaunch {
+  Kernel kernel = Kernel::None;
+  std::vector<DeviceBuffer> operands;
+  int rows = 0;          // samples of the batch (Linear, losses)
+  int in_features = 0;   // Linear
+  int out_features = 0;  // Linear
+  int classes = 0;       // cross-entropy (the model's output_numel)
+  double scale = 1;      // Kernel::Scale
+  OptimizerSettings optimizer;               // Kernel::OptimizerStep
+  std::vector<std::int64_t> optimizer_steps;  // per parameter of an OptimizerStep: its step count after this update
+};
+
+// A collective, send or recv of one rank, on operand buffers (plan/kernel.h: all-reduce / broadcast / reduce:
+// [buffer]; reduce-scatter and all-gather: [input, output]; send / recv: [buffer]).
+struct CommunicationLaunch {
+  OpKind kind = OpKind::Collective;
+  CollectiveKind collective = CollectiveKind::AllReduce;
+  std::vector<int> group;  // global ranks in ring order (Plan::groups); empty for send / recv
+  int root = -1;           // global rank, rooted collectives
+  int peer = -1;           // send: receiver; recv: sender
+  std::vector<DeviceBuffer> operands;
+};
+
+// One rank's view of a backend. Thread contract: run_kernel and run_communication are called from the thread of
+// the op's stream (the rank's host thread runs the compute stream), the host transfers from the host thread; calls
+// for different streams may run at once. The allocator may be used from any thread. Every call throws (std::exception) on failure; the executor reports it.
+class RankBackend {
+ public:
+  virtual ~RankBackend() = default;
+  virtual int rank() const = 0;
+  virtual TrackingAllocator& allocator() = 0;
+  // Runs one compute op's kernel. Kernel::None does nothing (the op only takes its time).
+  virtual void run_kernel(const KernelLaunch& launch) = 0;
+  // Runs a collective / send / recv; returns when this rank's part is done. Throws after the run was aborted.
+  virtual void run_communication(const CommunicationLaunch& launch) = 0;
+  // Host <-> device copies (the batch the executor generates, parameter initialisation, loss and checksums).
+  virtual void copy_from_host(const DeviceBuffer& dst, std::span<const std::byte> src) = 0;
+  virtual void copy_to_host(std::span<std::byte> dst, const DeviceBuffer& src) = 0;
+  // Sets every byte to 0 (fresh tensors start zeroed, so optimizer state and accumulators need no init op).
+  virtual void fill_zero(const DeviceBuffer& dst) = 0;
+  // Waits until the work issued on `stream` is done (the CPU runs synchronously: a no-op there).
+  virtual void synchronize(Stream stream) = 0;
+};
+
+// A backend for one run: one RankBackend per rank, and a way to stop every rank's communication at once.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu" (the trace header says "executor cpu")
+  virtual RankBackend& rank(int rank) = 0;
+  // After a rank failed: every blocked or later communication call throws, naming failed_rank and the reason.
+  virtual void abort(int failed_rank, std::string_view reason) = 0;
+};
+
+}  // namespace shardscope::exec

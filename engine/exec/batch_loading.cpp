@@ -1,0 +1,95 @@
+// load_batch: sample indices per data-parallel position, then host buffers, then one copy per operand.
+#include "exec/batch_loading.h"
+
+#include <cstring>
+#include <string>
+
+#include "exec/batch_source.h"
+#include "exec/tensor_table.h"
+
+namespace shardscope::exec {
+
+namespace {
+
+struct DataParallelPosition {
+  int world = 1;
+  int rank = 0;
+};
+
+DataParallelPosition position_of(const ResolvedScenario& scenario, int rank) {
+  const auto& strategy = scenario.settings.strategy;
+  switch (strategy.kind) {
+    case StrategyKind::Ddp:
+    case StrategyKind::Zero1:
+    case StrategyKind::Zero2:
+    case StrategyKind::Zero3:
+      return {scenario.settings.cluster.world, rank};
+    case StrategyKind::PipelineGPipe:
+    case StrategyKind::Pipeline1F1B:
+      return {strategy.dp, rank % strategy.dp};  // rank = stage · dp + replica (strategy/pipeline_stage.cpp)
+    default:
+      return {1, 0};
+  }
+}
+
+std::int64_t rows_of(const DeviceBuffer& buffer, Bytes row_bytes, const std::string& where, const char* what) {
+  if (buffer.bytes % row_bytes != 0)
+    throw LoweringBug("lowering bug: " + where + ": " + what + " holds " + std::to_string(buffer.bytes) +
+                      " bytes, not whole samples of " + std::to_string(row_bytes) + " bytes");
+  return buffer.bytes / row_bytes;
+}
+
+template <typename T>
+std::span<const std::byte> bytes_of(const std::vector<T>& values) {
+  return std::as_bytes(std::span<const T>(values));
+}
+
+}  // namespace
+
+void load_batch(const ResolvedScenario& scenario, std::uint64_t seed, const Program& program, OpIndex index,
+                const std::vector<DeviceBuffer>& operands, RankBackend& backend) {
+  const Op& op = program.ops.at(static_cast<std::size_t>(index));
+  const Model& model = scenario.model;
+  const std::string where = "rank " + std::to_string(program.rank) + " op " + std::to_string(index) + " '" + op.label + "'";
+  const bool mse = scenario.settings.training.loss == LossKind::Mse;
+  const DeviceBuffer x = operands.size() > 0 ? operands[0] : DeviceBuffer{};
+  const DeviceBuffer y = operands.size() > 1 ? operands[1] : DeviceBuffer{};
+  std::int64_t rows = 0;
+  if (x.present()) rows = rows_of(x, model.input_numel * 4, where, "x");
+  if (y.present()) {
+    const std::int64_t y_rows = rows_of(y, mse ? model.output_numel * 4 : 8, where, "y");
+    if (rows != 0 && rows != y_rows)
+      throw LoweringBug("lowering bug: " + where + ": x holds " + std::to_string(rows) + " samples, y " + std::to_string(y_rows));
+    rows = y_rows;
+  }
+  if (rows == 0) return;
+
+  // The rank's whole batch of the step, then this op's micro-batch of it (consecutive rows, as torch.chunk).
+  const DataParallelPosition position = position_of(scenario, program.rank);
+  const int micro = op.micro_batch < 0 ? 0 : op.micro_batch;
+  const std::int64_t rank_batch = op.micro_batch < 0 ? rows : rows * scenario.settings.strategy.micro_batches;
+  const BatchSlice slice{op.step > 0 ? op.step - 1 : 0, static_cast<int>(rank_batch * position.world), position.world,
+                         position.rank};
+  const std::vector<std::int64_t> all = rank_sample_indices(slice);
+  const std::vector<std::int64_t> samples(all.begin() + micro * rows, all.begin() + (micro + 1) * rows);
+
+  const BatchSource source(seed, static_cast<int>(model.input_numel));
+  if (x.present()) {
+    std::vector<float> inputs(static_cast<std::size_t>(rows * model.input_numel));
+    source.fill_inputs(samples, inputs);
+    backend.copy_from_host(x, bytes_of(inputs));
+  }
+  if (!y.present()) return;
+  if (mse) {
+    std::vector<float> targets(static_cast<std::size_t>(rows * model.output_numel));
+    source.fill_regression_targets(samples, static_cast<int>(model.output_numel), targets);
+    backend.copy_from_host(y, bytes_of(targets));
+  } else {
+    std::vector<std::int32_t> classes(static_cast<std::size_t>(rows));
+    source.fill_class_targets(samples, static_cast<int>(model.output_numel), classes);
+    const std::vector<std::int64_t> wide(classes.begin(), classes.end());  // torch holds class ids as int64
+    backend.copy_from_host(y, bytes_of(wide));
+  }
+}
+
+}  // namespace shardscope::exec

@@ -1,0 +1,103 @@
+// CpuBackend: communication launches mapped onto CpuCommunicator's in-place ring collectives; host copies.
+#include "exec/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "exec/cpu/blas_gemm.h"
+#include "exec/cpu/cpu_kernel_dispatch.h"
+#include "exec/cpu/ring_chunks.h"
+
+namespace shardscope::exec::cpu {
+
+namespace {
+
+std::span<float> floats(const DeviceBuffer& buffer) {
+  return {reinterpret_cast<float*>(buffer.data), buffer.float_count()};
+}
+
+const DeviceBuffer& operand(const CommunicationLaunch& launch, std::size_t index, const char* what) {
+  if (index >= launch.operands.size() || !launch.operands[index].present())
+    throw std::invalid_argument(collective_kind_name(launch.collective) + ": operand " + std::to_string(index) +
+                                " (" + what + ") is missing");
+  return launch.operands[index];
+}
+
+int member_index(const std::vector<int>& group, int rank) {
+  const auto it = std::find(group.begin(), group.end(), rank);
+  if (it == group.end()) throw std::invalid_argument("rank " + std::to_string(rank) + " is not in the collective's group");
+  return static_cast<int>(it - group.begin());
+}
+
+void require_elements(std::size_t actual, std::size_t expected, const CommunicationLaunch& launch, const char* what) {
+  if (actual != expected)
+    throw std::invalid_argument(collective_kind_name(launch.collective) + ": " + what + " has " + std::to_string(actual) +
+                                " elements, expected " + std::to_string(expected));
+}
+
+}  // namespace
+
+void CpuRankBackend::run_kernel(const KernelLaunch& launch) { run_cpu_kernel(launch); }
+
+void CpuRankBackend::run_communication(const CommunicationLaunch& launch) {
+  if (launch.kind == OpKind::Send) return communicator_.send(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
+  if (launch.kind == OpKind::Recv) return communicator_.recv(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
+  const std::vector<int>& group = launch.group;
+  switch (launch.collective) {
+    case CollectiveKind::AllReduce:
+      return communicator_.all_reduce(group, rank_, floats(operand(launch, 0, "buffer")));
+    case CollectiveKind::Broadcast:
+      return communicator_.broadcast(group, rank_, floats(operand(launch, 0, "buffer")), launch.root);
+    case CollectiveKind::Reduce:
+      return communicator_.reduce(group, rank_, floats(operand(launch, 0, "buffer")), launch.root);
+    case CollectiveKind::ReduceScatter: {
+      // NCCL's out-of-place form: the input is reduced in place (left with partial sums), this rank's chunk copied out.
+      const auto input = floats(operand(launch, 0, "input"));
+      const auto output = floats(operand(launch, 1, "output"));
+      const ChunkRange chunk = chunk_range(input.size(), static_cast<int>(group.size()), member_index(group, rank_));
+      require_elements(output.size(), chunk.size, launch, "output");
+      const auto reduced = communicator_.reduce_scatter(group, rank_, input);
+      std::copy(reduced.begin(), reduced.end(), output.begin());
+      return;
+    }
+    case CollectiveKind::AllGather: {
+      const auto input = floats(operand(launch, 0, "input"));
+      const auto output = floats(operand(launch, 1, "output"));
+      const ChunkRange chunk = chunk_range(output.size(), static_cast<int>(group.size()), member_index(group, rank_));
+      require_elements(input.size(), chunk.size, launch, "input");
+      if (input.data() != output.data() + chunk.begin) std::copy(input.begin(), input.end(), output.begin() + chunk.begin);
+      return communicator_.all_gather(group, rank_, output);
+    }
+    case CollectiveKind::Scatter:
+    case CollectiveKind::Gather:
+      break;
+  }
+  throw std::invalid_argument("the CPU backend does not run " + collective_kind_name(launch.collective));
+}
+
+void CpuRankBackend::copy_from_host(const DeviceBuffer& dst, std::span<const std::byte> src) {
+  if (static_cast<Bytes>(src.size()) > dst.bytes)
+    throw std::invalid_argument("copy_from_host: " + std::to_string(src.size()) + " bytes into a buffer of " +
+                                std::to_string(dst.bytes));
+  std::memcpy(dst.data, src.data(), src.size());
+}
+
+void CpuRankBackend::copy_to_host(std::span<std::byte> dst, const DeviceBuffer& src) {
+  if (static_cast<Bytes>(dst.size()) > src.bytes)
+    throw std::invalid_argument("copy_to_host: " + std::to_string(dst.size()) + " bytes from a buffer of " +
+                                std::to_string(src.bytes));
+  std::memcpy(dst.data(), src.data, dst.size());
+}
+
+void CpuRankBackend::fill_zero(const DeviceBuffer& dst) {
+  if (dst.bytes > 0) std::memset(dst.data, 0, static_cast<std::size_t>(dst.bytes));
+}
+
+CpuBackend::CpuBackend(int world_size, int blas_threads) : communicator_(world_size) {
+  set_blas_thread_count(blas_threads);
+  for (int r = 0; r < world_size; ++r) ranks_.push_back(std::make_unique<CpuRankBackend>(r, communicator_));
+}
+
+}  // namespace shardscope::exec::cpu

@@ -1,0 +1,86 @@
+// check_cpu_support: dtype, layer kinds, then every op of every rank for a missing kernel or buffer.
+#include "exec/cpu_support.h"
+
+#include <string>
+
+#include "exec/executor.h"
+
+namespace shardscope::exec {
+
+namespace {
+
+void check_layers(const ResolvedScenario& scenario) {
+  for (const Layer& layer : scenario.model.layers) {
+    switch (layer.kind) {
+      case LayerKind::Linear:
+      case LayerKind::ReLU:
+      case LayerKind::Flatten:
+        continue;
+      case LayerKind::Dropout:
+        if (scenario.settings.training.no_grad) continue;  // identity under model.eval()
+        throw UnsupportedPlanError("layer '" + layer.name + "' is Dropout in training mode: the CPU backend runs "
+                                   "Dropout only in eval (--no-grad), where it is the identity");
+      default:
+        throw UnsupportedPlanError("layer '" + layer.name + "' is " + layer_kind_name(layer.kind) +
+                                   ": the CPU backend runs Linear, ReLU, Flatten and Dropout in eval");
+    }
+  }
+}
+
+// A compute op without a kernel is fine only where there is no math: waits, copies a CPU run need not make,
+// layers that are the identity (Dropout in eval).
+bool needs_math(const ResolvedScenario& scenario, const Op& op) {
+  switch (op.compute_kind) {
+    case ComputeKind::Loss:
+    case ComputeKind::LossBackward:
+    case ComputeKind::Optimizer:
+      return true;
+    case ComputeKind::Copy:
+      return false;
+    case ComputeKind::Forward:
+    case ComputeKind::Backward:
+      break;
+  }
+  if (op.layer < 0 || op.layer >= static_cast<int>(scenario.model.layers.size())) return false;
+  const LayerKind kind = scenario.model.layers[static_cast<std::size_t>(op.layer)].kind;
+  return kind == LayerKind::Linear || kind == LayerKind::ReLU;
+}
+
+std::string where(const Program& program, std::size_t index) {
+  return "rank " + std::to_string(program.rank) + " op " + std::to_string(index) + " '" + program.ops[index].label + "'";
+}
+
+void check_ops(const ResolvedScenario& scenario, const Plan& plan) {
+  const std::string lowering = "the '" + plan.strategy + "' lowering is not annotated with kernels for executors yet";
+  for (const Program& program : plan.programs) {
+    for (std::size_t i = 0; i < program.ops.size(); ++i) {
+      const Op& op = program.ops[i];
+      if (op.kind == OpKind::Compute && op.kernel == Kernel::None && needs_math(scenario, op)) {
+        std::string what = where(program, i) + " has no kernel";
+        if (op.layer >= 0 && op.layer < static_cast<int>(scenario.model.layers.size())) {
+          const Layer& layer = scenario.model.layers[static_cast<std::size_t>(op.layer)];
+          what += " but computes layer '" + layer.name + "' (" + layer_kind_name(layer.kind) + ")";
+        }
+        throw UnsupportedPlanError(what + ": " + lowering);
+      }
+      const bool communication = op.kind == OpKind::Collective || op.kind == OpKind::Send || op.kind == OpKind::Recv;
+      if (communication && op.payload > 0 && op.args.empty())
+        throw UnsupportedPlanError(where(program, i) + " names no buffer: " + lowering);
+      if (op.kind == OpKind::Collective &&
+          (op.collective_kind == CollectiveKind::Scatter || op.collective_kind == CollectiveKind::Gather))
+        throw UnsupportedPlanError(where(program, i) + " is a " + collective_kind_name(op.collective_kind) +
+                                   ", which the CPU backend does not run");
+    }
+  }
+}
+
+}  // namespace
+
+void check_cpu_support(const ResolvedScenario& scenario, const Plan& plan) {
+  const std::string& dtype = scenario.settings.training.dtype;
+  if (dtype != "fp32") throw UnsupportedPlanError("the CPU backend runs fp32; '" + dtype + "' needs the CUDA backend");
+  check_layers(scenario);
+  check_ops(scenario, plan);
+}
+
+}  // namespace shardscope::exec

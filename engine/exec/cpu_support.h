@@ -1,0 +1,16 @@
+// What the CPU backend can run, checked before a run starts so that a refusal names the reason (a layer kind,
+// the dtype, an op whose lowering says nothing about what it computes) instead of failing half-way.
+#pragma once
+#include "plan/plan.h"
+#include "scenario/scenario.h"
+
+namespace shardscope::exec {
+
+// Throws UnsupportedPlanError (exec/executor.h) with a message for the user:
+// - dtypes other than fp32 ("the CPU backend runs fp32; 'bf16' needs the CUDA backend");
+// - layer kinds other than Linear, ReLU, Flatten, and Dropout in eval (--no-grad);
+// - a compute op with Kernel::None that needs math (a Linear or ReLU layer's forward / backward, a loss, an
+//   optimizer step), and a collective / send / recv with payload but no buffer: the lowering is not annotated.
+void check_cpu_support(const ResolvedScenario& scenario, const Plan& plan);
+
+}  // namespace shardscope::exec

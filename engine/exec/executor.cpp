@@ -1,0 +1,95 @@
+// execute(): checks, the CPU backend, one RankRunner thread per rank, then RunEnd and the per-rank results.
+#include "exec/executor.h"
+
+#include <deque>
+#include <memory>
+#include <thread>
+
+#include "exec/cpu/cpu_backend.h"
+#include "exec/cpu_support.h"
+#include "exec/rank_runner.h"
+#include "memory/accounting.h"
+#include "plan/validate.h"
+
+namespace shardscope::exec {
+
+namespace {
+
+void check_plan(const ResolvedScenario& scenario, const Plan& plan) {
+  const ValidationReport report = validate_plan(plan);
+  if (!report.ok()) throw std::logic_error("the lowered plan is invalid: " + report.errors.front());
+  for (std::size_t r = 0; r < plan.programs.size(); ++r)
+    if (plan.programs[r].rank != static_cast<int>(r))
+      throw std::logic_error("the plan's program " + std::to_string(r) + " says it is rank " +
+                             std::to_string(plan.programs[r].rank));
+  check_cpu_support(scenario, plan);
+}
+
+TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, const ExecutionOptions& options,
+                        const Backend& backend) {
+  TraceHeader header;
+  header.tool_version = "ShardScope 0.1.0";
+  header.source = "executor " + backend.name();
+  header.scenario_json = scenario_to_json(scenario.settings);
+  header.accounting_rules = accounting_rules_label(AccountingMode::Exact);  // host memory counts exact bytes
+  if (options.plan_in_header) header.plan = std::make_shared<const Plan>(plan);
+  for (const auto& program : plan.programs) header.devices.push_back({program.rank, "CPU (host memory)", 0, -1});
+  return header;
+}
+
+}  // namespace
+
+ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
+                        const ExecutionOptions& options) {
+  check_plan(scenario, plan);
+  const int world = static_cast<int>(plan.programs.size());
+  cpu::CpuBackend backend(world, options.blas_threads);
+  for (const auto& [rank, failures] : options.allocation_failures)
+    if (rank >= 0 && rank < world) backend.rank(rank).allocator().set_failure_plan(failures);
+
+  sink.begin(make_header(scenario, plan, options, backend));
+  const RunClock::time_point start = RunClock::now();
+  std::deque<RankTrace> traces;  // deque: RankTrace holds a mutex (not movable)
+  for (int r = 0; r < world; ++r) traces.emplace_back(r, sink, start);
+  RunControl control([&](int rank, const std::string& message) {
+    backend.abort(rank, message);  // wakes every rank blocked in a collective or a receive
+    TraceEvent error;
+    error.kind = TraceEventKind::Error;
+    error.text = message;
+    if (rank >= 0) traces[static_cast<std::size_t>(rank)].emit(error);
+  });
+  std::deque<OpCompletion> completions;
+  for (const auto& program : plan.programs) {
+    completions.emplace_back(program.ops.size(), control);
+    control.watch(&completions.back());
+  }
+
+  const RunContext context{scenario, plan, options, optimizer_settings(scenario, options.lr), backend, control};
+  std::vector<std::unique_ptr<RankRunner>> runners;
+  for (int r = 0; r < world; ++r)
+    runners.push_back(std::make_unique<RankRunner>(context, r, traces[static_cast<std::size_t>(r)],
+                                                   completions[static_cast<std::size_t>(r)]));
+  {
+    std::vector<std::jthread> threads;
+    for (auto& runner : runners) threads.emplace_back([&runner] { runner->run(); });
+  }
+
+  ExecutionResult result;
+  result.ok = !control.stopped();
+  result.failed_rank = control.failed_rank();
+  if (!result.ok) result.error = "rank " + std::to_string(result.failed_rank) + " failed: " + control.error();
+  for (const auto& runner : runners) result.ranks.push_back(runner->result());
+  runners.clear();  // stream threads joined, allocator listeners detached before the backend goes
+  result.run_time_ns = ns_since(start);
+
+  TraceEvent run_end;
+  run_end.kind = TraceEventKind::RunEnd;
+  run_end.rank = -1;
+  run_end.t_ns = result.run_time_ns;
+  run_end.text = result.ok ? "ok" : result.error;
+  sink.emit(run_end);
+  sink.end();
+  return result;
+}
+
+}  // namespace shardscope::exec

@@ -1,0 +1,81 @@
+// The executor: runs a lowered plan for real on a backend (CPU threads now) and reports it as the same trace
+// events the simulator emits, with measured wall-clock times, plus per-rank results (loss, parameter checksum,
+// measured memory).
+// Usage:
+//   ResolvedScenario scenario = resolve_scenario(settings);
+//   Plan plan = lower_validated_plan(scenario);
+//   VectorTraceSink sink;
+//   ExecutionResult result = execute(scenario, plan, sink, {});   // result.ok, result.ranks[r].loss, sink.events()
+// Threads: one host thread per rank walks its program in order (allocations, frees, phases, compute-stream ops);
+// ops on the communication and copy streams run on one thread per stream and rank, in program order, so DDP's
+// all-reduces overlap the backward. `deps` across streams are waited on; a Free waits until every op issued on
+// another stream that reads the tensor is done (as record_stream keeps a CUDA block alive).
+// Events: OpBegin / OpEnd per compute, collective, send and recv op (ns since the run started), Alloc / Free per
+// allocation (allocated_after / reserved_after as the allocator measured them), Phase per phase op; time-ordered
+// per rank; then RunEnd ("ok", or why the run stopped, after one Error event naming the failed rank).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "exec/tracking_allocator.h"
+#include "plan/plan.h"
+#include "scenario/scenario.h"
+#include "trace/trace_sink.h"
+
+namespace shardscope::exec {
+
+// A plan the backend cannot run (a layer kind, a dtype, an op without a kernel). Thrown before any event.
+class UnsupportedPlanError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct ExecutionOptions {
+  std::uint64_t seed = 1234;  // batches (exec/batch_source.h) and parameter initialisation (exec/parameter_init.h)
+  // Learning rate; unset: torch's defaults, 1e-3 for Adam / AdamW and 1e-2 for SGD (with or without momentum).
+  std::optional<double> lr;
+  std::map<int, AllocationFailurePlan> allocation_failures;  // by rank: refuse allocations on purpose
+  int blas_threads = 1;       // OpenBLAS threads per GEMM (rank threads already run GEMMs side by side)
+  bool plan_in_header = true;  // the TraceHeader holds a copy of the plan
+  bool keep_parameters = false;  // RankExecution::parameters gets a copy of every parameter tensor at the end
+};
+
+struct PhaseMeasurement {
+  std::string name;
+  int step = 0;
+  OpIndex op = -1;
+  Bytes allocated = 0;  // live bytes when the phase op ran
+  CategoryBytes by_category;
+};
+
+struct RankExecution {
+  int rank = 0;
+  std::optional<double> loss;  // the value of the rank's last loss op (MseLoss / CrossEntropyLoss); none if it has none
+  double param_checksum = 0;              // Σ of every element of the Parameters tensors live at the end, in double
+  double param_sum_of_squares = 0;        // Σ of their squares
+  Bytes measured_peak_bytes = 0;          // the most this rank's allocator held at one moment
+  CategoryBytes measured_peak_by_category;  // per category, its own peak
+  std::vector<PhaseMeasurement> phases;
+  std::map<std::string, std::vector<float>> parameters;  // by tensor name, with ExecutionOptions::keep_parameters
+};
+
+struct ExecutionResult {
+  bool ok = false;
+  std::string error;     // empty when ok: "rank 1 failed: out of memory ..."
+  int failed_rank = -1;  // -1: none, or the run itself
+  TimeNs run_time_ns = 0;
+  std::vector<RankExecution> ranks;
+};
+
+// Runs `plan` on the CPU backend. Throws UnsupportedPlanError for what the CPU backend cannot run and
+// std::logic_error for a plan that fails validation (plan/validate.h); both before sink.begin(). Failures while
+// running (out of memory, a lowering bug such as an operand that is not alive, a kernel's shape check) do not
+// throw: they end the run cleanly, with an Error event, RunEnd and result.ok == false.
+ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
+                        const ExecutionOptions& options = {});
+
+}  // namespace shardscope::exec

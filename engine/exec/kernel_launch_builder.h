@@ -1,0 +1,38 @@
+// Turns a compute op of the plan into a KernelLaunch: its kernel and resolved operands, plus the shapes the plan
+// does not hold (in/out features of its Linear layer, rows from the input's bytes, classes from the model) and the
+// optimizer's hyperparameters and per-parameter step counts. One per rank; used by the thread running the op.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "exec/backend.h"
+#include "plan/plan.h"
+#include "scenario/scenario.h"
+
+namespace shardscope::exec {
+
+// torch.optim's defaults for what the scenario does not set: lr 1e-3 (Adam, AdamW) or 1e-2 (SGD), momentum 0.9
+// for 'momentum' (the value the scenario's optimizer name stands for); weight decay from the scenario.
+OptimizerSettings optimizer_settings(const ResolvedScenario& scenario, std::optional<double> lr);
+
+class KernelLaunchBuilder {
+ public:
+  KernelLaunchBuilder(const ResolvedScenario& scenario, OptimizerSettings optimizer)
+      : model_(scenario.model), optimizer_(optimizer) {}
+
+  // Throws LoweringBug (exec/tensor_table.h) when the op's operands do not fit its layer's shape. Counts one more
+  // step for every parameter of an OptimizerStep (keyed by its tensor and offset, so ZeRO shards count apart).
+  KernelLaunch build(const Program& program, OpIndex index, std::vector<DeviceBuffer> operands);
+
+ private:
+  const Model& model_;
+  OptimizerSettings optimizer_;
+  std::mutex mutex_;  // guards steps_ (an optimizer op may run on a stream thread)
+  std::map<std::pair<TensorId, Bytes>, std::int64_t> steps_;
+};
+
+}  // namespace shardscope::exec

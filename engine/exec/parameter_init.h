@@ -1,0 +1,15 @@
+// Deterministic parameter values for executed runs: element i of parameter tensor `name` is a pure function of
+// (seed, name, i), uniform in [-bound, bound) with torch nn.Linear's bound 1/sqrt(in_features) for weight and bias
+// (kaiming_uniform_(a=√5) and the bias rule of reset_parameters both give it). Same values on every rank, so data
+// parallel replicas start equal as DDP's broadcast makes them. Standard library only.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace shardscope::exec {
+
+// fan_in <= 0 gives bound 1.
+void init_parameter(std::uint64_t seed, std::string_view name, std::int64_t fan_in, std::span<float> values);
+
+}  // namespace shardscope::exec

@@ -1,0 +1,218 @@
+// RankRunner: the host loop of one rank, the work of one op on its stream, and the rank's results.
+#include "exec/rank_runner.h"
+
+#include <cstring>
+
+#include "exec/batch_loading.h"
+#include "exec/parameter_init.h"
+
+namespace shardscope::exec {
+
+namespace {
+
+
+// fan_in of a parameter tensor named "<layer>.<param>" as allocate_parameters names them; 0 when unknown.
+std::int64_t fan_in_of(const Model& model, const std::string& name) {
+  for (const Layer& layer : model.layers)
+    for (const ParamSpec& param : layer.params)
+      if (name == layer.name + "." + param.name) return layer.in_numel;
+  return 0;
+}
+
+}  // namespace
+
+RankRunner::RankRunner(const RunContext& context, int rank, RankTrace& trace, OpCompletion& completion)
+    : context_(context),
+      program_(context.plan.programs.at(static_cast<std::size_t>(rank))),
+      backend_(context.backend.rank(rank)),
+      trace_(trace),
+      completion_(completion),
+      tensors_(program_),
+      launches_(context.scenario, context.optimizer) {
+  result_.rank = rank;
+  // Runs on the host thread inside allocate() / free(), under the allocator's lock: it only emits.
+  backend_.allocator().set_listener([this](const AllocationEvent& event) {
+    const Op& op = program_.ops.at(static_cast<std::size_t>(current_op_));
+    TraceEvent t;
+    t.kind = event.kind == AllocationEventKind::Alloc ? TraceEventKind::Alloc : TraceEventKind::Free;
+    t.step = op.step;
+    t.op = current_op_;
+    t.stream = op.stream;
+    t.category = event.category;
+    t.bytes = event.counted_bytes;
+    t.allocated_after = event.live_after;
+    t.reserved_after = event.reserved_after;
+    t.tensor = op.tensor;
+    trace_.emit(t);
+  });
+}
+
+RankRunner::~RankRunner() {
+  for (auto& worker : workers_)
+    if (worker) worker->finish();
+  backend_.allocator().set_listener({});
+}
+
+void RankRunner::report(const std::exception& error) {
+  if (dynamic_cast<const RunStopped*>(&error)) return;  // a consequence of another failure
+  context_.control.fail(program_.rank, error.what());
+}
+
+void RankRunner::run() {
+  try {
+    for (OpIndex i = 0; i < static_cast<OpIndex>(program_.ops.size()); ++i) {
+      if (context_.control.stopped()) break;
+      run_op(i);
+    }
+  } catch (const std::exception& error) {
+    report(error);
+  }
+  for (auto& worker : workers_)
+    if (worker) worker->finish();
+  if (context_.control.stopped()) return;
+  try {
+    measure_parameters();
+  } catch (const std::exception& error) {
+    report(error);
+  }
+}
+
+void RankRunner::run_op(OpIndex index) {
+  const Op& op = program_.ops[static_cast<std::size_t>(index)];
+  switch (op.kind) {
+    case OpKind::Alloc: run_alloc(index, op); break;
+    case OpKind::Free: run_free(index, op); break;
+    case OpKind::Phase: record_phase(index, op); break;
+    default: {
+      // Operands are looked up when the host reaches the op, as a CUDA host thread launches it: that is where an
+      // operand that is not alive is a lowering bug, whichever stream the op runs on.
+      std::vector<DeviceBuffer> operands = tensors_.resolve(index);
+      if (op.stream == Stream::Compute) {
+        execute_work(index, op, std::move(operands));
+      } else {
+        issue_on_stream(index, op, std::move(operands));
+      }
+      return;
+    }
+  }
+  completion_.mark_done(index);
+}
+
+void RankRunner::run_alloc(OpIndex index, const Op& op) {
+  const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(op.tensor));
+  current_op_ = index;
+  const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name);
+  tensors_.on_alloc(op.tensor, allocation, index);
+  const DeviceBuffer buffer = tensors_.buffer(op.tensor);
+  if (info.category == Category::Parameters) {
+    std::vector<float> values(static_cast<std::size_t>(info.bytes) / sizeof(float));
+    init_parameter(context_.options.seed, info.name, fan_in_of(context_.scenario.model, info.name), values);
+    backend_.copy_from_host(buffer, std::as_bytes(std::span<const float>(values)));
+  } else {
+    backend_.fill_zero(buffer);
+  }
+}
+
+void RankRunner::run_free(OpIndex index, const Op& op) {
+  // A stream thread may still read the tensor: wait for those ops first (record_stream keeps a CUDA block alive
+  // the same way), so the host never frees memory in use.
+  if (auto it = in_flight_.find(op.tensor); it != in_flight_.end()) {
+    for (OpIndex user : it->second) completion_.wait(user);
+    in_flight_.erase(it);
+  }
+  const Allocation allocation = tensors_.on_free(op.tensor, index);
+  current_op_ = index;
+  backend_.allocator().free(allocation.data);
+}
+
+void RankRunner::record_phase(OpIndex index, const Op& op) {
+  trace_.op_event(TraceEventKind::Phase, index, op);
+  PhaseMeasurement phase{op.phase, op.step, index, 0, backend_.allocator().live_bytes()};
+  phase.allocated = phase.by_category.total();
+  std::lock_guard lock(result_mutex_);
+  result_.phases.push_back(std::move(phase));
+}
+
+void RankRunner::issue_on_stream(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands) {
+  for (const TensorSlice& slice : op.args)
+    if (slice.present()) in_flight_[slice.tensor].push_back(index);
+  auto& worker = workers_[static_cast<std::size_t>(op.stream)];
+  if (!worker) worker = std::make_unique<StreamWorker>();
+  worker->post([this, index, &op, operands = std::move(operands)]() mutable {
+    if (context_.control.stopped()) return;
+    try {
+      execute_work(index, op, std::move(operands));
+    } catch (const std::exception& error) {
+      report(error);
+    }
+  });
+}
+
+void RankRunner::execute_work(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands) {
+  for (OpIndex dep : op.deps) completion_.wait(dep);
+  trace_.op_event(TraceEventKind::OpBegin, index, op);
+  if (op.kind == OpKind::Compute) {
+    run_compute(index, op, std::move(operands));
+  } else {
+    backend_.run_communication(communication_launch(op, std::move(operands)));
+  }
+  trace_.op_event(TraceEventKind::OpEnd, index, op);
+  completion_.mark_done(index);
+}
+
+void RankRunner::run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands) {
+  if (op.kernel == Kernel::LoadBatch) {
+    load_batch(context_.scenario, context_.options.seed, program_, index, operands, backend_);
+    return;
+  }
+  const KernelLaunch launch = launches_.build(program_, index, std::move(operands));
+  backend_.run_kernel(launch);
+  const std::size_t loss_operand = op.kernel == Kernel::MseLoss ? 2 : op.kernel == Kernel::CrossEntropyLoss ? 3 : 0;
+  if (loss_operand == 0) return;
+  float loss = 0;
+  backend_.copy_to_host(std::as_writable_bytes(std::span<float>(&loss, 1)), launch.operands.at(loss_operand));
+  std::lock_guard lock(result_mutex_);
+  result_.loss = loss;
+}
+
+CommunicationLaunch RankRunner::communication_launch(const Op& op, std::vector<DeviceBuffer> operands) const {
+  CommunicationLaunch launch;
+  launch.kind = op.kind;
+  launch.collective = op.collective_kind;
+  if (op.kind == OpKind::Collective) launch.group = context_.plan.groups.at(static_cast<std::size_t>(op.group));
+  launch.root = op.root;
+  launch.peer = op.peer;
+  launch.operands = std::move(operands);
+  return launch;
+}
+
+void RankRunner::measure_parameters() {
+  double sum = 0, squares = 0;
+  for (TensorId t = 0; t < static_cast<TensorId>(program_.tensors.size()); ++t) {
+    if (program_.tensors[static_cast<std::size_t>(t)].category != Category::Parameters || !tensors_.live(t)) continue;
+    const DeviceBuffer buffer = tensors_.buffer(t);
+    std::vector<float> values(buffer.float_count());
+    backend_.copy_to_host(std::as_writable_bytes(std::span<float>(values)), buffer);
+    for (float v : values) {
+      sum += v;
+      squares += static_cast<double>(v) * v;
+    }
+    if (context_.options.keep_parameters) {
+      std::lock_guard lock(result_mutex_);
+      result_.parameters[program_.tensors[static_cast<std::size_t>(t)].name] = std::move(values);
+    }
+  }
+  std::lock_guard lock(result_mutex_);
+  result_.param_checksum = sum;
+  result_.param_sum_of_squares = squares;
+}
+
+RankExecution RankRunner::result() const {
+  std::lock_guard lock(result_mutex_);
+  RankExecution result = result_;
+  result.measured_peak_bytes = backend_.allocator().peak_total_bytes();
+  result.measured_peak_by_category = backend_.allocator().peak_bytes();
+  return result;
+}
+
+}  // namespace shardscope::exec

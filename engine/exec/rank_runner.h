@@ -1,0 +1,67 @@
+// Runs one rank's program: the rank's host thread walks the ops in program order (allocations, frees, phases and
+// compute-stream ops, which it runs itself) and posts communication- and copy-stream ops to their stream threads.
+// Failures go to the run's RunControl; the runner then stops at the next op. Internal to the executor.
+#pragma once
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "exec/backend.h"
+#include "exec/executor.h"
+#include "exec/kernel_launch_builder.h"
+#include "exec/rank_trace.h"
+#include "exec/run_control.h"
+#include "exec/stream_worker.h"
+#include "exec/tensor_table.h"
+
+namespace shardscope::exec {
+
+// What the rank runners of one run share (read-only during the run, or thread-safe).
+struct RunContext {
+  const ResolvedScenario& scenario;
+  const Plan& plan;
+  const ExecutionOptions& options;
+  OptimizerSettings optimizer;
+  Backend& backend;
+  RunControl& control;
+};
+
+class RankRunner {
+ public:
+  RankRunner(const RunContext& context, int rank, RankTrace& trace, OpCompletion& completion);
+  ~RankRunner();
+  // The host thread's body; returns when the program ended or the run stopped. Never throws.
+  void run();
+  RankExecution result() const;
+
+ private:
+  void run_op(OpIndex index);
+  void run_alloc(OpIndex index, const Op& op);
+  void run_free(OpIndex index, const Op& op);
+  void record_phase(OpIndex index, const Op& op);
+  void issue_on_stream(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
+  // Waits for deps, then OpBegin, the work, OpEnd, done flag. On the thread of the op's stream.
+  void execute_work(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
+  void run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
+  CommunicationLaunch communication_launch(const Op& op, std::vector<DeviceBuffer> operands) const;
+  void report(const std::exception& error);
+  void measure_parameters();
+
+  const RunContext& context_;
+  const Program& program_;
+  RankBackend& backend_;
+  RankTrace& trace_;
+  OpCompletion& completion_;
+  TensorTable tensors_;
+  KernelLaunchBuilder launches_;
+  std::array<std::unique_ptr<StreamWorker>, kStreamCount> workers_;
+  std::map<TensorId, std::vector<OpIndex>> in_flight_;  // tensor -> ops posted to a stream thread that read it
+  OpIndex current_op_ = -1;  // the alloc / free op the allocator listener reports (host thread only)
+
+  mutable std::mutex result_mutex_;  // the loss may be written by a stream thread
+  RankExecution result_;
+};
+
+}  // namespace shardscope::exec
