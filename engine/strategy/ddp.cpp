@@ -49,8 +49,12 @@ void DdpTraining::broadcast_module_states() {
                                               : b_.alloc("broadcast_coalesced flat " + std::to_string(index), bytes,
                                                          Category::CommunicationBuffers);
     // _sync_module_states is synchronous: the constructor returns after the broadcasts.
-    b_.wait(b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
-                          "broadcast module states, bucket " + std::to_string(index) + " (" + format_bytes(bytes) + ")", 0));
+    const OpIndex broadcast = b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
+                                            "broadcast module states, bucket " + std::to_string(index) + " (" + format_bytes(bytes) + ")", 0);
+    std::vector<TensorSlice> params;
+    for (int i : bucket) params.push_back(whole(slots_[static_cast<std::size_t>(i)].tensor));
+    b_.set_kernel(broadcast, Kernel::None, std::move(params));
+    b_.wait(broadcast);
     in_flight.push_back(flat);
     ++index;
   }

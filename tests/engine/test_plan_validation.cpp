@@ -136,6 +136,36 @@ TEST(PlanValidation, CatchesDoubleFree) {
   EXPECT_NE(report.errors.front().find("freed twice"), std::string::npos);
 }
 
+TEST(PlanValidation, CatchesAnOperandReadAfterItsFree) {
+  Plan plan;
+  plan.groups = {{0}};
+  ProgramBuilder b(0);
+  const TensorId x = b.alloc("x", 64, Category::Activations);
+  const TensorId y = b.alloc("y", 64, Category::Activations);
+  b.release(x);
+  const OpIndex relu = b.compute(ComputeKind::Forward, "relu", 16, 128);
+  b.set_kernel(relu, Kernel::ReluForward, {whole(x), whole(y)});
+  b.release(y);
+  plan.programs = {b.finish()};
+  const auto report = validate_plan(plan);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.errors.front().find("operand 'x' is already freed"), std::string::npos) << report.errors.front();
+}
+
+TEST(PlanValidation, CatchesAnOperandSliceOutsideItsTensor) {
+  Plan plan;
+  plan.groups = {{0}};
+  ProgramBuilder b(0);
+  const TensorId bucket = b.alloc("bucket", 100, Category::DdpBuckets);
+  const OpIndex copy = b.compute(ComputeKind::Copy, "copy", 0, 0);
+  b.set_kernel(copy, Kernel::Zero, {TensorSlice{bucket, 96, 8}});  // 96 + 8 > 100
+  b.release(bucket);
+  plan.programs = {b.finish()};
+  const auto report = validate_plan(plan);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.errors.front().find("lies outside 'bucket'"), std::string::npos) << report.errors.front();
+}
+
 TEST(PlanValidation, AcceptsMatchedSendAndRecv) {
   Plan plan = two_ranks();
   ProgramBuilder b0(0), b1(1);

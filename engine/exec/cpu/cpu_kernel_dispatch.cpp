@@ -145,25 +145,31 @@ void run_cpu_kernel(const KernelLaunch& l) {
     case Kernel::LogSoftmaxBackward:
       return log_softmax_backward(l.rows, l.classes, floats(operand(l, 0, "grad_log_probs")),
                                   floats(operand(l, 1, "log_probs")), floats(operand(l, 2, "grad_logits")));
-    case Kernel::Accumulate: {
-      const auto dst = floats(operand(l, 0, "dst"));
-      const auto src = floats(operand(l, 1, "src"));
-      require_same_size(dst, src, l.kernel);
-      for (std::size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];
+    case Kernel::Accumulate:  // (dst, src) pairs
+      for (std::size_t k = 0; k + 1 < l.operands.size() || k == 0; k += 2) {
+        const auto dst = floats(operand(l, k, "dst"));
+        const auto src = floats(operand(l, k + 1, "src"));
+        require_same_size(dst, src, l.kernel);
+        for (std::size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];
+      }
+      return;
+    case Kernel::Copy: {  // (dst, src) pairs, dst = src × scale
+      const auto factor = static_cast<float>(l.scale);
+      for (std::size_t k = 0; k + 1 < l.operands.size() || k == 0; k += 2) {
+        const auto dst = floats(operand(l, k, "dst"));
+        const auto src = floats(operand(l, k + 1, "src"));
+        require_same_size(dst, src, l.kernel);
+        if (factor == 1.0f) std::copy(src.begin(), src.end(), dst.begin());
+        else for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = src[i] * factor;
+      }
       return;
     }
-    case Kernel::Copy: {
-      const auto dst = floats(operand(l, 0, "dst"));
-      const auto src = floats(operand(l, 1, "src"));
-      require_same_size(dst, src, l.kernel);
-      std::copy(src.begin(), src.end(), dst.begin());
+    case Kernel::Zero:  // every operand
+      for (std::size_t k = 0; k < l.operands.size() || k == 0; ++k) {
+        const auto dst = floats(operand(l, k, "dst"));
+        std::fill(dst.begin(), dst.end(), 0.0f);
+      }
       return;
-    }
-    case Kernel::Zero: {
-      const auto dst = floats(operand(l, 0, "dst"));
-      std::fill(dst.begin(), dst.end(), 0.0f);
-      return;
-    }
     case Kernel::Scale: {
       const auto dst = floats(operand(l, 0, "dst"));
       const auto factor = static_cast<float>(l.scale);
