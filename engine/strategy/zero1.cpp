@@ -40,13 +40,20 @@ std::vector<ParamSlot*> Zero1Training::optimizer_params() {
 void Zero1Training::after_optimizer_step() {
   for (int owner = 0; owner < context_.world(); ++owner) {
     Bytes bytes = 0;
+    std::vector<TensorSlice> owned;
     for (std::size_t i = 0; i < slots_.size(); ++i)
-      if (owner_[i] == owner) bytes += slots_[i].bytes;
+      if (owner_[i] == owner) {
+        bytes += slots_[i].bytes;
+        owned.push_back(whole(slots_[i].tensor));
+      }
     if (bytes == 0) continue;
     // step() waits for the broadcasts before it returns, so the next forward sees the updated parameters.
-    b_.wait(b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
-                          "broadcast rank " + std::to_string(owner) + "'s updated parameters (" + format_bytes(bytes) + ")", owner,
-                          {b_.last_compute()}));
+    const OpIndex broadcast =
+        b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
+                      "broadcast rank " + std::to_string(owner) + "'s updated parameters (" + format_bytes(bytes) + ")", owner,
+                      {b_.last_compute()});
+    b_.set_kernel(broadcast, Kernel::None, std::move(owned));
+    b_.wait(broadcast);
   }
 }
 

@@ -1,5 +1,5 @@
-// The real lowerings executed on CPU threads: DDP over 2 ranks × batch 8 must train exactly as one rank on the
-// whole batch of 16 (DistributedSampler's shares of the same samples; DDP averages gradients, so the update is
+// The real lowerings executed on CPU threads: DDP and ZeRO-1 over 2 ranks × batch 8 must train exactly as one rank
+// on the whole batch of 16 (DistributedSampler's shares of the same samples; DDP averages gradients, so the update is
 // the large-batch update), for each optimizer, loss, bucket setting and framework behaviour; all ranks end with
 // identical parameters; and every byte the executor allocated is what the exact accounting predicted.
 #include <gtest/gtest.h>
@@ -51,7 +51,7 @@ struct Variant {
   void (*apply)(Scenario&);
 };
 
-TEST(ExecutedStrategies, DdpOnTwoRanksTrainsAsOneRankOnTheWholeBatch) {
+TEST(ExecutedStrategies, DdpAndZero1OnTwoRanksTrainAsOneRankOnTheWholeBatch) {
   const std::vector<Variant> variants = {
       {"adam", [](Scenario&) {}},
       {"sgd", [](Scenario& s) { s.training.optimizer = OptimizerKind::Sgd; }},
@@ -66,9 +66,11 @@ TEST(ExecutedStrategies, DdpOnTwoRanksTrainsAsOneRankOnTheWholeBatch) {
     Scenario single = mlp(StrategyKind::Single, 1, 16);
     variant.apply(single);
     const Executed reference = run(single);
+    for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1})
     for (bool bucket_view : {false, true})
       for (double cap_mb : {25.0, 0.001}) {  // one bucket; one bucket per parameter
-        Scenario ddp = mlp(StrategyKind::Ddp, 2, 8);
+        SCOPED_TRACE(strategy_name(strategy));
+        Scenario ddp = mlp(strategy, 2, 8);
         variant.apply(ddp);
         ddp.strategy.gradient_as_bucket_view = bucket_view;
         ddp.strategy.bucket_cap_mb = cap_mb;
@@ -102,14 +104,14 @@ TEST(ExecutedStrategies, MeasuredMemoryEqualsTheExactAccounting) {
 }
 
 TEST(ExecutedStrategies, StrategiesNotYetAnnotatedAreRefusedByName) {
-  const ResolvedScenario resolved = resolve_scenario(mlp(StrategyKind::Zero1, 2, 8));
+  const ResolvedScenario resolved = resolve_scenario(mlp(StrategyKind::Zero2, 2, 8));
   const Plan plan = lower_validated_plan(resolved);
   VectorTraceSink sink;
   try {
     execute(resolved, plan, sink);
-    FAIL() << "zero1 ran without kernels";
+    FAIL() << "zero2 ran without kernels";
   } catch (const UnsupportedPlanError& error) {
-    EXPECT_NE(std::string(error.what()).find("zero1"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("zero2"), std::string::npos) << error.what();
   }
 }
 

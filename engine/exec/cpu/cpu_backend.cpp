@@ -46,12 +46,19 @@ void CpuRankBackend::run_communication(const CommunicationLaunch& launch) {
   if (launch.kind == OpKind::Recv) return communicator_.recv(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
   const std::vector<int>& group = launch.group;
   switch (launch.collective) {
+    // A coalesced call (plan/kernel.h): one collective per listed buffer, in order; every member lists the same.
     case CollectiveKind::AllReduce:
-      return communicator_.all_reduce(group, rank_, floats(operand(launch, 0, "buffer")));
+      for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
+        communicator_.all_reduce(group, rank_, floats(operand(launch, k, "buffer")));
+      return;
     case CollectiveKind::Broadcast:
-      return communicator_.broadcast(group, rank_, floats(operand(launch, 0, "buffer")), launch.root);
+      for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
+        communicator_.broadcast(group, rank_, floats(operand(launch, k, "buffer")), launch.root);
+      return;
     case CollectiveKind::Reduce:
-      return communicator_.reduce(group, rank_, floats(operand(launch, 0, "buffer")), launch.root);
+      for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
+        communicator_.reduce(group, rank_, floats(operand(launch, k, "buffer")), launch.root);
+      return;
     case CollectiveKind::ReduceScatter: {
       // NCCL's out-of-place form: the input is reduced in place (left with partial sums), this rank's chunk copied out.
       const auto input = floats(operand(launch, 0, "input"));
