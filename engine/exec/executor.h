@@ -42,6 +42,9 @@ struct ExecutionOptions {
   int blas_threads = 1;       // OpenBLAS threads per GEMM (rank threads already run GEMMs side by side)
   bool plan_in_header = true;  // the TraceHeader holds a copy of the plan
   bool keep_parameters = false;  // RankExecution::parameters gets a copy of every parameter tensor at the end
+  // Ranks other than 0 initialise their parameters from another seed, as processes that do not share a seed
+  // would: only the strategy's own synchronisation (DDP's construction broadcast) can make replicas agree.
+  bool distinct_replica_init = false;
 };
 
 struct PhaseMeasurement {

@@ -106,7 +106,9 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
   if (info.category == Category::Parameters) {
     std::vector<float> values(static_cast<std::size_t>(info.bytes) / sizeof(float));
-    init_parameter(context_.options.seed, info.name, fan_in_of(context_.scenario.model, info.name), values);
+    const std::uint64_t seed = context_.options.distinct_replica_init ? context_.options.seed + static_cast<std::uint64_t>(program_.rank)
+                                                                       : context_.options.seed;
+    init_parameter(seed, info.name, fan_in_of(context_.scenario.model, info.name), values);
     backend_.copy_from_host(buffer, std::as_bytes(std::span<const float>(values)));
   } else {
     backend_.fill_zero(buffer);

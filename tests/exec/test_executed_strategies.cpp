@@ -83,6 +83,26 @@ TEST(ExecutedStrategies, DdpAndZero1OnTwoRanksTrainAsOneRankOnTheWholeBatch) {
   }
 }
 
+TEST(ExecutedStrategies, DdpConstructionBroadcastMakesDifferentlyInitialisedReplicasAgree) {
+  // Rank 1 starts from other parameters; DDP's _sync_module_states broadcasts rank 0's (every tensor of each
+  // coalesced bucket, one bucket per parameter or all in one), so training must still match one rank on the
+  // whole batch starting from rank 0's values.
+  const Executed reference = run(mlp(StrategyKind::Single, 1, 16));
+  for (double cap_mb : {25.0, 0.001}) {
+    Scenario s = mlp(StrategyKind::Ddp, 2, 8);
+    s.strategy.bucket_cap_mb = cap_mb;
+    const ResolvedScenario resolved = resolve_scenario(s);
+    const Plan plan = lower_validated_plan(resolved);
+    VectorTraceSink sink;
+    ExecutionOptions options;
+    options.keep_parameters = true;
+    options.distinct_replica_init = true;
+    const ExecutionResult result = execute(resolved, plan, sink, options);
+    ASSERT_TRUE(result.ok) << result.error;
+    for (const auto& rank : result.ranks) expect_same_parameters(rank, reference.result.ranks[0]);
+  }
+}
+
 TEST(ExecutedStrategies, MeasuredMemoryEqualsTheExactAccounting) {
   for (StrategyKind strategy : {StrategyKind::Single, StrategyKind::Ddp}) {
     Scenario s = mlp(strategy, strategy == StrategyKind::Single ? 1 : 2, 8);
