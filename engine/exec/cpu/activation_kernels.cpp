@@ -7,18 +7,6 @@
 // (`self <= threshold ? 0 : grad`) do: a diverging run shows NaNs instead of silent zeros.
 
 namespace shardscope::exec::cpu {
-namespace {
-
-// Elementwise kernels may run in place (same start) but a shifted overlap would read already written values.
-template <typename A, typename B>
-void require_same_or_disjoint(std::span<A> a, std::span<B> b, const char* kernel, const char* a_name,
-                              const char* b_name) {
-  if (static_cast<const void*>(a.data()) != static_cast<const void*>(b.data())) {
-    require_no_overlap(a, b, kernel, a_name, b_name);
-  }
-}
-
-}  // namespace
 
 void relu_forward(std::span<const float> x, std::span<float> y) {
   require_size(y, x.size(), "relu_forward", "y");

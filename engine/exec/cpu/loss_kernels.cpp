@@ -10,14 +10,6 @@
 namespace shardscope::exec::cpu {
 namespace {
 
-template <typename A, typename B>
-void require_same_or_disjoint(std::span<A> a, std::span<B> b, const char* kernel, const char* a_name,
-                              const char* b_name) {
-  if (static_cast<const void*>(a.data()) != static_cast<const void*>(b.data())) {
-    require_no_overlap(a, b, kernel, a_name, b_name);
-  }
-}
-
 void check_targets(int classes, std::span<const std::int32_t> targets, const char* kernel) {
   for (std::size_t b = 0; b < targets.size(); ++b) {
     if (targets[b] < 0 || targets[b] >= classes) {
