@@ -10,7 +10,6 @@ namespace shardscope::exec {
 
 namespace {
 
-
 // fan_in of a parameter tensor named "<layer>.<param>" as allocate_parameters names them; 0 when unknown.
 std::int64_t fan_in_of(const Model& model, const std::string& name) {
   for (const Layer& layer : model.layers)
