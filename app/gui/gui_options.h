@@ -11,6 +11,7 @@ struct GuiOptions {
   std::string screenshot;      // --screenshot: render once, save this PNG, exit
   std::string at;              // --at: playhead for --screenshot: a phase name ("forward", "step 2 before_step") or a time ("12.5ms")
   float font_scale = 1.0f;     // --font-scale
+  bool execute = false;        // --execute: start in "Execute on CPU" mode instead of simulating
   int width = 1600;
   int height = 900;
 };

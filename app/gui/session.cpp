@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "exec/executor.h"
+#include "memory/accounting.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
 #include "trace/trace_file_reader.h"
@@ -13,19 +15,34 @@ Session::~Session() {
   if (running_.valid()) running_.wait();
 }
 
-void Session::simulate(const Scenario& scenario) {
+void Session::run(const Scenario& scenario, RunMode mode) {
   scenario_ = scenario;
-  if (running_.valid()) waiting_ = scenario;
-  else start(scenario);
+  if (running_.valid()) waiting_ = Request{scenario, mode};
+  else start({scenario, mode});
 }
 
-void Session::start(const Scenario& scenario) {
+namespace {
+
+Session::RunOutput execute_on_cpu(const ResolvedScenario& resolved, const Plan& plan, TraceStore& store) {
+  Session::RunOutput out;
+  // Executed memory is exact bytes, so the prediction beside it is the exact accounting of the same plan.
+  const MemoryReport predicted = account_memory(plan, AccountingMode::Exact, resolved.device.capacity, /*keep_series=*/false);
+  for (const auto& rank : predicted.ranks) out.predicted_peaks.push_back(rank.peak_allocated);
+  const exec::ExecutionResult result = exec::execute(resolved, plan, store);
+  if (!result.ok) out.error = result.error;
+  return out;
+}
+
+}  // namespace
+
+void Session::start(const Request& request) {
   running_store_ = std::make_shared<TraceStore>();
-  running_ = std::async(std::launch::async, [scenario, store = running_store_]() -> RunOutput {
+  running_ = std::async(std::launch::async, [request, store = running_store_]() -> RunOutput {
     RunOutput out;
     try {
-      const ResolvedScenario resolved = resolve_scenario(scenario);
+      const ResolvedScenario resolved = resolve_scenario(request.scenario);
       const Plan plan = lower_validated_plan(resolved);
+      if (request.mode == RunMode::ExecuteCpu) return execute_on_cpu(resolved, plan, *store);
       out.result = shardscope::simulate(resolved, plan, *store);
       if (!out.result->error.empty()) out.error = out.result->error;
     } catch (const std::exception& error) {
@@ -33,6 +50,7 @@ void Session::start(const Scenario& scenario) {
     }
     return out;
   });
+  mode_ = request.mode;
 }
 
 void Session::poll() {
@@ -50,9 +68,10 @@ void Session::poll() {
   }
   error_ = out.error;
   warning_.clear();
-  if (out.result) result_ = out.result;
+  result_ = out.result;
+  predicted_peaks_ = out.predicted_peaks;
   if (waiting_) {
-    Scenario next = *waiting_;
+    const Request next = *waiting_;
     waiting_.reset();
     start(next);
   }
@@ -66,6 +85,7 @@ bool Session::open_trace(const std::string& path) {
     store_ = store;
     ++run_id_;
     result_.reset();
+    predicted_peaks_.clear();
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
     return true;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "scenario/scenario.h"
 #include "sim/simulation_result.h"
@@ -16,13 +17,18 @@
 
 namespace shardscope::gui {
 
+// Simulate: time the plan with the cost model. ExecuteCpu: run it for real on CPU threads (engine/exec), drawing
+// live as it goes, with the exact accounting's prediction beside what the allocator measured.
+enum class RunMode { Simulate, ExecuteCpu };
+
 class Session {
  public:
   ~Session();
 
-  // Simulates `scenario` (after any run in flight). Errors (a bad field, an impossible plan) are kept in
-  // error() and the previous picture stays on screen.
-  void simulate(const Scenario& scenario);
+  // Runs `scenario` in `mode` (after any run in flight). Errors (a bad field, an impossible plan, a plan the CPU
+  // backend cannot execute, a failed run) are kept in error() and the previous picture stays on screen.
+  void run(const Scenario& scenario, RunMode mode);
+  void simulate(const Scenario& scenario) { run(scenario, RunMode::Simulate); }
   // Opens a recorded or simulated trace; returns false and sets error() when the file cannot be read.
   bool open_trace(const std::string& path);
   // Once a frame: starts a waiting run when the previous one is done, collects finished results.
@@ -36,17 +42,29 @@ class Session {
   const std::string& error() const { return error_; }
   const std::string& warning() const { return warning_; }  // e.g. a truncated trace file
   const std::optional<SimulationResult>& result() const { return result_; }
+  // Executed runs: per rank, the peak the exact accounting predicts for the plan (empty for simulations).
+  const std::vector<Bytes>& predicted_peaks() const { return predicted_peaks_; }
+  RunMode mode() const { return mode_; }
   std::uint64_t run_id() const { return run_id_; }  // changes whenever store() is replaced
 
- private:
+  // What a background run hands back to the GUI thread.
   struct RunOutput {
     std::optional<SimulationResult> result;
+    std::vector<Bytes> predicted_peaks;
     std::string error;
   };
-  void start(const Scenario& scenario);
+
+ private:
+  struct Request {
+    Scenario scenario;
+    RunMode mode;
+  };
+  void start(const Request& request);
 
   Scenario scenario_ = builtin_default_scenario();
-  std::optional<Scenario> waiting_;
+  std::optional<Request> waiting_;
+  RunMode mode_ = RunMode::Simulate;
+  std::vector<Bytes> predicted_peaks_;
   std::future<RunOutput> running_;
   std::shared_ptr<TraceStore> running_store_;
   std::shared_ptr<TraceStore> store_ = std::make_shared<TraceStore>();

@@ -35,7 +35,8 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
   }
   edited_ = classroom_scenario();
   if (!options.scenario_file.empty()) startup_error_ = scenario_panel_.open_file(options.scenario_file, edited_);
-  session_.simulate(edited_);
+  if (options.execute) mode_ = RunMode::ExecuteCpu;
+  session_.run(edited_, mode_);
 }
 
 std::string ShardScopeUi::take_screenshot_request() { return std::exchange(screenshot_request_, ""); }
@@ -165,11 +166,22 @@ void ShardScopeUi::draw_menu() {
 void ShardScopeUi::draw_left_column(float width, float height) {
   ImGui::BeginChild("left", ImVec2(width, height), true);
   if (options_.trace_file.empty()) {
+    bool rerun = false;
+    int mode = mode_ == RunMode::Simulate ? 0 : 1;
+    rerun |= ImGui::RadioButton("Simulate", &mode, 0);
+    ImGui::SameLine();
+    rerun |= ImGui::RadioButton("Execute on CPU", &mode, 1);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Run the plan for real: each rank a thread, real math and collectives, measured memory");
+    mode_ = mode == 0 ? RunMode::Simulate : RunMode::ExecuteCpu;
     if (scenario_panel_.draw(edited_)) {
       startup_error_.clear();
-      session_.simulate(edited_);
+      rerun = true;
     }
-    if (session_.busy()) ImGui::TextDisabled("simulating… %llu events", static_cast<unsigned long long>(session_.progress_events()));
+    if (rerun) session_.run(edited_, mode_);
+    if (session_.busy())
+      ImGui::TextDisabled("%s… %llu events", mode_ == RunMode::Simulate ? "simulating" : "executing",
+                          static_cast<unsigned long long>(session_.progress_events()));
     if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
   } else {
     ImGui::TextWrapped("Trace: %s", options_.trace_file.c_str());
@@ -183,7 +195,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     ImGui::Text("compute idle %.1f %% (bubble)", result->bubble_fraction * 100);
   }
   ImGui::Separator();
-  devices_panel_.draw(*session_.store(), groups_, playback_);
+  devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks());
   ImGui::EndChild();
 }
 

@@ -64,6 +64,7 @@ class ShardScopeUi {
   bool placed_for_screenshot_ = false;
   double last_refresh_s_ = 0;
   bool follow_playhead_ = true;
+  RunMode mode_ = RunMode::Simulate;
 };
 
 }  // namespace shardscope::gui

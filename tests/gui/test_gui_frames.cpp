@@ -120,6 +120,35 @@ TEST(GuiFrames, NamesAFileThatIsNotATrace) {
   EXPECT_NE(ui.error().find(path), std::string::npos) << ui.error();
 }
 
+TEST(GuiFrames, ExecuteModeRunsOnCpuThreadsWithPredictedBesideMeasured) {
+  Scenario s = builtin_default_scenario();
+  s.model.spec = "mlp:3x64:relu";
+  s.training.batch = 16;
+  s.training.steps = 2;
+  Session session;
+  session.run(s, RunMode::ExecuteCpu);
+  while (session.busy()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    session.poll();
+  }
+  ASSERT_TRUE(session.error().empty()) << session.error();
+  ASSERT_EQ(session.store()->rank_count(), 2);
+  ASSERT_EQ(session.predicted_peaks().size(), 2u);
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(session.store()->peak(r).allocated, session.predicted_peaks()[static_cast<std::size_t>(r)]);
+  EXPECT_EQ(session.store()->header().source.rfind("executor", 0), 0u) << session.store()->header().source;
+
+  // A plan the CPU backend cannot run is refused with its reason; the picture stays.
+  const auto shown = session.store();
+  s.training.dtype = "bf16";
+  session.run(s, RunMode::ExecuteCpu);
+  while (session.busy()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    session.poll();
+  }
+  EXPECT_NE(session.error().find("bf16"), std::string::npos) << session.error();
+  EXPECT_EQ(session.store(), shown);
+}
+
 TEST(GuiFrames, ABadEditKeepsThePreviousPicture) {
   Session session;
   session.simulate(builtin_default_scenario());

@@ -9,7 +9,8 @@
 
 namespace shardscope::gui {
 
-void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback) {
+void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
+                        const std::vector<Bytes>& predicted_peaks) {
   store.read([&](const TraceData& data) {
     if (data.ranks.empty()) return;
     for (const auto& group : groups) {
@@ -45,7 +46,18 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
         draw->AddLine(ImVec2(cap_x, p0.y - 2), ImVec2(cap_x, p0.y + height + 2), IM_COL32(220, 0, 0, 255), 3.0f);
       }
       draw->AddRect(p0, ImVec2(p0.x + width, p0.y + height), oom ? IM_COL32(220, 0, 0, 255) : IM_COL32(150, 150, 150, 255), 0, 0, oom ? 2.0f : 1.0f);
+      const auto r = static_cast<std::size_t>(rank.rank);
+      const bool has_prediction = r < predicted_peaks.size();
+      if (has_prediction) {  // a dashed-looking blue tick: where the plan said the peak would be
+        const float x = x_of(predicted_peaks[r]);
+        for (float y = p0.y - 3; y < p0.y + height + 3; y += 4) draw->AddLine(ImVec2(x, y), ImVec2(x, y + 2), IM_COL32(0, 90, 200, 255), 2.0f);
+      }
       ImGui::Text("now %s · peak %s", format_bytes(now.allocated).c_str(), format_bytes(rank.peak.allocated).c_str());
+      if (has_prediction) {
+        const bool equal = predicted_peaks[r] == rank.peak.allocated;
+        ImGui::TextColored(equal ? ImVec4(0.1f, 0.45f, 0.1f, 1) : ImVec4(0.75f, 0.35f, 0.0f, 1), "predicted %s (exact)%s",
+                           format_bytes(predicted_peaks[r]).c_str(), equal ? " — equal" : "");
+      }
       if (capacity > 0) {
         ImGui::SameLine();
         if (oom) ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "> %s: OUT OF MEMORY", format_bytes(capacity).c_str());

@@ -11,7 +11,10 @@ namespace shardscope::gui {
 
 class DevicesPanel {
  public:
-  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback);
+  // `predicted_peaks` (per rank, may be empty): for executed runs, the exact accounting's peak, shown beside the
+  // measured one with a marker on the bar.
+  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
+            const std::vector<Bytes>& predicted_peaks = {});
 };
 
 }  // namespace shardscope::gui
