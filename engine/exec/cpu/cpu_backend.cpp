@@ -45,20 +45,19 @@ void CpuRankBackend::run_communication(const CommunicationLaunch& launch) {
   if (launch.kind == OpKind::Send) return communicator_.send(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
   if (launch.kind == OpKind::Recv) return communicator_.recv(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
   const std::vector<int>& group = launch.group;
+  // A coalesced call (plan/kernel.h): one collective per listed buffer, in order; every member lists the same.
+  // operand() names a missing buffer, so an op with none fails with a message rather than doing nothing.
+  auto each_buffer = [&](auto&& collective) {
+    for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
+      collective(floats(operand(launch, k, "buffer")));
+  };
   switch (launch.collective) {
-    // A coalesced call (plan/kernel.h): one collective per listed buffer, in order; every member lists the same.
     case CollectiveKind::AllReduce:
-      for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
-        communicator_.all_reduce(group, rank_, floats(operand(launch, k, "buffer")));
-      return;
+      return each_buffer([&](std::span<float> buffer) { communicator_.all_reduce(group, rank_, buffer); });
     case CollectiveKind::Broadcast:
-      for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
-        communicator_.broadcast(group, rank_, floats(operand(launch, k, "buffer")), launch.root);
-      return;
+      return each_buffer([&](std::span<float> buffer) { communicator_.broadcast(group, rank_, buffer, launch.root); });
     case CollectiveKind::Reduce:
-      for (std::size_t k = 0; k < std::max<std::size_t>(1, launch.operands.size()); ++k)
-        communicator_.reduce(group, rank_, floats(operand(launch, k, "buffer")), launch.root);
-      return;
+      return each_buffer([&](std::span<float> buffer) { communicator_.reduce(group, rank_, buffer, launch.root); });
     case CollectiveKind::ReduceScatter: {
       // NCCL's out-of-place form: the input is reduced in place (left with partial sums), this rank's chunk copied out.
       const auto input = floats(operand(launch, 0, "input"));

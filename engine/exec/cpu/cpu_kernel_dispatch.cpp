@@ -120,6 +120,19 @@ void require_same_size(std::span<float> a, std::span<float> b, Kernel kernel) {
                                 std::to_string(b.size()));
 }
 
+// Accumulate and Copy take (dst, src) pairs (plan/kernel.h); an odd count is a lowering bug, not a silent skip.
+template <typename Fn>
+void for_each_pair(const KernelLaunch& l, Fn&& fn) {
+  if (l.operands.empty() || l.operands.size() % 2 != 0)
+    throw std::invalid_argument(kernel_name(l.kernel) + ": operands come in (dst, src) pairs, got " + std::to_string(l.operands.size()));
+  for (std::size_t k = 0; k < l.operands.size(); k += 2) {
+    const auto dst = floats(operand(l, k, "dst"));
+    const auto src = floats(operand(l, k + 1, "src"));
+    require_same_size(dst, src, l.kernel);
+    fn(dst, src);
+  }
+}
+
 }  // namespace
 
 void run_cpu_kernel(const KernelLaunch& l) {
@@ -145,24 +158,15 @@ void run_cpu_kernel(const KernelLaunch& l) {
     case Kernel::LogSoftmaxBackward:
       return log_softmax_backward(l.rows, l.classes, floats(operand(l, 0, "grad_log_probs")),
                                   floats(operand(l, 1, "log_probs")), floats(operand(l, 2, "grad_logits")));
-    case Kernel::Accumulate:  // (dst, src) pairs
-      for (std::size_t k = 0; k + 1 < l.operands.size() || k == 0; k += 2) {
-        const auto dst = floats(operand(l, k, "dst"));
-        const auto src = floats(operand(l, k + 1, "src"));
-        require_same_size(dst, src, l.kernel);
+    case Kernel::Accumulate:
+      return for_each_pair(l, [](std::span<float> dst, std::span<const float> src) {
         for (std::size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];
-      }
-      return;
-    case Kernel::Copy: {  // (dst, src) pairs, dst = src × scale
+      });
+    case Kernel::Copy: {
       const auto factor = static_cast<float>(l.scale);
-      for (std::size_t k = 0; k + 1 < l.operands.size() || k == 0; k += 2) {
-        const auto dst = floats(operand(l, k, "dst"));
-        const auto src = floats(operand(l, k + 1, "src"));
-        require_same_size(dst, src, l.kernel);
-        if (factor == 1.0f) std::copy(src.begin(), src.end(), dst.begin());
-        else for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = src[i] * factor;
-      }
-      return;
+      return for_each_pair(l, [factor](std::span<float> dst, std::span<const float> src) {
+        for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = src[i] * factor;
+      });
     }
     case Kernel::Zero:  // every operand
       for (std::size_t k = 0; k < l.operands.size() || k == 0; ++k) {
