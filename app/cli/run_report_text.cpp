@@ -15,7 +15,7 @@ void print_run_text(const RunRun& run, std::ostream& out) {
   out << fmt::format("Executed on {}: {} × {}, {}, batch {} per rank, {} step(s), {}\n", run.backend,
                      run.plan.programs.size(), run.scenario.model.display_name, strategy_name(s.strategy.kind),
                      s.training.batch, s.training.steps, optimizer_name(s.training.optimizer));
-  out << fmt::format("Run time {} — {}\n", format_time_ns(r.run_time_ns), r.ok ? "ok" : "FAILED: " + r.error);
+  out << fmt::format("Run time {} — {}\n", format_duration(r.run_time_ns), r.ok ? "ok" : "FAILED: " + r.error);
   out << "Memory: measured by the tracking allocator; predicted by the exact accounting of the same plan.\n\n";
   for (const auto& rank : r.ranks) {
     const RankMemory& predicted = run.predicted.ranks.at(static_cast<std::size_t>(rank.rank));

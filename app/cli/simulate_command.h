@@ -23,7 +23,5 @@ SimulateRun run_simulate(const Scenario& scenario, TraceSink& sink);
 void print_simulate_text(const SimulateRun& run, std::ostream& out);
 std::string simulate_json(const SimulateRun& run);
 
-// "12.346 ms", "345.7 µs", "812 ns", "1.235 s".
-std::string format_time_ns(TimeNs ns);
 
 }  // namespace shardscope::cli

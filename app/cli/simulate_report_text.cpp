@@ -37,24 +37,24 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
                      strategy_name(s.strategy.kind), costs.links().gpus_per_node);
   out << fmt::format("links      intra-node {}, inter-node {}\n", link_text(costs.links().intra_node), link_text(costs.links().inter_node));
   out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel\n", rates.peak_tflops,
-                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_time_ns(rates.kernel_overhead_ns));
+                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_duration(rates.kernel_overhead_ns));
   out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
   for (const auto& note : run.plan.notes) out << "note       " << note << "\n";
   if (!r.error.empty()) out << "STOPPED    " << r.error << "\n";
 
   out << fmt::format("\nstep {} (the last simulated step; set-up is step 0)\n", r.step);
-  out << fmt::format("  step time      {}  (makespan over all ranks, {} – {})\n", format_time_ns(r.step_time_ns),
-                     format_time_ns(r.step_begin_ns), format_time_ns(r.step_end_ns));
+  out << fmt::format("  step time      {}  (makespan over all ranks, {} – {})\n", format_duration(r.step_time_ns),
+                     format_duration(r.step_begin_ns), format_duration(r.step_end_ns));
   out << fmt::format("  communication  {} on the critical rank {}, of which exposed {} ({} of the step)\n",
-                     format_time_ns(r.total_comm_ns), r.critical_rank, format_time_ns(r.exposed_comm_ns),
+                     format_duration(r.total_comm_ns), r.critical_rank, format_duration(r.exposed_comm_ns),
                      percent(r.exposed_comm_ns, r.step_time_ns));
   out << fmt::format("  bubble         {:.1f}% (mean idle compute over the step)\n", 100.0 * r.bubble_fraction);
-  out << fmt::format("  whole run      {}, {} trace events\n", format_time_ns(r.run_time_ns), r.event_count);
+  out << fmt::format("  whole run      {}, {} trace events\n", format_duration(r.run_time_ns), r.event_count);
   if (!r.collectives.empty()) {
     out << "  collectives    kind            count        bytes          time    busbw\n";
     for (const auto& c : r.collectives)
       out << fmt::format("                 {:<14} {:>6} {:>12} {:>13} {:>8.1f} GB/s\n", c.kind, c.count, format_bytes(c.size_bytes),
-                         format_time_ns(c.time_ns), c.busbw_gbps);
+                         format_duration(c.time_ns), c.busbw_gbps);
   }
 
   out << fmt::format("\n  {:<16} {:>7} {:>13} {:>13} {:>13} {:>13} {:>12}\n", "rank", "util", "compute", "comm", "exposed",
@@ -66,8 +66,8 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
     const RankTiming& t = ranks[i];
     out << fmt::format("  {:<16} {:>6.1f}% {:>13} {:>13} {:>13} {:>13} {:>12}\n",
                        last == i ? std::to_string(i) : fmt::format("{}–{}", i, last), 100.0 * t.utilisation,
-                       format_time_ns(t.compute_busy_ns), format_time_ns(t.comm_ns), format_time_ns(t.exposed_comm_ns),
-                       format_time_ns(t.wait_ns), format_bytes(t.peak_bytes));
+                       format_duration(t.compute_busy_ns), format_duration(t.comm_ns), format_duration(t.exposed_comm_ns),
+                       format_duration(t.wait_ns), format_bytes(t.peak_bytes));
     i = last + 1;
   }
   for (const auto& t : ranks)

@@ -13,12 +13,6 @@ namespace shardscope::cli {
 
 namespace {
 
-class DiscardSink : public TraceSink {
- public:
-  void begin(const TraceHeader&) override {}
-  void emit(const TraceEvent&) override {}
-};
-
 template <typename Write>
 void write_file(const std::string& flag, const std::string& path, Write&& write, std::ostream& log) {
   std::ofstream out(path);
@@ -45,7 +39,7 @@ TraceOutputs::TraceOutputs(TraceOutputPaths paths) : paths_(std::move(paths)) {
     store_ = std::make_unique<TraceStore>();
     sinks.push_back(store_.get());
   }
-  if (sinks.empty()) sink_ = std::make_unique<DiscardSink>();
+  if (sinks.empty()) sink_ = std::make_unique<DiscardTraceSink>();
   else sink_ = std::make_unique<TeeTraceSink>(sinks);
 }
 

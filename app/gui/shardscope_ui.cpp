@@ -10,7 +10,6 @@
 
 #include "gui/caption.h"
 #include "gui/classroom_scenario.h"
-#include "gui/gui_format.h"
 #include "gui/palette.h"
 #include "trace/chrome_trace_export.h"
 #include "trace/memory_csv_export.h"

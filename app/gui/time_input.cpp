@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gui/gui_format.h"
 
 namespace shardscope::gui {
 

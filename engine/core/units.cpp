@@ -1,4 +1,4 @@
-// Formatting of byte counts in binary units.
+// Formatting of byte counts in binary units and of durations.
 #include "core/units.h"
 
 #include <cstdio>
@@ -18,6 +18,17 @@ std::string format_bytes(Bytes bytes) {
   } else {
     std::snprintf(buffer, sizeof buffer, "%lld B", static_cast<long long>(bytes));
   }
+  return buffer;
+}
+
+std::string format_duration(TimeNs ns) {
+  if (ns < 0) return "-" + format_duration(-ns);
+  char buffer[48];
+  const double value = static_cast<double>(ns);
+  if (ns < 1000) std::snprintf(buffer, sizeof buffer, "%lld ns", static_cast<long long>(ns));
+  else if (ns < 1000000) std::snprintf(buffer, sizeof buffer, "%.1f µs", value / 1e3);
+  else if (ns < 1000000000) std::snprintf(buffer, sizeof buffer, "%.3f ms", value / 1e6);
+  else std::snprintf(buffer, sizeof buffer, "%.3f s", value / 1e9);
   return buffer;
 }
 

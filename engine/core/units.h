@@ -1,4 +1,4 @@
-// Units used across ShardScope: byte counts and binary-unit formatting. No dependencies beyond the standard library.
+// Units used across ShardScope: byte counts and durations, and their formatting. No dependencies beyond the standard library.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,6 +14,9 @@ constexpr Bytes kGiB = 1024 * kMiB;
 
 // "320.16 MiB", "1.50 GiB", "4.00 KiB", "512 B": binary units, two decimals.
 std::string format_bytes(Bytes bytes);
+
+// "812 ns", "345.7 µs", "12.346 ms", "1.235 s": the unit chosen by size.
+std::string format_duration(TimeNs ns);
 
 // Integer ceil(a / b) for positive b.
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }

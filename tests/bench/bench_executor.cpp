@@ -11,12 +11,6 @@ namespace {
 
 using namespace shardscope;
 
-class DiscardSink : public TraceSink {
- public:
-  void begin(const TraceHeader&) override {}
-  void emit(const TraceEvent&) override {}
-};
-
 // Args: world (1 or 2), steps.
 void BM_ExecuteMlp20x2000(benchmark::State& state) {
   Scenario s = builtin_default_scenario();
@@ -25,7 +19,7 @@ void BM_ExecuteMlp20x2000(benchmark::State& state) {
   s.training.steps = static_cast<int>(state.range(1));
   const ResolvedScenario resolved = resolve_scenario(s);
   const Plan plan = lower_validated_plan(resolved);
-  DiscardSink sink;
+  DiscardTraceSink sink;
   for (auto _ : state) {
     const exec::ExecutionResult result = exec::execute(resolved, plan, sink);
     if (!result.ok) state.SkipWithError(result.error.c_str());

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "gui/caption.h"
-#include "gui/gui_format.h"
 #include "gui/palette.h"
 #include "gui/time_input.h"
 

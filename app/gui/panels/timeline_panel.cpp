@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <string>
 
-#include "gui/gui_format.h"
 #include "gui/palette.h"
 #include "gui/time_input.h"
 
