@@ -16,7 +16,7 @@ CostModel CostModel::from_scenario(const ResolvedScenario& scenario) {
   ComputeRates rates;
   // Mixed precision runs the model's matmuls on tensor cores; fp32 (allow_tf32 off, PyTorch's default for
   // matmuls since 1.12) runs them on the CUDA cores.
-  rates.peak_tflops = scenario.settings.training.dtype == "fp32" ? scenario.device.fp32_tflops : scenario.device.bf16_tflops;
+  rates.peak_tflops = scenario.settings.training.dtype == Dtype::Fp32 ? scenario.device.fp32_tflops : scenario.device.bf16_tflops;
   rates.compute_efficiency = sim.compute_efficiency;
   rates.hbm_gbps = scenario.device.hbm_gbps;
   rates.memory_efficiency = sim.memory_efficiency;

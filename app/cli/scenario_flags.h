@@ -1,8 +1,10 @@
-// Scenario settings as command-line flags, shared by every CLI subcommand that takes a scenario.
-// Flags override the scenario file; unset flags leave it alone.
+// Scenario settings as command-line flags, one per row of the field table (scenario/scenario_fields.h), shared
+// by every CLI subcommand that takes a scenario. Flags override the scenario file; unset flags leave it alone.
 #pragma once
+#include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -10,27 +12,20 @@
 
 namespace shardscope::cli {
 
-struct ScenarioFlags {
-  std::string scenario_file;
-  std::optional<std::string> model, loss, optimizer, dtype, device, strategy, accounting, gpu_arch, checkpoint;
-  std::optional<int> batch, steps, world, gpu0_batch, seq, stages, micro_batches, dp, dp_zero, prefetch;
-  std::optional<double> weight_decay, capacity_gib, bucket_cap_mb, reduce_bucket_mb, allgather_bucket_mb;
-  // simulation section (cost model)
-  std::optional<std::string> intra_node_link, inter_node_link;
-  std::optional<int> gpus_per_node;
-  std::optional<double> link_gbps, link_latency_us, inter_node_gbps, inter_node_latency_us, compute_efficiency,
-      memory_efficiency, kernel_overhead_us;
-  // Flags apply only when given (CLI11 would otherwise write their default into an optional).
-  bool no_grad = false, inplace_relu = false, gradient_as_bucket_view = false;
-  CLI::Option* no_grad_flag = nullptr;
-  CLI::Option* inplace_relu_flag = nullptr;
-  CLI::Option* bucket_view_flag = nullptr;
-
+class ScenarioFlags {
+ public:
   void add_to(CLI::App& command);
-  // The built-in scenario or the file, with flags applied. Throws ScenarioError naming the field.
+  // The built-in scenario or the file, with flags applied. Throws ScenarioError naming the flag or the field.
   Scenario build() const;
+
  private:
   Scenario apply_to(Scenario s) const;  // the given flags over s
+
+  std::string scenario_file_;
+  // Per row of the field table: the text given (value flags) or the flag option (on / off flags).
+  std::vector<std::optional<std::string>> texts_;
+  std::vector<CLI::Option*> switches_;
+  std::deque<bool> switch_values_;  // CLI11 writes through a bool& (vector<bool> has none); never resized after add_to
 };
 
 }  // namespace shardscope::cli

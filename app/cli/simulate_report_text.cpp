@@ -32,7 +32,7 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   const auto& rates = costs.rates();
   out << "ShardScope simulate — " << s.name << "\n";
   out << fmt::format("model      {}, batch {} per rank, {}, {} step{}\n", run.scenario.model.display_name, s.training.batch,
-                     s.training.dtype, s.training.steps, s.training.steps == 1 ? "" : "s");
+                     dtype_name(s.training.dtype), s.training.steps, s.training.steps == 1 ? "" : "s");
   out << fmt::format("cluster    {} × {}, strategy {}; {} GPUs per node\n", s.cluster.world, run.scenario.device.name,
                      strategy_name(s.strategy.kind), costs.links().gpus_per_node);
   out << fmt::format("links      intra-node {}, inter-node {}\n", link_text(costs.links().intra_node), link_text(costs.links().inter_node));

@@ -73,8 +73,9 @@ void check_ops(const ResolvedScenario& scenario, const Plan& plan) {
 }  // namespace
 
 void check_cpu_support(const ResolvedScenario& scenario, const Plan& plan) {
-  const std::string& dtype = scenario.settings.training.dtype;
-  if (dtype != "fp32") throw UnsupportedPlanError("the CPU backend runs fp32; '" + dtype + "' needs the CUDA backend");
+  const Dtype dtype = scenario.settings.training.dtype;
+  if (dtype != Dtype::Fp32)
+    throw UnsupportedPlanError("the CPU backend runs fp32; '" + dtype_name(dtype) + "' needs the CUDA backend");
   check_layers(scenario);
   check_ops(scenario, plan);
 }

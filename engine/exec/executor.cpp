@@ -20,8 +20,9 @@ namespace {
 // The CUDA backend's kernels mirror the CPU backend's (fp32, the same layers and ops): the same checks, its name.
 void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, BackendKind backend) {
   if (backend == BackendKind::Cpu) return check_cpu_support(scenario, plan);
-  const std::string& dtype = scenario.settings.training.dtype;
-  if (dtype != "fp32") throw UnsupportedPlanError("the CUDA backend runs fp32 for now; '" + dtype + "' is not supported yet");
+  const Dtype dtype = scenario.settings.training.dtype;
+  if (dtype != Dtype::Fp32)
+    throw UnsupportedPlanError("the CUDA backend runs fp32 for now; '" + dtype_name(dtype) + "' is not supported yet");
   try {
     check_cpu_support(scenario, plan);
   } catch (const UnsupportedPlanError& e) {

@@ -2,20 +2,15 @@
 #include "scenario/scenario.h"
 
 #include "scenario/parallel_layout.h"
+#include "scenario/scenario_fields.h"
 
+#include <algorithm>
 #include <array>
-#include <sstream>
 #include <utility>
 
 namespace shardscope {
 
 namespace {
-std::string fmt_number(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
 template <typename Enum, std::size_t N>
 std::optional<Enum> lookup(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& text) {
   for (const auto& [value, name] : table)
@@ -63,6 +58,22 @@ std::optional<AccountingMode> parse_accounting(const std::string& text) { return
 std::string checkpoint_name(CheckpointMode mode) { return name_of(kCheckpoint, mode); }
 std::optional<CheckpointMode> parse_checkpoint(const std::string& text) { return lookup(kCheckpoint, text); }
 
+namespace {
+template <typename Enum, std::size_t N>
+std::vector<std::string> names_of(const std::array<std::pair<Enum, const char*>, N>& table) {
+  std::vector<std::string> names;
+  for (const auto& entry : table) names.emplace_back(entry.second);
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> strategy_names() { return names_of(kStrategies); }
+std::vector<std::string> loss_names() { return names_of(kLosses); }
+std::vector<std::string> optimizer_names() { return names_of(kOptimizers); }
+std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
+std::vector<std::string> accounting_names() { return names_of(kAccounting); }
+std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
+
 std::string all_strategy_names() {
   std::string names;
   for (const auto& [kind, name] : kStrategies) names += (names.empty() ? "" : ", ") + std::string(name);
@@ -80,7 +91,7 @@ std::string describe_scenario(const Scenario& s) {
   std::string text = strategy_name(s.strategy.kind) + " · " + world + s.cluster.device +
                      " · " + s.model.spec + " · " + optimizer_name(s.training.optimizer) + " · batch " +
                      std::to_string(s.training.batch);
-  if (s.training.dtype != "fp32") text += " · " + s.training.dtype;
+  if (s.training.dtype != Dtype::Fp32) text += " · " + dtype_name(s.training.dtype);
   return text;
 }
 
@@ -106,8 +117,6 @@ void check_model_training(ResolvedScenario& resolved) {
 
 }  // namespace
 
-Bytes model_dtype_bytes(const std::string& dtype) { return dtype == "fp32" ? 4 : 2; }
-bool is_mixed_precision(const std::string& dtype) { return dtype == "fp16" || dtype == "bf16"; }
 
 namespace {
 // The simulation section: link presets, overrides and efficiencies, checked.
@@ -120,33 +129,17 @@ ClusterLinks resolve_links(const SimulationSettings& sim, const DevicePreset& de
   };
   if (!sim.intra_node_link.empty()) links.intra_node = preset(sim.intra_node_link, "simulation.intra_node_link");
   if (!sim.inter_node_link.empty()) links.inter_node = preset(sim.inter_node_link, "simulation.inter_node_link");
-  if (sim.gpus_per_node < 0) throw ScenarioError("simulation.gpus_per_node", "must be at least 1 (got " + std::to_string(sim.gpus_per_node) + ")");
   if (sim.gpus_per_node > 0) links.gpus_per_node = sim.gpus_per_node;
-  auto positive = [](const std::optional<double>& value, const std::string& field) {
-    if (value && !(*value > 0)) throw ScenarioError(field, "must be positive (got " + fmt_number(*value) + ")");
-  };
-  auto non_negative = [](const std::optional<double>& value, const std::string& field) {
-    if (value && !(*value >= 0)) throw ScenarioError(field, "must not be negative (got " + fmt_number(*value) + ")");
-  };
-  positive(sim.link_gbps, "simulation.link_gbps");
-  non_negative(sim.link_latency_us, "simulation.link_latency_us");
-  positive(sim.inter_node_gbps, "simulation.inter_node_gbps");
-  non_negative(sim.inter_node_latency_us, "simulation.inter_node_latency_us");
   if (sim.link_gbps) links.intra_node.gbps = links.inter_node.gbps = *sim.link_gbps;
   if (sim.link_latency_us) links.intra_node.latency_us = links.inter_node.latency_us = *sim.link_latency_us;
   if (sim.inter_node_gbps) links.inter_node.gbps = *sim.inter_node_gbps;
   if (sim.inter_node_latency_us) links.inter_node.latency_us = *sim.inter_node_latency_us;
-  if (!(sim.compute_efficiency > 0 && sim.compute_efficiency <= 1))
-    throw ScenarioError("simulation.compute_efficiency", "must be in (0, 1] (got " + fmt_number(sim.compute_efficiency) + ")");
-  if (!(sim.memory_efficiency > 0 && sim.memory_efficiency <= 1))
-    throw ScenarioError("simulation.memory_efficiency", "must be in (0, 1] (got " + fmt_number(sim.memory_efficiency) + ")");
-  if (!(sim.kernel_overhead_us >= 0))
-    throw ScenarioError("simulation.kernel_overhead_us", "must not be negative (got " + fmt_number(sim.kernel_overhead_us) + ")");
   return links;
 }
 }  // namespace
 
 ResolvedScenario resolve_scenario(const Scenario& scenario) {
+  check_field_ranges(scenario);  // every field's own range (scenario_fields.cpp); what follows checks combinations
   ResolvedScenario resolved;
   resolved.settings = scenario;
   ModelOptions options;
@@ -167,14 +160,6 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     }
   };
   build_model();
-  if (scenario.training.batch < 1)
-    throw ScenarioError("training.batch", "must be at least 1 (got " + std::to_string(scenario.training.batch) + ")");
-  if (scenario.strategy.stages < 0) throw ScenarioError("strategy.stages", "must not be negative (got " + std::to_string(scenario.strategy.stages) + ")");
-  if (scenario.strategy.micro_batches < 1)
-    throw ScenarioError("strategy.micro_batches", "must be at least 1 (got " + std::to_string(scenario.strategy.micro_batches) + ")");
-  if (scenario.strategy.dp < 0) throw ScenarioError("strategy.dp", "must not be negative (got " + std::to_string(scenario.strategy.dp) + ")");
-  if (scenario.cluster.world < 0 || scenario.cluster.world > 65536)
-    throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(scenario.cluster.world) + ")");
   resolve_parallel_layout(resolved.settings, resolved.model);
   const auto& training = resolved.settings.training;
   const auto& cluster = resolved.settings.cluster;
@@ -196,23 +181,16 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   check_model_training(resolved);
   const auto& strategy = resolved.settings.strategy;
 
-  if (training.steps < 1 || training.steps > 1000)
-    throw ScenarioError("training.steps", "must be between 1 and 1000 (got " + std::to_string(training.steps) + ")");
-  if (training.dtype != "fp32" && !is_mixed_precision(training.dtype))
-    throw ScenarioError("training.dtype", "unknown dtype '" + training.dtype + "'; one of fp32, fp16, bf16");
   if (is_mixed_precision(training.dtype) &&
       (strategy.kind == StrategyKind::DataParallel || strategy.kind == StrategyKind::BalancedDataParallel))
     throw ScenarioError("training.dtype", "DataParallel is modelled with fp32 modules only (it replicates them every forward); "
                                           "use ddp or a ZeRO stage for mixed precision");
-  if (training.seq < 0) throw ScenarioError("training.seq", "must not be negative (got " + std::to_string(training.seq) + ")");
-  if (training.weight_decay && *training.weight_decay < 0) throw ScenarioError("training.weight_decay", "must not be negative");
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
   if (strategy.kind == StrategyKind::Single && cluster.world != 1)
     throw ScenarioError("cluster.world", "strategy 'single' runs on one device; set world to 1 (got " + std::to_string(cluster.world) + ")");
   if ((strategy.kind == StrategyKind::DataParallel || strategy.kind == StrategyKind::BalancedDataParallel) && cluster.world > 64)
     throw ScenarioError("cluster.world", "DataParallel is single-process; at most 64 devices (got " + std::to_string(cluster.world) + ")");
-  if (strategy.bucket_cap_mb <= 0) throw ScenarioError("strategy.bucket_cap_mb", "must be positive");
   if (strategy.kind == StrategyKind::BalancedDataParallel) {
     if (!strategy.gpu0_batch) throw ScenarioError("strategy.gpu0_batch", "balanced-dp needs the device-0 batch (--gpu0-batch)");
     if (*strategy.gpu0_batch < 0 || *strategy.gpu0_batch > training.batch * cluster.world)
@@ -227,12 +205,12 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   auto preset = find_device_preset(cluster.device);
   if (!preset) throw ScenarioError("cluster.device", "unknown device '" + cluster.device + "'; one of " + device_preset_names());
   if (cluster.capacity_gib) {
-    if (*cluster.capacity_gib <= 0) throw ScenarioError("cluster.capacity_gib", "must be positive");
     preset->capacity = static_cast<Bytes>(*cluster.capacity_gib * static_cast<double>(kGiB));
   }
   resolved.device = *preset;
   resolved.gpu_arch = scenario.accounting.gpu_arch.empty() ? preset->gpu_arch : scenario.accounting.gpu_arch;
-  if (resolved.gpu_arch != "sm70" && resolved.gpu_arch != "sm80" && resolved.gpu_arch != "sm89" && resolved.gpu_arch != "sm90")
+  const auto archs = gpu_arch_names();
+  if (std::find(archs.begin(), archs.end(), resolved.gpu_arch) == archs.end())
     throw ScenarioError("accounting.gpu_arch", "unknown architecture '" + resolved.gpu_arch + "'; one of sm70, sm80, sm89, sm90");
 
   resolved.links = resolve_links(resolved.settings.simulation, resolved.device);

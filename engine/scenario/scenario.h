@@ -7,9 +7,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cluster/device_preset.h"
 #include "cluster/link_preset.h"
+#include "core/dtype.h"
 #include "model/model.h"
 
 namespace shardscope {
@@ -32,7 +34,7 @@ struct TrainingSettings {
   LossKind loss = LossKind::Mse;
   OptimizerKind optimizer = OptimizerKind::Adam;
   std::optional<double> weight_decay;  // unset: 0, or 0.01 for AdamW (PyTorch defaults)
-  std::string dtype = "fp32";  // fp32, or fp16 / bf16: mixed precision with fp32 master weights and optimizer state
+  Dtype dtype = Dtype::Fp32;  // fp32, or fp16 / bf16: mixed precision with fp32 master weights and optimizer state
   int seq = 0;                 // transformer sequence length; 0: the model's default (its max positions)
   CheckpointMode checkpoint = CheckpointMode::None;
   int steps = 1;
@@ -109,9 +111,6 @@ class ScenarioError : public std::runtime_error {
 };
 
 // Everything lowering needs, checked and derived.
-// Element size of parameters, gradients and the pipeline's messages: 4 (fp32) or 2 (fp16/bf16 mixed precision).
-Bytes model_dtype_bytes(const std::string& dtype);
-bool is_mixed_precision(const std::string& dtype);
 
 struct ResolvedScenario {
   Scenario settings;  // world, stages and dp filled in
@@ -136,6 +135,14 @@ std::string checkpoint_name(CheckpointMode mode);
 std::optional<CheckpointMode> parse_checkpoint(const std::string& text);
 std::optional<AccountingMode> parse_accounting(const std::string& text);
 std::string all_strategy_names();
+// The names each enum accepts, in declaration order (the field table's choices).
+std::vector<std::string> strategy_names();
+std::vector<std::string> loss_names();
+std::vector<std::string> optimizer_names();
+std::vector<std::string> checkpoint_names();
+std::vector<std::string> accounting_names();
+// The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
+std::vector<std::string> gpu_arch_names();
 
 // JSON (scenario_json.cpp). Unknown keys are errors, so that a typo never silently falls back to a default.
 Scenario load_scenario_file(const std::string& path);

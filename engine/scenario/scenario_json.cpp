@@ -1,12 +1,13 @@
-// Scenario <-> JSON. Every field is optional (defaults are the built-in scenario); unknown keys and wrong
-// types are errors that name the field, so a typo never silently falls back to a default.
+// Scenario <-> JSON, made from the field table (scenario_fields.h). Every field is optional (defaults are the
+// built-in scenario); unknown keys and wrong types are errors that name the field, so a typo never silently
+// falls back to a default.
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "scenario/scenario.h"
+#include "scenario/scenario_fields.h"
 
 namespace shardscope {
 
@@ -14,68 +15,45 @@ using nlohmann::json;
 
 namespace {
 
-// Reads one JSON object section, checking types and rejecting keys it was not asked about.
-class Section {
- public:
-  Section(const json& parent, const std::string& key, std::string path) : path_(std::move(path)) {
-    if (!parent.contains(key)) return;
-    node_ = &parent.at(key);
-    if (!node_->is_object()) throw ScenarioError(path_, "must be an object");
+// Keys people may write at the top that are not settings: free text, accepted and ignored.
+constexpr std::string_view kDescriptionKey = "description";
+
+// The JSON value as the field's type; a value of another JSON type is an error naming the field.
+FieldValue json_value(const json& value, const ScenarioField& field, const std::string& path) {
+  switch (field.kind) {
+    case FieldKind::Integer:
+      if (!value.is_number_integer()) throw ScenarioError(path, "must be an integer");
+      return value.get<std::int64_t>();
+    case FieldKind::Number:
+      if (!value.is_number()) throw ScenarioError(path, "must be a number");
+      return value.get<double>();
+    case FieldKind::Flag:
+      if (!value.is_boolean()) throw ScenarioError(path, "must be true or false");
+      return value.get<bool>();
+    case FieldKind::Text:
+    case FieldKind::Choice:
+      break;
   }
-  explicit Section(const json& root) : path_(""), node_(&root) {}
+  if (!value.is_string()) throw ScenarioError(path, "must be a string");
+  return value.get<std::string>();
+}
 
-  // A key handled elsewhere (a nested section): accepted here.
-  void allow(const std::string& key) { known_.insert(key); }
+std::string known_keys(const std::set<std::string>& keys) {
+  std::string text;
+  for (const auto& k : keys) text += (text.empty() ? "" : ", ") + k;
+  return text;
+}
 
-  template <typename T>
-  std::optional<T> get(const std::string& key) {
-    known_.insert(key);
-    if (!node_ || !node_->contains(key)) return std::nullopt;
-    const json& value = node_->at(key);
-    check_type<T>(key, value);
-    return value.get<T>();
+void read_section(const json& node, std::string_view section, Scenario& s) {
+  std::set<std::string> known;
+  for (const auto& field : scenario_fields())
+    if (field.section() == section) known.emplace(field.name());
+  for (const auto& [key, value] : node.items()) {
+    const std::string path = std::string(section) + "." + key;
+    const ScenarioField* field = find_scenario_field(path);
+    if (!field) throw ScenarioError(path, "unknown key; expected one of: " + known_keys(known));
+    set_field(s, *field, json_value(value, *field, path), path);
   }
-
-  void reject_unknown() const {
-    if (!node_) return;
-    for (const auto& [key, value] : node_->items())
-      if (!known_.count(key)) {
-        std::string allowed;
-        for (const auto& k : known_) allowed += (allowed.empty() ? "" : ", ") + k;
-        throw ScenarioError(field(key), "unknown key; expected one of: " + allowed);
-      }
-  }
-
-  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
-
- private:
-  template <typename T>
-  void check_type(const std::string& key, const json& value) const {
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!value.is_boolean()) throw ScenarioError(field(key), "must be true or false");
-    } else if constexpr (std::is_same_v<T, int>) {
-      if (!value.is_number_integer()) throw ScenarioError(field(key), "must be an integer");
-      const auto v = value.get<std::int64_t>();
-      if (v < -2147483647 || v > 2147483647) throw ScenarioError(field(key), "is out of range");
-    } else if constexpr (std::is_same_v<T, double>) {
-      if (!value.is_number()) throw ScenarioError(field(key), "must be a number");
-    } else {
-      if (!value.is_string()) throw ScenarioError(field(key), "must be a string");
-    }
-  }
-
-  std::string path_;
-  const json* node_ = nullptr;
-  std::set<std::string> known_;
-};
-
-template <typename Enum>
-Enum parse_enum(const std::optional<std::string>& text, Enum fallback, std::optional<Enum> (*parse)(const std::string&),
-                const std::string& field, const std::string& allowed) {
-  if (!text) return fallback;
-  auto value = parse(*text);
-  if (!value) throw ScenarioError(field, "unknown value '" + *text + "'; one of " + allowed);
-  return *value;
 }
 
 }  // namespace
@@ -90,81 +68,23 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   if (!root.is_object()) throw ScenarioError(source_name, "must hold a JSON object");
 
   Scenario s;
-  Section top(root);
-  if (auto name = top.get<std::string>("name")) s.name = *name;
-  top.get<std::string>("description");  // free text for people; accepted and ignored
-
-  Section model(root, "model", "model");
-  top.allow("model");
-  if (auto spec = model.get<std::string>("spec")) s.model.spec = *spec;
-  if (auto inplace = model.get<bool>("inplace_relu")) s.model.inplace_relu = *inplace;
-  model.reject_unknown();
-
-  Section training(root, "training", "training");
-  top.allow("training");
-  if (auto v = training.get<int>("batch")) s.training.batch = *v;
-  s.training.loss = parse_enum(training.get<std::string>("loss"), s.training.loss, parse_loss, "training.loss", "mse, cross-entropy");
-  s.training.optimizer = parse_enum(training.get<std::string>("optimizer"), s.training.optimizer, parse_optimizer,
-                                    "training.optimizer", "sgd, momentum, adam, adamw");
-  if (auto v = training.get<double>("weight_decay")) s.training.weight_decay = *v;
-  if (auto v = training.get<std::string>("dtype")) s.training.dtype = *v;
-  if (auto v = training.get<int>("steps")) s.training.steps = *v;
-  if (auto v = training.get<int>("seq")) s.training.seq = *v;
-  s.training.checkpoint = parse_enum(training.get<std::string>("checkpoint"), s.training.checkpoint, parse_checkpoint,
-                                     "training.checkpoint", "none, selective, full");
-  if (auto v = training.get<bool>("no_grad")) s.training.no_grad = *v;
-  training.reject_unknown();
-
-  Section cluster(root, "cluster", "cluster");
-  top.allow("cluster");
-  if (auto v = cluster.get<int>("world")) {
-    if (*v < 1) throw ScenarioError("cluster.world", "must be at least 1 (got " + std::to_string(*v) + ")");
-    s.cluster.world = *v;
+  std::set<std::string> top_keys{std::string(kDescriptionKey)};
+  for (const auto& field : scenario_fields())
+    top_keys.emplace(field.section().empty() ? field.key : field.section());
+  for (const auto section : scenario_sections()) {
+    const auto at = root.find(std::string(section));
+    if (at == root.end()) continue;
+    if (!at->is_object()) throw ScenarioError(std::string(section), "must be an object");
+    read_section(*at, section, s);
   }
-  if (auto v = cluster.get<std::string>("device")) s.cluster.device = *v;
-  if (auto v = cluster.get<double>("capacity_gib")) s.cluster.capacity_gib = *v;
-  cluster.reject_unknown();
-
-  Section strategy(root, "strategy", "strategy");
-  top.allow("strategy");
-  s.strategy.kind = parse_enum(strategy.get<std::string>("name"), s.strategy.kind, parse_strategy, "strategy.name", all_strategy_names());
-  if (auto v = strategy.get<double>("bucket_cap_mb")) s.strategy.bucket_cap_mb = *v;
-  if (auto v = strategy.get<bool>("gradient_as_bucket_view")) s.strategy.gradient_as_bucket_view = *v;
-  if (auto v = strategy.get<int>("gpu0_batch")) s.strategy.gpu0_batch = *v;
-  if (auto v = strategy.get<int>("stages")) s.strategy.stages = *v;
-  if (auto v = strategy.get<int>("micro_batches")) s.strategy.micro_batches = *v;
-  if (auto v = strategy.get<int>("dp")) s.strategy.dp = *v;
-  if (auto v = strategy.get<int>("dp_zero_stage")) s.strategy.dp_zero_stage = *v;
-  if (auto v = strategy.get<int>("prefetch")) s.strategy.prefetch = *v;
-  if (auto v = strategy.get<double>("reduce_bucket_mb")) s.strategy.reduce_bucket_mb = *v;
-  if (auto v = strategy.get<double>("allgather_bucket_mb")) s.strategy.allgather_bucket_mb = *v;
-  strategy.reject_unknown();
-
-  Section accounting(root, "accounting", "accounting");
-  top.allow("accounting");
-  s.accounting.mode = parse_enum(accounting.get<std::string>("mode"), s.accounting.mode, parse_accounting, "accounting.mode",
-                                 "exact, pytorch-1.8, pytorch-2");
-  if (auto v = accounting.get<std::string>("gpu_arch")) s.accounting.gpu_arch = *v;
-  accounting.reject_unknown();
-
-  Section simulation(root, "simulation", "simulation");
-  top.allow("simulation");
-  if (auto v = simulation.get<std::string>("intra_node_link")) s.simulation.intra_node_link = *v;
-  if (auto v = simulation.get<std::string>("inter_node_link")) s.simulation.inter_node_link = *v;
-  if (auto v = simulation.get<int>("gpus_per_node")) {
-    if (*v < 1) throw ScenarioError("simulation.gpus_per_node", "must be at least 1 (got " + std::to_string(*v) + ")");
-    s.simulation.gpus_per_node = *v;
+  for (const auto& [key, value] : root.items()) {
+    if (!top_keys.count(key)) throw ScenarioError(key, "unknown key; expected one of: " + known_keys(top_keys));
+    const ScenarioField* field = find_scenario_field(key);
+    if (!field) continue;  // a section (read above) or the description
+    set_field(s, *field, json_value(value, *field, key), key);
   }
-  if (auto v = simulation.get<double>("link_gbps")) s.simulation.link_gbps = *v;
-  if (auto v = simulation.get<double>("link_latency_us")) s.simulation.link_latency_us = *v;
-  if (auto v = simulation.get<double>("inter_node_gbps")) s.simulation.inter_node_gbps = *v;
-  if (auto v = simulation.get<double>("inter_node_latency_us")) s.simulation.inter_node_latency_us = *v;
-  if (auto v = simulation.get<double>("compute_efficiency")) s.simulation.compute_efficiency = *v;
-  if (auto v = simulation.get<double>("memory_efficiency")) s.simulation.memory_efficiency = *v;
-  if (auto v = simulation.get<double>("kernel_overhead_us")) s.simulation.kernel_overhead_us = *v;
-  simulation.reject_unknown();
-
-  top.reject_unknown();
+  if (const auto at = root.find(std::string(kDescriptionKey)); at != root.end() && !at->is_string())
+    throw ScenarioError(std::string(kDescriptionKey), "must be a string");
   return s;
 }
 
@@ -177,43 +97,17 @@ Scenario load_scenario_file(const std::string& path) {
 }
 
 std::string scenario_to_json(const Scenario& s) {
-  json root;
-  root["name"] = s.name;
-  root["model"]["spec"] = s.model.spec;
-  if (s.model.inplace_relu) root["model"]["inplace_relu"] = *s.model.inplace_relu;
-  root["training"] = {{"batch", s.training.batch},          {"loss", loss_name(s.training.loss)},
-                      {"optimizer", optimizer_name(s.training.optimizer)}, {"dtype", s.training.dtype},
-                      {"steps", s.training.steps},          {"no_grad", s.training.no_grad},
-                      {"checkpoint", checkpoint_name(s.training.checkpoint)}};
-  if (s.training.seq > 0) root["training"]["seq"] = s.training.seq;
-  if (s.training.weight_decay) root["training"]["weight_decay"] = *s.training.weight_decay;
-  root["cluster"] = {{"device", s.cluster.device}};
-  if (s.cluster.world > 0) root["cluster"]["world"] = s.cluster.world;
-  if (s.cluster.capacity_gib) root["cluster"]["capacity_gib"] = *s.cluster.capacity_gib;
-  root["strategy"] = {{"name", strategy_name(s.strategy.kind)},
-                      {"bucket_cap_mb", s.strategy.bucket_cap_mb},
-                      {"gradient_as_bucket_view", s.strategy.gradient_as_bucket_view}};
-  if (s.strategy.gpu0_batch) root["strategy"]["gpu0_batch"] = *s.strategy.gpu0_batch;
-  if (s.strategy.stages > 0) root["strategy"]["stages"] = s.strategy.stages;
-  if (s.strategy.micro_batches != 1) root["strategy"]["micro_batches"] = s.strategy.micro_batches;
-  if (s.strategy.dp > 0) root["strategy"]["dp"] = s.strategy.dp;
-  if (s.strategy.dp_zero_stage != 0) root["strategy"]["dp_zero_stage"] = s.strategy.dp_zero_stage;
-  if (s.strategy.prefetch != 1) root["strategy"]["prefetch"] = s.strategy.prefetch;
-  if (s.strategy.reduce_bucket_mb) root["strategy"]["reduce_bucket_mb"] = *s.strategy.reduce_bucket_mb;
-  if (s.strategy.allgather_bucket_mb) root["strategy"]["allgather_bucket_mb"] = *s.strategy.allgather_bucket_mb;
-  root["accounting"] = {{"mode", accounting_name(s.accounting.mode)}};
-  if (!s.accounting.gpu_arch.empty()) root["accounting"]["gpu_arch"] = s.accounting.gpu_arch;
-  const auto& sim = s.simulation;
-  root["simulation"] = {{"compute_efficiency", sim.compute_efficiency},
-                        {"memory_efficiency", sim.memory_efficiency},
-                        {"kernel_overhead_us", sim.kernel_overhead_us}};
-  if (!sim.intra_node_link.empty()) root["simulation"]["intra_node_link"] = sim.intra_node_link;
-  if (!sim.inter_node_link.empty()) root["simulation"]["inter_node_link"] = sim.inter_node_link;
-  if (sim.gpus_per_node > 0) root["simulation"]["gpus_per_node"] = sim.gpus_per_node;
-  if (sim.link_gbps) root["simulation"]["link_gbps"] = *sim.link_gbps;
-  if (sim.link_latency_us) root["simulation"]["link_latency_us"] = *sim.link_latency_us;
-  if (sim.inter_node_gbps) root["simulation"]["inter_node_gbps"] = *sim.inter_node_gbps;
-  if (sim.inter_node_latency_us) root["simulation"]["inter_node_latency_us"] = *sim.inter_node_latency_us;
+  json root = json::object();
+  for (const auto& field : scenario_fields()) {
+    const FieldValue value = field.get(s);
+    if (std::holds_alternative<std::monostate>(value)) continue;
+    if (!field.always_written && value == default_value(field)) continue;
+    json& slot = field.section().empty() ? root[std::string(field.key)]
+                                         : root[std::string(field.section())][std::string(field.name())];
+    std::visit([&](const auto& v) {
+      if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) slot = v;
+    }, value);
+  }
   return root.dump(2);
 }
 

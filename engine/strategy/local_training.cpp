@@ -10,7 +10,7 @@ LocalTraining::LocalTraining(const LoweringContext& context, ProgramBuilder& bui
       b_(builder),
       model_(context.scenario.model),
       mixed_precision_(is_mixed_precision(context.scenario.settings.training.dtype)),
-      element_bytes_(model_dtype_bytes(context.scenario.settings.training.dtype)),
+      element_bytes_(dtype_bytes(context.scenario.settings.training.dtype)),
       workspaces_(context.behaviour.cublas_workspace_bytes) {}
 
 std::vector<ParamSlot*> LocalTraining::optimizer_params() {

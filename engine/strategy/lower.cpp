@@ -38,7 +38,7 @@ Plan lower_plan(const ResolvedScenario& scenario) {
     plan.notes.push_back("model '" + scenario.model.spec + "' is a parameter count only: parameters, gradients, optimizer "
                          "state and the strategy's buffers are modelled, activations and FLOPs are not");
   if (is_mixed_precision(settings.training.dtype))
-    plan.notes.push_back(settings.training.dtype + " mixed precision as in the ZeRO paper: 16-bit parameters and gradients "
+    plan.notes.push_back(dtype_name(settings.training.dtype) + " mixed precision as in the ZeRO paper: 16-bit parameters and gradients "
                          "(2 + 2 B per parameter), fp32 master weights and Adam state (4 + 4 + 4 B, K = 12); the master "
                          "weights are counted as optimizer_state, as the paper counts them in K");
   if (settings.strategy.kind == StrategyKind::Zero2)

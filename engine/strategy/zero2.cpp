@@ -29,7 +29,7 @@ namespace shardscope {
 
 std::vector<std::string> zero2_notes(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
-  const Bytes element = model_dtype_bytes(scenario.settings.training.dtype);
+  const Bytes element = dtype_bytes(scenario.settings.training.dtype);
   const std::int64_t bucket = mib_option_numel(strategy.reduce_bucket_mb, element, kDeepSpeedBucketNumel);
   return {"ZeRO-2 follows DeepSpeed stage_1_and_2.py (v0.14, overlap_comm off): after step() each rank holds the whole "
           "parameters, 1/N of the gradients and an fp32 partition with Adam's state: 2P + 14P/N bytes under 16-bit Adam "

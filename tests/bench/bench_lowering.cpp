@@ -49,7 +49,7 @@ void run_pipeline_dp_zero1_1024_ranks(benchmark::State& state, const std::string
   s.strategy.stages = 8;
   s.strategy.micro_batches = 8;
   s.strategy.dp_zero_stage = 1;
-  s.training.dtype = "bf16";
+  s.training.dtype = Dtype::Bf16;
   s.training.steps = 1;
   const auto resolved = resolve_scenario(s);
   std::size_t ops = 0;

@@ -76,17 +76,17 @@ TEST(PipelineSchedules, MessagesPerMicroBatch) {
 // 4 B each in fp32, 2 B in fp16.
 TEST(ModelParallel, DevicesTogetherHoldOneReplica) {
   constexpr Bytes kParams = 8 * (64 * 64 + 64);
-  for (const std::string dtype : {"fp32", "fp16"}) {
+  for (const Dtype dtype : {Dtype::Fp32, Dtype::Fp16}) {
     auto s = make("mlp:8x64", StrategyKind::ModelParallel, 4, kBatch, AccountingMode::Exact);
     s.training.dtype = dtype;
     const auto r = run(s);
     Bytes total = 0;
     for (int rank = 0; rank < 4; ++rank) {
       const Bytes here = r.phase(rank, "model_created", 0).by_category[Category::Parameters];
-      EXPECT_EQ(here, kParams / 4 * (dtype == "fp32" ? 4 : 2));  // two equal layers per device
+      EXPECT_EQ(here, kParams / 4 * (dtype == Dtype::Fp32 ? 4 : 2));  // two equal layers per device
       total += here;
     }
-    EXPECT_EQ(total, kParams * (dtype == "fp32" ? 4 : 2));
+    EXPECT_EQ(total, kParams * (dtype == Dtype::Fp32 ? 4 : 2));
   }
 }
 
@@ -98,7 +98,7 @@ TEST(PipelineDataParallel, ZeroOneShardsOptimizerStateInTheDpGroup) {
   s.strategy.stages = 4;
   s.strategy.micro_batches = 4;
   s.strategy.dp_zero_stage = 1;
-  s.training.dtype = "fp16";
+  s.training.dtype = Dtype::Fp16;
   const auto r = run(s);
   EXPECT_EQ(r.scenario.settings.strategy.dp, 2);
   for (int rank = 0; rank < 8; ++rank) {

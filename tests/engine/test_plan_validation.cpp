@@ -33,7 +33,7 @@ TEST(PlanValidation, EveryStrategyAndModelLowersToAValidPlan) {
           s.strategy.gradient_as_bucket_view = checked % 4 == 1;
           if (strategy == StrategyKind::BalancedDataParallel) s.strategy.gpu0_batch = checked % 2;
           const bool data_parallel = strategy == StrategyKind::DataParallel || strategy == StrategyKind::BalancedDataParallel;
-          if (!data_parallel) s.training.dtype = checked % 3 == 1 ? "bf16" : (checked % 3 == 2 ? "fp16" : "fp32");
+          if (!data_parallel) s.training.dtype = checked % 3 == 1 ? Dtype::Bf16 : (checked % 3 == 2 ? Dtype::Fp16 : Dtype::Fp32);
           if (strategy == StrategyKind::Zero2 || strategy == StrategyKind::Zero3) s.strategy.reduce_bucket_mb = 1;
           if (strategy == StrategyKind::Zero3) s.strategy.prefetch = checked % 3;
           if (strategy == StrategyKind::PipelineGPipe || strategy == StrategyKind::Pipeline1F1B) s.strategy.micro_batches = 2;
@@ -52,7 +52,7 @@ TEST(PlanValidation, PipelineTimesDataParallelLowersToAValidPlan) {
   for (auto strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
     for (const std::string model : {"mlp:6x16:relu", "vgg16", "params:1M:12"})
       for (int dp_zero : {0, 1})
-        for (const std::string dtype : {"fp32", "bf16"}) {
+        for (const Dtype dtype : {Dtype::Fp32, Dtype::Bf16}) {
           auto s = testing::make(model, strategy, 6, 4, checked % 2 ? AccountingMode::PyTorch2 : AccountingMode::PyTorch18);
           s.strategy.stages = 3;
           s.strategy.micro_batches = 4;

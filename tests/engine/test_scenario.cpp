@@ -45,13 +45,13 @@ TEST(ScenarioJson, RoundTrips) {
   Scenario s = builtin_default_scenario();
   s.strategy.kind = StrategyKind::Zero1;
   s.training.steps = 2;
-  s.training.dtype = "bf16";
+  s.training.dtype = Dtype::Bf16;
   s.strategy.prefetch = 2;
   s.strategy.dp_zero_stage = 1;
   s.strategy.reduce_bucket_mb = 64;
   s.strategy.allgather_bucket_mb = 32;
   const Scenario back = parse_scenario_json(scenario_to_json(s), "x");
-  EXPECT_EQ(back.training.dtype, "bf16");
+  EXPECT_EQ(back.training.dtype, Dtype::Bf16);
   EXPECT_EQ(back.strategy.prefetch, 2);
   EXPECT_EQ(back.strategy.dp_zero_stage, 1);
   EXPECT_DOUBLE_EQ(*back.strategy.reduce_bucket_mb, 64);

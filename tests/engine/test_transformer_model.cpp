@@ -169,7 +169,7 @@ TEST(TransformerScenario, SequenceLengthAndCheckpointChecks) {
   EXPECT_EQ(r.model.seq, 128);
   EXPECT_EQ(r.settings.training.loss, LossKind::CrossEntropy);  // a causal LM's loss
   EXPECT_EQ(r.model.activation_element_bytes, 4);
-  s.training.dtype = "bf16";  // 16-bit activations, the precision of Korthikanti et al.'s Table 2
+  s.training.dtype = Dtype::Bf16;  // 16-bit activations, the precision of Korthikanti et al.'s Table 2
   EXPECT_EQ(resolve_scenario(s).model.activation_element_bytes, 2);
 }
 

@@ -29,7 +29,7 @@ TEST(TransformerStrategies, EveryStrategyAndCheckpointModeLowersToAValidPlan) {
         s.training.seq = 16;
         s.training.steps = 2;
         s.training.checkpoint = mode;
-        s.training.dtype = strategy == StrategyKind::DataParallel || checked % 2 ? "fp32" : "bf16";
+        s.training.dtype = strategy == StrategyKind::DataParallel || checked % 2 ? Dtype::Fp32 : Dtype::Bf16;
         if (strategy == StrategyKind::PipelineGPipe || strategy == StrategyKind::Pipeline1F1B) s.strategy.micro_batches = 2;
         const auto plan = lower_plan(resolve_scenario(s));
         const auto report = validate_plan(plan);

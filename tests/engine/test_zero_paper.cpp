@@ -20,7 +20,7 @@ Bytes model_states(const testing::Run& r, int rank) {
 
 Scenario paper_scenario(StrategyKind strategy) {
   auto s = make("params:7.5e9", strategy, 64, 1, AccountingMode::Exact);
-  s.training.dtype = "fp16";
+  s.training.dtype = Dtype::Fp16;
   s.strategy.gradient_as_bucket_view = true;
   s.cluster.capacity_gib = 1024;  // the figure is about bytes, not about fitting an 80 GB device
   return s;
@@ -63,7 +63,7 @@ TEST(Zero2, Fp32ModelStatesHandCount) {
 TEST(Zero2, ReduceBucketIsFixedSize) {
   for (int world : {2, 8}) {
     auto s = make("params:4096000:8", StrategyKind::Zero2, world, 1, AccountingMode::Exact);
-    s.training.dtype = "bf16";
+    s.training.dtype = Dtype::Bf16;
     s.strategy.reduce_bucket_mb = 1;
     const auto r = run(s);
     Bytes peak_comm = 0;
@@ -81,7 +81,7 @@ TEST(Zero3, CommunicationBuffersGrowWithPrefetch) {
   constexpr Bytes kUnit = 512'000 * 2;
   for (int prefetch : {0, 1, 2}) {
     auto s = make("params:4096000:8", StrategyKind::Zero3, 4, 1, AccountingMode::Exact);
-    s.training.dtype = "fp16";
+    s.training.dtype = Dtype::Fp16;
     s.strategy.prefetch = prefetch;
     const auto r = run(s);
     Bytes peak_comm = 0;
@@ -96,7 +96,7 @@ TEST(Zero3, CommunicationBuffersGrowWithPrefetch) {
 TEST(Zero3, AllgatherBucketGroupsLayersIntoUnits) {
   constexpr Bytes kUnit = 2 * 512'000 * 2;
   auto s = make("params:4096000:8", StrategyKind::Zero3, 4, 1, AccountingMode::Exact);
-  s.training.dtype = "fp16";
+  s.training.dtype = Dtype::Fp16;
   s.strategy.allgather_bucket_mb = 1.5;
   const auto r = run(s);
   Bytes peak_comm = 0;
@@ -116,7 +116,7 @@ TEST(Zero3, FixedReduceBucketDoesNotShrinkWithN) {
   static_assert(2 * kUnit + 3 * kMiB < 6 * kMiB);
   for (int world : {2, 4}) {
     auto s = make("params:4096000:8", StrategyKind::Zero3, world, 1, AccountingMode::Exact);
-    s.training.dtype = "fp16";
+    s.training.dtype = Dtype::Fp16;
     s.strategy.prefetch = 0;
     s.strategy.reduce_bucket_mb = 3;
     const auto r = run(s);

@@ -141,7 +141,7 @@ TEST(Executor, RefusesWhatTheCpuBackendCannotRun) {
   Scenario bf16;
   bf16.model.spec = "mlp:1x4";
   bf16.strategy.kind = StrategyKind::Single;
-  bf16.training.dtype = "bf16";
+  bf16.training.dtype = Dtype::Bf16;
   VectorTraceSink sink;
   try {
     execute(resolve_scenario(bf16), single_rank_plan(3), sink);

@@ -139,7 +139,7 @@ TEST(GuiFrames, ExecuteModeRunsOnCpuThreadsWithPredictedBesideMeasured) {
 
   // A plan the CPU backend cannot run is refused with its reason; the picture stays.
   const auto shown = session.store();
-  s.training.dtype = "bf16";
+  s.training.dtype = Dtype::Bf16;
   session.run(s, RunMode::ExecuteCpu);
   while (session.busy()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

@@ -98,7 +98,7 @@ TEST(CostModel, MixedPrecisionUsesTheTensorCorePeak) {
   s.simulation.compute_efficiency = 1;
   s.simulation.kernel_overhead_us = 0;
   ResolvedScenario r = resolve_scenario(s);
-  r.settings.training.dtype = "bf16";  // set after resolving: bf16 lowering is another issue's
+  r.settings.training.dtype = Dtype::Bf16;  // set after resolving: bf16 lowering is another issue's
   Op op;
   op.flops = 989e9;  // H100 bf16 dense peak 989 TFLOP/s → 1 ms
   EXPECT_EQ(CostModel::from_scenario(r).compute_ns(op), 1'000'000);

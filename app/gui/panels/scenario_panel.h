@@ -1,9 +1,11 @@
-// Scenario form: pick a built-in scenario or open a file, edit model, batch, world, device, strategy and its
-// options, dtype, checkpointing, optimizer, accounting. Reports when the scenario changed so it is re-run.
+// Scenario form: pick a built-in scenario or open a file, then every field of the scenario (the field table,
+// scenario/scenario_fields.h) by section, a strategy's options only under the strategies that use them. Reports
+// when the scenario changed so it is re-run.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "gui/panels/field_widgets.h"
 #include "scenario/scenario.h"
 
 namespace shardscope::gui {
@@ -24,8 +26,7 @@ class ScenarioPanel {
   std::vector<std::string> builtin_files_;  // file names under scenarios_dir_
   std::string open_path_;
   std::string load_error_;
-  std::string model_spec_edit_;  // edited text, applied on Enter so each keystroke does not re-run
-  std::string last_spec_;
+  FieldWidgets fields_;
 };
 
 }  // namespace shardscope::gui

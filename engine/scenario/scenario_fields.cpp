@@ -1,0 +1,222 @@
+// The field table: one row per scenario field. A new field is a member in scenario.h and a row here; the JSON
+// reader and writer, the CLI flags and the GUI form pick it up from this table.
+#include "scenario/scenario_fields.h"
+
+#include <array>
+
+#include "cluster/device_preset.h"
+#include "cluster/link_preset.h"
+#include "scenario/field_access.h"
+
+namespace shardscope {
+
+namespace {
+
+using field_access::with_member;
+using field_access::with_zero_unset_member;
+using field_access::with_empty_unset_member;
+using K = FieldKind;
+using S = Scenario;
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> names;
+  for (const auto& preset : device_presets()) names.push_back(preset.name);
+  return names;
+}
+std::vector<std::string> link_names() {
+  std::vector<std::string> names;
+  for (const auto& preset : link_presets()) names.push_back(preset.name);
+  return names;
+}
+std::vector<std::string> model_suggestions() {
+  return {"mlp:20x2000", "mlp:8x512:relu", "vgg16", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
+          "llama-2-7b", "llama-2-13b", "params:7.5e9"};
+}
+
+const std::vector<ScenarioField>& table() {
+  static const std::vector<ScenarioField> rows = {
+      with_member<&S::name>({.key = "name", .label = "Name", .kind = K::Text,
+                             .help = "The scenario's title in reports, traces and the window",
+                             .always_written = true}),
+
+      with_member<&S::model, &ModelSettings::spec>({
+          .key = "model.spec", .flag = "--model", .label = "Model", .kind = K::Text,
+          .help = "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, params:N[:BLOCKS] (e.g. params:7.5e9), "
+                  "hf:PATH/config.json (GPT-2 or Llama), or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b",
+          .framework = "the nn.Module: N × nn.Linear, torchvision vgg16, transformers GPT2LMHeadModel / LlamaForCausalLM",
+          .always_written = true, .choices = model_suggestions}),
+      with_member<&S::model, &ModelSettings::inplace_relu>({
+          .key = "model.inplace_relu", .flag = "--inplace-relu", .label = "In-place ReLU", .kind = K::Flag,
+          .help = "ReLU(inplace=True): the activation overwrites its input instead of saving a second tensor",
+          .framework = "nn.ReLU(inplace=True)", .unset_means = "mlp off, vgg16 on (as torchvision)",
+          .negative_flag = "--no-inplace-relu"}),
+
+      with_member<&S::training, &TrainingSettings::batch>({
+          .key = "training.batch", .flag = "--batch", .label = "Batch", .kind = K::Integer,
+          .help = "Samples per rank and step (dp / balanced-dp: per device; pipelines: per data-parallel replica)",
+          .framework = "DataLoader(batch_size=)", .min = 1, .always_written = true}),
+      with_member<&S::training, &TrainingSettings::loss>({
+          .key = "training.loss", .flag = "--loss", .label = "Loss", .kind = K::Choice,
+          .help = "Loss function (language models always train with cross-entropy)",
+          .framework = "nn.MSELoss / nn.CrossEntropyLoss", .always_written = true, .choices = loss_names}),
+      with_member<&S::training, &TrainingSettings::optimizer>({
+          .key = "training.optimizer", .flag = "--optimizer", .label = "Optimizer", .kind = K::Choice,
+          .help = "Optimizer; its state is created lazily at the first step (Adam: exp_avg, exp_avg_sq)",
+          .framework = "torch.optim.SGD / SGD(momentum=0.9) / Adam / AdamW", .always_written = true,
+          .choices = optimizer_names}),
+      with_member<&S::training, &TrainingSettings::weight_decay>({
+          .key = "training.weight_decay", .flag = "--weight-decay", .label = "Weight decay", .kind = K::Number,
+          .help = "Weight decay of the optimizer", .framework = "weight_decay=",
+          .unset_means = "0, AdamW 0.01 (PyTorch's defaults)", .min = 0}),
+      with_member<&S::training, &TrainingSettings::dtype>({
+          .key = "training.dtype", .flag = "--dtype", .label = "dtype", .kind = K::Choice,
+          .help = "fp32, or fp16 / bf16 mixed precision: 16-bit parameters and gradients, fp32 master weights and "
+                  "optimizer state (2 + 2 + 12 B per parameter with Adam)",
+          .framework = "torch.autocast + model.half() / DeepSpeed fp16, bf16", .always_written = true,
+          .choices = dtype_names}),
+      with_zero_unset_member<&S::training, &TrainingSettings::seq>({
+          .key = "training.seq", .flag = "--seq", .label = "Sequence length", .kind = K::Integer,
+          .help = "Transformer sequence length", .framework = "n_positions / max_position_embeddings (the input length)",
+          .unset_means = "the model's max positions", .min = 0}),
+      with_member<&S::training, &TrainingSettings::checkpoint>({
+          .key = "training.checkpoint", .flag = "--checkpoint", .label = "Checkpointing", .kind = K::Choice,
+          .help = "Activation recomputation for transformers: none, selective (attention core recomputed), full "
+                  "(only each block's input kept)",
+          .framework = "Megatron-LM --recompute-granularity selective | full; torch.utils.checkpoint per block",
+          .always_written = true, .choices = checkpoint_names}),
+      with_member<&S::training, &TrainingSettings::steps>({
+          .key = "training.steps", .flag = "--steps", .label = "Steps", .kind = K::Integer,
+          .help = "Training steps (optimizer state appears at the first, DDP rebuilds its buckets at the second)",
+          .min = 1, .max = 1000, .always_written = true}),
+      with_member<&S::training, &TrainingSettings::no_grad>({
+          .key = "training.no_grad", .flag = "--no-grad", .label = "Inference (no_grad)", .kind = K::Flag,
+          .help = "Inference: no saved activations, gradients or optimizer",
+          .framework = "model.eval() under torch.no_grad()", .always_written = true}),
+
+      with_zero_unset_member<&S::cluster, &ClusterSettings::world>({
+          .key = "cluster.world", .flag = "--world", .label = "World", .kind = K::Integer,
+          .help = "Ranks, one device each", .framework = "WORLD_SIZE",
+          .unset_means = "2 (single: 1; pipelines: stages × dp)", .min = 1, .max = 65536}),
+      with_member<&S::cluster, &ClusterSettings::device>({
+          .key = "cluster.device", .flag = "--device", .label = "Device", .kind = K::Text,
+          .help = "Device preset (capacity, FLOP/s, HBM bandwidth, links)", .always_written = true,
+          .choices = device_names}),
+      with_member<&S::cluster, &ClusterSettings::capacity_gib>({
+          .key = "cluster.capacity_gib", .flag = "--capacity-gib", .label = "Capacity (GiB)", .kind = K::Number,
+          .help = "Device memory in GiB", .framework = "torch.cuda.get_device_properties(d).total_memory",
+          .unset_means = "the preset's capacity", .min = 0, .min_exclusive = true}),
+
+      with_member<&S::strategy, &StrategySettings::kind>({
+          .key = "strategy.name", .flag = "--strategy", .label = "Strategy", .kind = K::Choice,
+          .help = "How the ranks share the work (shardscope-cli strategies lists them)", .always_written = true,
+          .choices = strategy_names}),
+      with_member<&S::strategy, &StrategySettings::bucket_cap_mb>({
+          .key = "strategy.bucket_cap_mb", .flag = "--bucket-cap-mb", .label = "Bucket cap (MiB)", .kind = K::Number,
+          .help = "Gradients per DDP all-reduce bucket, MiB", .framework = "DistributedDataParallel(bucket_cap_mb=25)",
+          .min = 0, .min_exclusive = true, .always_written = true}),
+      with_member<&S::strategy, &StrategySettings::gradient_as_bucket_view>({
+          .key = "strategy.gradient_as_bucket_view", .flag = "--gradient-as-bucket-view",
+          .label = "gradient_as_bucket_view", .kind = K::Flag,
+          .help = "Gradients are views into the DDP buckets: no separate .grad copies",
+          .framework = "DistributedDataParallel(gradient_as_bucket_view=True)", .always_written = true,
+          .negative_flag = "--no-gradient-as-bucket-view"}),
+      with_member<&S::strategy, &StrategySettings::gpu0_batch>({
+          .key = "strategy.gpu0_batch", .flag = "--gpu0-batch", .label = "Device-0 batch", .kind = K::Integer,
+          .help = "Samples on device 0, which also gathers the outputs; the rest is split over the other devices",
+          .framework = "BalancedDataParallel(gpu0_bsz=)", .unset_means = "none (balanced-dp needs it)", .min = 0}),
+      with_zero_unset_member<&S::strategy, &StrategySettings::stages>({
+          .key = "strategy.stages", .flag = "--stages", .label = "Stages", .kind = K::Integer,
+          .help = "Pipeline stages (consecutive layers per device)", .framework = "Megatron-LM pipeline_model_parallel_size",
+          .unset_means = "world / dp (mp: world)", .min = 0}),
+      with_member<&S::strategy, &StrategySettings::micro_batches>({
+          .key = "strategy.micro_batches", .flag = "--micro-batches", .label = "Micro-batches", .kind = K::Integer,
+          .help = "Micro-batches per step; the batch is split into them",
+          .framework = "GPipe chunks / Megatron-LM num_microbatches", .min = 1}),
+      with_zero_unset_member<&S::strategy, &StrategySettings::dp>({
+          .key = "strategy.dp", .flag = "--dp", .label = "DP replicas", .kind = K::Integer,
+          .help = "Data-parallel replicas of the pipeline (world = stages × dp)",
+          .framework = "Megatron-LM data_parallel_size", .unset_means = "world / stages", .min = 0}),
+      with_member<&S::strategy, &StrategySettings::dp_zero_stage>({
+          .key = "strategy.dp_zero_stage", .flag = "--dp-zero", .label = "ZeRO-1 in DP groups", .kind = K::Integer,
+          .help = "With dp > 1: 0 = gradients all-reduced in each stage's DP group, 1 = ZeRO-1 there (gradients "
+                  "reduce-scattered, optimizer state sharded)",
+          .framework = "Megatron-LM --use-distributed-optimizer", .min = 0, .max = 1}),
+      with_member<&S::strategy, &StrategySettings::prefetch>({
+          .key = "strategy.prefetch", .flag = "--prefetch", .label = "Prefetch (units)", .kind = K::Integer,
+          .help = "Units all-gathered ahead of use (0 = none; 1 holds the current and the next unit)",
+          .framework = "FSDP backward_prefetch=BACKWARD_PRE / DeepSpeed stage3_prefetch_bucket_size", .min = 0,
+          .max = 8}),
+      with_member<&S::strategy, &StrategySettings::reduce_bucket_mb>({
+          .key = "strategy.reduce_bucket_mb", .flag = "--reduce-bucket-mb", .label = "Reduce bucket (MiB)",
+          .kind = K::Number,
+          .help = "zero2: gradients per reduce bucket, MiB; zero3: the least reduce-scatter buffer",
+          .framework = "DeepSpeed reduce_bucket_size",
+          .unset_means = "zero2: DeepSpeed's 5e8 elements; zero3: one unit's gradients, as FSDP", .min = 0,
+          .min_exclusive = true}),
+      with_member<&S::strategy, &StrategySettings::allgather_bucket_mb>({
+          .key = "strategy.allgather_bucket_mb", .flag = "--allgather-bucket-mb", .label = "All-gather bucket (MiB)",
+          .kind = K::Number,
+          .help = "zero3: MiB of parameters per gathered unit; zero2: the post-step all-gather chunk",
+          .framework = "FSDP size_based_auto_wrap_policy / DeepSpeed allgather_bucket_size",
+          .unset_means = "zero3: one unit per layer; zero2: DeepSpeed's 5e8 elements", .min = 0,
+          .min_exclusive = true}),
+
+      with_member<&S::accounting, &AccountingSettings::mode>({
+          .key = "accounting.mode", .flag = "--accounting", .label = "Accounting", .kind = K::Choice,
+          .help = "exact tensor bytes, or what torch.cuda.memory_allocated() prints under PyTorch 1.8 or 2.x rules",
+          .framework = "torch.cuda.memory_allocated / max_memory_allocated / memory_reserved",
+          .always_written = true, .choices = accounting_names}),
+      with_empty_unset_member<&S::accounting, &AccountingSettings::gpu_arch>({
+          .key = "accounting.gpu_arch", .flag = "--gpu-arch", .label = "GPU architecture", .kind = K::Text,
+          .help = "Compute capability: sets PyTorch 2's cuBLAS workspace size",
+          .framework = "torch.cuda.get_device_capability()", .unset_means = "from the device preset",
+          .choices = gpu_arch_names}),
+
+      with_empty_unset_member<&S::simulation, &SimulationSettings::intra_node_link>({
+          .key = "simulation.intra_node_link", .flag = "--intra-node-link", .label = "Intra-node link", .kind = K::Text,
+          .help = "Link preset within a node", .unset_means = "the device's", .choices = link_names}),
+      with_empty_unset_member<&S::simulation, &SimulationSettings::inter_node_link>({
+          .key = "simulation.inter_node_link", .flag = "--inter-node-link", .label = "Inter-node link", .kind = K::Text,
+          .help = "Link preset between nodes", .unset_means = "the device's", .choices = link_names}),
+      with_zero_unset_member<&S::simulation, &SimulationSettings::gpus_per_node>({
+          .key = "simulation.gpus_per_node", .flag = "--gpus-per-node", .label = "GPUs per node", .kind = K::Integer,
+          .help = "GPUs per node: collectives spanning nodes run at the inter-node link's speed",
+          .framework = "LOCAL_WORLD_SIZE", .unset_means = "8 (RTX-4090: 4)", .min = 1}),
+      with_member<&S::simulation, &SimulationSettings::link_gbps>({
+          .key = "simulation.link_gbps", .flag = "--link-gbps", .label = "Link GB/s", .kind = K::Number,
+          .help = "Bandwidth of both links, GB/s per direction (as nccl-tests' busbw)",
+          .unset_means = "the link presets'", .min = 0, .min_exclusive = true}),
+      with_member<&S::simulation, &SimulationSettings::link_latency_us>({
+          .key = "simulation.link_latency_us", .flag = "--link-latency-us", .label = "Link latency (µs)",
+          .kind = K::Number, .help = "Latency (alpha) per hop of both links, µs", .unset_means = "the link presets'",
+          .min = 0}),
+      with_member<&S::simulation, &SimulationSettings::inter_node_gbps>({
+          .key = "simulation.inter_node_gbps", .flag = "--inter-node-gbps", .label = "Inter-node GB/s",
+          .kind = K::Number, .help = "Inter-node bandwidth only, GB/s per direction (wins over link_gbps)",
+          .unset_means = "link_gbps, else the preset's", .min = 0, .min_exclusive = true}),
+      with_member<&S::simulation, &SimulationSettings::inter_node_latency_us>({
+          .key = "simulation.inter_node_latency_us", .flag = "--inter-node-latency-us",
+          .label = "Inter-node latency (µs)", .kind = K::Number,
+          .help = "Inter-node latency only, µs (wins over link_latency_us)",
+          .unset_means = "link_latency_us, else the preset's", .min = 0}),
+      with_member<&S::simulation, &SimulationSettings::compute_efficiency>({
+          .key = "simulation.compute_efficiency", .flag = "--compute-efficiency", .label = "Compute efficiency",
+          .kind = K::Number, .help = "Achieved fraction of the dtype's peak FLOP/s", .min = 0, .max = 1,
+          .min_exclusive = true, .always_written = true}),
+      with_member<&S::simulation, &SimulationSettings::memory_efficiency>({
+          .key = "simulation.memory_efficiency", .flag = "--memory-efficiency", .label = "Memory efficiency",
+          .kind = K::Number, .help = "Achieved fraction of the HBM bandwidth", .min = 0, .max = 1,
+          .min_exclusive = true, .always_written = true}),
+      with_member<&S::simulation, &SimulationSettings::kernel_overhead_us>({
+          .key = "simulation.kernel_overhead_us", .flag = "--kernel-overhead-us", .label = "Kernel overhead (µs)",
+          .kind = K::Number, .help = "Launch cost added to every compute op that does work, µs", .min = 0,
+          .always_written = true}),
+  };
+  return rows;
+}
+
+}  // namespace
+
+std::span<const ScenarioField> scenario_fields() { return table(); }
+
+}  // namespace shardscope

@@ -1,0 +1,118 @@
+// The scenario-field table: it covers the scenario file format exactly, its reader and writer round-trip every
+// field, and ranges give messages naming the field.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario/scenario_fields.h"
+#include "scenario_field_values.h"
+
+namespace shardscope {
+namespace {
+
+using testing::other_value;
+
+// The scenario file format as the README documents it (its "Scenario files" example), written out by hand.
+const std::set<std::string> kDocumentedKeys = {
+    "name",
+    "model.spec", "model.inplace_relu",
+    "training.batch", "training.loss", "training.optimizer", "training.weight_decay", "training.dtype",
+    "training.steps", "training.no_grad", "training.seq", "training.checkpoint",
+    "cluster.world", "cluster.device", "cluster.capacity_gib",
+    "strategy.name", "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch",
+    "strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
+    "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb",
+    "accounting.mode", "accounting.gpu_arch",
+    "simulation.intra_node_link", "simulation.inter_node_link", "simulation.gpus_per_node", "simulation.link_gbps",
+    "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",
+    "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};
+
+std::string range_error(const std::string& json) {
+  try {
+    check_field_ranges(parse_scenario_json(json, "test.json"));
+  } catch (const ScenarioError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ScenarioFields, CoverTheDocumentedFormatExactly) {
+  std::set<std::string> keys, flags;
+  for (const auto& field : scenario_fields()) {
+    EXPECT_TRUE(keys.emplace(field.key).second) << "duplicate key " << field.key;
+    if (!field.flag.empty()) EXPECT_TRUE(flags.emplace(field.flag).second) << "duplicate flag " << field.flag;
+    EXPECT_FALSE(field.help.empty()) << field.key;
+    EXPECT_FALSE(field.label.empty()) << field.key;
+    EXPECT_EQ(field.kind == FieldKind::Choice, field.choices != nullptr && field.kind == FieldKind::Choice);
+  }
+  EXPECT_EQ(keys, kDocumentedKeys);
+  EXPECT_EQ(flags.size(), keys.size() - 1);  // every setting has a flag; the name does not
+}
+
+TEST(ScenarioFields, EveryFieldRoundTripsThroughJson) {
+  for (const auto& field : scenario_fields()) {
+    Scenario s;
+    const FieldValue value = other_value(field);
+    set_field(s, field, value, field.key);
+    EXPECT_TRUE(field_is_set(s, field)) << field.key;
+    const Scenario back = parse_scenario_json(scenario_to_json(s), "x");
+    EXPECT_EQ(field.get(back), value) << field.key;
+    // Nothing else moved.
+    for (const auto& other : scenario_fields())
+      if (&other != &field) EXPECT_EQ(other.get(back), other.get(s)) << field.key << " moved " << other.key;
+  }
+}
+
+// What the writer put in every file before the table existed: these keys always, the others only when changed.
+TEST(ScenarioFields, DefaultsWriteTheKeysEveryFileShows) {
+  std::set<std::string> written;
+  const auto root = nlohmann::json::parse(scenario_to_json(Scenario{}));
+  for (const auto& [key, value] : root.items()) {
+    if (!value.is_object()) written.insert(key);
+    else
+      for (const auto& [inner, ignored] : value.items()) written.insert(key + "." + inner);
+  }
+  const std::set<std::string> always = {
+      "name", "model.spec", "training.batch", "training.loss", "training.optimizer", "training.dtype",
+      "training.steps", "training.no_grad", "training.checkpoint", "cluster.device", "strategy.name",
+      "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "accounting.mode",
+      "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};
+  EXPECT_EQ(written, always);
+}
+
+TEST(ScenarioFields, RangesNameTheFieldAndTheRule) {
+  EXPECT_EQ(range_error(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
+  EXPECT_EQ(range_error(R"({"training": {"steps": 1001}})"), "training.steps: must be between 1 and 1000 (got 1001)");
+  EXPECT_EQ(range_error(R"({"simulation": {"compute_efficiency": 0}})"),
+            "simulation.compute_efficiency: must be in (0, 1] (got 0)");
+  EXPECT_EQ(range_error(R"({"simulation": {"link_latency_us": -1}})"),
+            "simulation.link_latency_us: must not be negative (got -1)");
+  EXPECT_EQ(range_error(R"({"cluster": {"capacity_gib": 0}})"), "cluster.capacity_gib: must be positive (got 0)");
+  EXPECT_EQ(range_error(R"({"strategy": {"prefetch": 9}})"), "strategy.prefetch: must be between 0 and 8 (got 9)");
+  EXPECT_EQ(range_error(R"({"strategy": {"micro_batches": 4, "stages": 0}, "training": {"seq": 0}})"), "");
+}
+
+// 0 stores "derive it" for world: written 0 is refused where it is written, not taken as the default.
+TEST(ScenarioFields, AnExplicitZeroWorldIsRefused) {
+  try {
+    parse_scenario_json(R"({"cluster": {"world": 0}})", "x");
+    FAIL() << "world 0 accepted";
+  } catch (const ScenarioError& error) {
+    EXPECT_EQ(std::string(error.what()), "cluster.world: must be between 1 and 65536 (got 0)");
+  }
+  const Scenario derived = parse_scenario_json(R"({"strategy": {"stages": 0}})", "x");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(find_scenario_field("strategy.stages")->get(derived)));
+}
+
+TEST(ScenarioFields, ChoicesRefuseOtherNames) {
+  Scenario s;
+  EXPECT_THROW(set_field(s, *find_scenario_field("training.dtype"), std::string("fp8"), "--dtype"), ScenarioError);
+  EXPECT_THROW(set_field(s, *find_scenario_field("training.batch"), std::string("8"), "--batch"), ScenarioError);
+  set_field(s, *find_scenario_field("training.dtype"), std::string("bf16"), "--dtype");
+  EXPECT_EQ(s.training.dtype, Dtype::Bf16);
+}
+
+}  // namespace
+}  // namespace shardscope
