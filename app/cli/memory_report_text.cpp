@@ -6,10 +6,26 @@
 #include <fmt/format.h>
 
 #include "cli/memory_command.h"
+#include "scenario/scenario_fields.h"
+#include "strategy/registry.h"
 
 namespace shardscope::cli {
 
 namespace {
+
+// "ddp (bucket_cap_mb 25, gradient_as_bucket_view off)": the strategy and the options it uses (strategy/registry.h).
+std::string strategy_line(const Scenario& s) {
+  const StrategyInfo& info = strategy_info(s.strategy.kind);
+  std::string options;
+  for (const auto key : info.options) {
+    const ScenarioField& field = *find_scenario_field(key);
+    const FieldValue value = field.get(s);
+    if (std::holds_alternative<std::monostate>(value)) continue;
+    const std::string text = std::holds_alternative<bool>(value) ? (std::get<bool>(value) ? "on" : "off") : field_value_text(value);
+    options += (options.empty() ? "" : ", ") + std::string(field.name()) + " " + text;
+  }
+  return std::string(info.name) + (options.empty() ? "" : " (" + options + ")");
+}
 
 std::string with_commas(Bytes value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
@@ -75,18 +91,13 @@ void print_memory_text(const MemoryRun& run, std::ostream& out) {
   out << "ShardScope memory — " << s.name << "\n";
   out << fmt::format("model      {} — {} parameters ({} in fp32)\n", model.display_name, with_commas(model.parameter_count()),
                      format_bytes(model.parameter_count() * 4));
-  out << fmt::format("training   batch {} per {}, {} loss, {}{}, {} step{}{}\n", s.training.batch,
-                     s.strategy.kind == StrategyKind::DataParallel || s.strategy.kind == StrategyKind::BalancedDataParallel ? "device" : "rank",
+  out << fmt::format("training   batch {} {}, {} loss, {}{}, {} step{}{}\n", s.training.batch,
+                     batch_unit(strategy_info(s.strategy.kind).layout),
                      loss_name(s.training.loss), optimizer_name(s.training.optimizer),
                      run.scenario.weight_decay != 0 ? fmt::format(" (weight decay {})", run.scenario.weight_decay) : "",
                      s.training.steps, s.training.steps == 1 ? "" : "s", s.training.no_grad ? ", inference (no_grad)" : "");
   out << fmt::format("cluster    {} × {} ({} each)\n", s.cluster.world, run.scenario.device.name, format_bytes(run.report.capacity));
-  std::string strategy = strategy_name(s.strategy.kind);
-  if (s.strategy.kind == StrategyKind::Ddp || s.strategy.kind == StrategyKind::Zero1)
-    strategy += fmt::format(" (bucket_cap_mb {}, gradient_as_bucket_view {})", s.strategy.bucket_cap_mb,
-                            s.strategy.gradient_as_bucket_view ? "on" : "off");
-  if (s.strategy.gpu0_batch) strategy += fmt::format(" (gpu0_batch {})", *s.strategy.gpu0_batch);
-  out << "strategy   " << strategy << "\n";
+  out << "strategy   " << strategy_line(s) << "\n";
   out << fmt::format("accounting {} ({}); behaviour follows {}{}\n", accounting_name(s.accounting.mode), run.report.rules,
                      run.plan.behaviour, s.accounting.mode == AccountingMode::PyTorch2 ? ", GPU " + run.scenario.gpu_arch : "");
   out << "units      KiB/MiB/GiB = 2^10/2^20/2^30 bytes; max allocated is since the start (no reset_peak_memory_stats)\n";

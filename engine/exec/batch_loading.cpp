@@ -1,4 +1,4 @@
-// load_batch: sample indices per data-parallel position, then host buffers, then one copy per operand.
+// load_batch: sample indices of the program's data shard, then host buffers, then one copy per operand.
 #include "exec/batch_loading.h"
 
 #include <cstring>
@@ -10,27 +10,6 @@
 namespace shardscope::exec {
 
 namespace {
-
-struct DataParallelPosition {
-  int world = 1;
-  int rank = 0;
-};
-
-DataParallelPosition position_of(const ResolvedScenario& scenario, int rank) {
-  const auto& strategy = scenario.settings.strategy;
-  switch (strategy.kind) {
-    case StrategyKind::Ddp:
-    case StrategyKind::Zero1:
-    case StrategyKind::Zero2:
-    case StrategyKind::Zero3:
-      return {scenario.settings.cluster.world, rank};
-    case StrategyKind::PipelineGPipe:
-    case StrategyKind::Pipeline1F1B:
-      return {strategy.dp, rank % strategy.dp};  // rank = stage · dp + replica (strategy/pipeline_stage.cpp)
-    default:
-      return {1, 0};
-  }
-}
 
 std::int64_t rows_of(const DeviceBuffer& buffer, Bytes row_bytes, const std::string& where, const char* what) {
   if (buffer.bytes % row_bytes != 0)
@@ -65,11 +44,11 @@ void load_batch(const ResolvedScenario& scenario, std::uint64_t seed, const Prog
   if (rows == 0) return;
 
   // The rank's whole batch of the step, then this op's micro-batch of it (consecutive rows, as torch.chunk).
-  const DataParallelPosition position = position_of(scenario, program.rank);
+  const DataShard shard = program.data;
   const int micro = op.micro_batch < 0 ? 0 : op.micro_batch;
   const std::int64_t rank_batch = op.micro_batch < 0 ? rows : rows * scenario.settings.strategy.micro_batches;
-  const BatchSlice slice{op.step > 0 ? op.step - 1 : 0, static_cast<int>(rank_batch * position.world), position.world,
-                         position.rank};
+  const BatchSlice slice{op.step > 0 ? op.step - 1 : 0, static_cast<int>(rank_batch * shard.count), shard.count,
+                         shard.index};
   const std::vector<std::int64_t> all = rank_sample_indices(slice);
   const std::vector<std::int64_t> samples(all.begin() + micro * rows, all.begin() + (micro + 1) * rows);
 

@@ -1,7 +1,7 @@
 // Kernel::LoadBatch for every backend: generates the rank's samples of the step on the host (exec/batch_source.h)
-// and copies them into the op's x and y operands. Which samples: the data-parallel position of the rank (DDP and
-// ZeRO: every rank; pipelines: the replica, split into micro-batches; single, DataParallel and model parallel: one
-// loader holding the whole batch).
+// and copies them into the op's x and y operands. Which samples: the program's data shard (plan.h), which lowering
+// set (DDP and ZeRO: every rank; pipelines: the replica, split into micro-batches; single, DataParallel and model
+// parallel: one loader holding the whole batch).
 #pragma once
 #include <cstdint>
 #include <vector>

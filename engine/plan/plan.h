@@ -27,10 +27,20 @@ struct TensorInfo {
   std::vector<ParameterInit> initial_values;  // empty: executors zero the tensor
 };
 
+// Which share of each step's samples a rank's program loads (its LoadBatch ops): the rank is replica `index` of
+// `count` data-parallel replicas, so it loads samples [index · b, (index + 1) · b) of the global batch count · b.
+// Lowering sets it, so that executors never ask which strategy made the plan. One loader for the whole batch (single,
+// DataParallel's device 0, a pipeline without data parallelism) is index 0 of 1.
+struct DataShard {
+  int index = 0;
+  int count = 1;
+};
+
 struct Program {
   int rank = 0;
   std::vector<Op> ops;
   std::vector<TensorInfo> tensors;  // indexed by TensorId
+  DataShard data;
 };
 
 struct Plan {

@@ -3,6 +3,7 @@
 
 #include "scenario/parallel_layout.h"
 #include "scenario/scenario_fields.h"
+#include "strategy/registry.h"
 
 #include <algorithm>
 #include <array>
@@ -24,16 +25,6 @@ std::string name_of(const std::array<std::pair<Enum, const char*>, N>& table, En
   return "?";
 }
 
-const std::array<std::pair<StrategyKind, const char*>, 10> kStrategies = {{{StrategyKind::Single, "single"},
-                                                                           {StrategyKind::DataParallel, "dp"},
-                                                                           {StrategyKind::BalancedDataParallel, "balanced-dp"},
-                                                                           {StrategyKind::Ddp, "ddp"},
-                                                                           {StrategyKind::Zero1, "zero1"},
-                                                                           {StrategyKind::Zero2, "zero2"},
-                                                                           {StrategyKind::Zero3, "zero3"},
-                                                                           {StrategyKind::ModelParallel, "mp"},
-                                                                           {StrategyKind::PipelineGPipe, "pp-gpipe"},
-                                                                           {StrategyKind::Pipeline1F1B, "pp-1f1b"}}};
 const std::array<std::pair<CheckpointMode, const char*>, 3> kCheckpoint = {{{CheckpointMode::None, "none"},
                                                                            {CheckpointMode::Selective, "selective"},
                                                                            {CheckpointMode::Full, "full"}}};
@@ -47,8 +38,6 @@ const std::array<std::pair<AccountingMode, const char*>, 3> kAccounting = {{{Acc
                                                                            {AccountingMode::PyTorch2, "pytorch-2"}}};
 }  // namespace
 
-std::string strategy_name(StrategyKind kind) { return name_of(kStrategies, kind); }
-std::optional<StrategyKind> parse_strategy(const std::string& text) { return lookup(kStrategies, text); }
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
 std::optional<LossKind> parse_loss(const std::string& text) { return lookup(kLosses, text); }
 std::string optimizer_name(OptimizerKind kind) { return name_of(kOptimizers, kind); }
@@ -67,18 +56,12 @@ std::vector<std::string> names_of(const std::array<std::pair<Enum, const char*>,
 }
 }  // namespace
 
-std::vector<std::string> strategy_names() { return names_of(kStrategies); }
 std::vector<std::string> loss_names() { return names_of(kLosses); }
 std::vector<std::string> optimizer_names() { return names_of(kOptimizers); }
 std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
 std::vector<std::string> accounting_names() { return names_of(kAccounting); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 
-std::string all_strategy_names() {
-  std::string names;
-  for (const auto& [kind, name] : kStrategies) names += (names.empty() ? "" : ", ") + std::string(name);
-  return names;
-}
 
 Scenario builtin_default_scenario() {
   Scenario scenario;
@@ -181,26 +164,19 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   check_model_training(resolved);
   const auto& strategy = resolved.settings.strategy;
 
-  if (is_mixed_precision(training.dtype) &&
-      (strategy.kind == StrategyKind::DataParallel || strategy.kind == StrategyKind::BalancedDataParallel))
-    throw ScenarioError("training.dtype", "DataParallel is modelled with fp32 modules only (it replicates them every forward); "
-                                          "use ddp or a ZeRO stage for mixed precision");
+  const StrategyInfo& rules = strategy_info(strategy.kind);
+  if (is_mixed_precision(training.dtype) && !rules.no_mixed_precision.empty())
+    throw ScenarioError("training.dtype", std::string(rules.no_mixed_precision));
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
-  if (strategy.kind == StrategyKind::Single && cluster.world != 1)
-    throw ScenarioError("cluster.world", "strategy 'single' runs on one device; set world to 1 (got " + std::to_string(cluster.world) + ")");
-  if ((strategy.kind == StrategyKind::DataParallel || strategy.kind == StrategyKind::BalancedDataParallel) && cluster.world > 64)
-    throw ScenarioError("cluster.world", "DataParallel is single-process; at most 64 devices (got " + std::to_string(cluster.world) + ")");
-  if (strategy.kind == StrategyKind::BalancedDataParallel) {
-    if (!strategy.gpu0_batch) throw ScenarioError("strategy.gpu0_batch", "balanced-dp needs the device-0 batch (--gpu0-batch)");
-    if (*strategy.gpu0_batch < 0 || *strategy.gpu0_batch > training.batch * cluster.world)
-      throw ScenarioError("strategy.gpu0_batch", "must be between 0 and the global batch " + std::to_string(training.batch * cluster.world));
-    if (cluster.world < 2) throw ScenarioError("cluster.world", "balanced-dp needs at least 2 devices");
-  } else if (strategy.gpu0_batch) {
-    throw ScenarioError("strategy.gpu0_batch", "only applies to strategy 'balanced-dp'");
-  }
-  if (training.no_grad && (strategy.kind == StrategyKind::Zero1 || strategy.kind == StrategyKind::Zero2))
-    throw ScenarioError("training.no_grad", "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3");
+  if (rules.layout == RankLayout::OneDevice && cluster.world != 1)
+    throw ScenarioError("cluster.world", "strategy '" + std::string(rules.name) + "' runs on one device; set world to 1 (got " +
+                                             std::to_string(cluster.world) + ")");
+  if (cluster.world > rules.max_world)
+    throw ScenarioError("cluster.world", std::string(rules.max_world_reason) + " (got " + std::to_string(cluster.world) + ")");
+  if (rules.check) rules.check(resolved.settings);
+  if (training.no_grad && !rules.no_inference.empty())
+    throw ScenarioError("training.no_grad", std::string(rules.no_inference));
 
   auto preset = find_device_preset(cluster.device);
   if (!preset) throw ScenarioError("cluster.device", "unknown device '" + cluster.device + "'; one of " + device_preset_names());

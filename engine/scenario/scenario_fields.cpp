@@ -127,7 +127,7 @@ const std::vector<ScenarioField>& table() {
       with_zero_unset_member<&S::strategy, &StrategySettings::stages>({
           .key = "strategy.stages", .flag = "--stages", .label = "Stages", .kind = K::Integer,
           .help = "Pipeline stages (consecutive layers per device)", .framework = "Megatron-LM pipeline_model_parallel_size",
-          .unset_means = "world / dp (mp: world)", .min = 0}),
+          .unset_means = "world / dp (mp: world)", .min = 0, .inert_value = 1}),
       with_member<&S::strategy, &StrategySettings::micro_batches>({
           .key = "strategy.micro_batches", .flag = "--micro-batches", .label = "Micro-batches", .kind = K::Integer,
           .help = "Micro-batches per step; the batch is split into them",
@@ -135,7 +135,7 @@ const std::vector<ScenarioField>& table() {
       with_zero_unset_member<&S::strategy, &StrategySettings::dp>({
           .key = "strategy.dp", .flag = "--dp", .label = "DP replicas", .kind = K::Integer,
           .help = "Data-parallel replicas of the pipeline (world = stages × dp)",
-          .framework = "Megatron-LM data_parallel_size", .unset_means = "world / stages", .min = 0}),
+          .framework = "Megatron-LM data_parallel_size", .unset_means = "world / stages", .min = 0, .inert_value = 1}),
       with_member<&S::strategy, &StrategySettings::dp_zero_stage>({
           .key = "strategy.dp_zero_stage", .flag = "--dp-zero", .label = "ZeRO-1 in DP groups", .kind = K::Integer,
           .help = "With dp > 1: 0 = gradients all-reduced in each stage's DP group, 1 = ZeRO-1 there (gradients "

@@ -53,6 +53,9 @@ struct ScenarioField {
   void (*put)(Scenario&, const FieldValue&) = nullptr;  // the value has the field's type (set_field checks)
   // A count stored as 0 when unset (cluster.world): an explicit 0 below `min` is refused where it is set.
   bool zero_means_unset = false;
+  // A strategy option's value that means no more than its default to a strategy that does not use it (stages 1,
+  // dp 1: the layout every other strategy resolves to), so a resolved scenario still reads back.
+  std::optional<std::int64_t> inert_value;
 
   std::string_view section() const;  // "training"; "" for a top-level key
   std::string_view name() const;     // "batch"

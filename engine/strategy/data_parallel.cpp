@@ -61,7 +61,8 @@ class ReplicaGradSink : public GradSink {
 
 class DataParallelLowering {
  public:
-  DataParallelLowering(const LoweringContext& context, Plan& plan)
+  // balanced: BalancedDataParallel's chunks (device 0's batch given) and a replica on every device.
+  DataParallelLowering(const LoweringContext& context, Plan& plan, bool balanced)
       : context_(context), plan_(plan), model_(context.scenario.model), devices_(context.world()) {
     for (int d = 0; d < devices_; ++d) {
       builders_.emplace_back(d);
@@ -69,14 +70,14 @@ class DataParallelLowering {
     }
     const auto& settings = context.scenario.settings;
     const std::int64_t global = static_cast<std::int64_t>(settings.training.batch) * devices_;
-    chunks_ = settings.strategy.kind == StrategyKind::BalancedDataParallel
+    chunks_ = balanced
                   ? balanced_chunk_sizes(global, devices_, *settings.strategy.gpu0_batch)
                   : data_parallel_chunk_sizes(global, devices_);
     global_batch_ = global;
     for (int d = 0; d < devices_; ++d) {
       if (chunks_[static_cast<std::size_t>(d)] > 0) used_.push_back(d);
       // DataParallel replicates to device_ids[:len(inputs)]; BalancedDataParallel to every device.
-      if (settings.strategy.kind == StrategyKind::BalancedDataParallel || chunks_[static_cast<std::size_t>(d)] > 0)
+      if (balanced || chunks_[static_cast<std::size_t>(d)] > 0)
         replicated_.push_back(d);
     }
     // Scatter and gather move rows between device 0 and the devices with a chunk; device 0 takes part even without a
@@ -365,6 +366,21 @@ class DataParallelLowering {
 
 }  // namespace
 
-void lower_data_parallel(const LoweringContext& context, Plan& plan) { DataParallelLowering(context, plan).lower(); }
+void lower_data_parallel(const LoweringContext& context, Plan& plan) {
+  DataParallelLowering(context, plan, /*balanced=*/false).lower();
+}
+
+void lower_balanced_data_parallel(const LoweringContext& context, Plan& plan) {
+  DataParallelLowering(context, plan, /*balanced=*/true).lower();
+}
+
+void check_balanced_data_parallel(const Scenario& settings) {
+  const auto& gpu0_batch = settings.strategy.gpu0_batch;
+  const int world = settings.cluster.world, global = settings.training.batch * world;
+  if (!gpu0_batch) throw ScenarioError("strategy.gpu0_batch", "balanced-dp needs the device-0 batch (--gpu0-batch)");
+  if (*gpu0_batch < 0 || *gpu0_batch > global)
+    throw ScenarioError("strategy.gpu0_batch", "must be between 0 and the global batch " + std::to_string(global));
+  if (world < 2) throw ScenarioError("cluster.world", "balanced-dp needs at least 2 devices");
+}
 
 }  // namespace shardscope

@@ -1,18 +1,12 @@
-// Dispatch from strategy name to its lowering; fills the plan's groups and notes.
+// Lowering: the notes every plan carries, then the strategy's row (strategy/registry.h) does the rest.
 #include "strategy/lower.h"
 
-#include <memory>
 #include <numeric>
 #include <stdexcept>
 
 #include "plan/validate.h"
-
-#include "strategy/data_parallel.h"
-#include "strategy/ddp.h"
-#include "strategy/pipeline_strategies.h"
-#include "strategy/zero1.h"
-#include "strategy/zero2.h"
-#include "strategy/zero3.h"
+#include "strategy/lowering_context.h"
+#include "strategy/registry.h"
 
 namespace shardscope {
 
@@ -41,43 +35,10 @@ Plan lower_plan(const ResolvedScenario& scenario) {
     plan.notes.push_back(dtype_name(settings.training.dtype) + " mixed precision as in the ZeRO paper: 16-bit parameters and gradients "
                          "(2 + 2 B per parameter), fp32 master weights and Adam state (4 + 4 + 4 B, K = 12); the master "
                          "weights are counted as optimizer_state, as the paper counts them in K");
-  if (settings.strategy.kind == StrategyKind::Zero2)
-    for (auto& note : zero2_notes(scenario)) plan.notes.push_back(note);
-  if (settings.strategy.kind == StrategyKind::Zero3)
-    for (auto& note : zero3_notes(scenario)) plan.notes.push_back(note);
-
-  switch (settings.strategy.kind) {
-    case StrategyKind::DataParallel:
-    case StrategyKind::BalancedDataParallel:
-      lower_data_parallel(context, plan);
-      return plan;
-    case StrategyKind::Single:
-    case StrategyKind::Ddp:
-    case StrategyKind::Zero1:
-    case StrategyKind::Zero2:
-    case StrategyKind::Zero3:
-      break;
-    case StrategyKind::ModelParallel:
-      lower_model_parallel(context, plan);
-      return plan;
-    case StrategyKind::PipelineGPipe:
-      lower_pp_gpipe(context, plan);
-      return plan;
-    case StrategyKind::Pipeline1F1B:
-      lower_pp_1f1b(context, plan);
-      return plan;
-  }
-  for (int rank = 0; rank < settings.cluster.world; ++rank) {
-    ProgramBuilder builder(rank);
-    std::unique_ptr<LocalTraining> training;
-    if (settings.strategy.kind == StrategyKind::Single) training = std::make_unique<LocalTraining>(context, builder);
-    else if (settings.strategy.kind == StrategyKind::Ddp) training = std::make_unique<DdpTraining>(context, builder);
-    else if (settings.strategy.kind == StrategyKind::Zero1) training = std::make_unique<Zero1Training>(context, builder);
-    else if (settings.strategy.kind == StrategyKind::Zero2) training = std::make_unique<Zero2Training>(context, builder);
-    else training = std::make_unique<Zero3Training>(context, builder);
-    training->lower();
-    plan.programs.push_back(builder.finish());
-  }
+  const StrategyInfo& strategy = strategy_info(settings.strategy.kind);
+  if (strategy.notes)
+    for (auto& note : strategy.notes(scenario)) plan.notes.push_back(std::move(note));
+  strategy.lower(context, plan);
   return plan;
 }
 

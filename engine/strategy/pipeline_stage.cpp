@@ -444,6 +444,7 @@ void lower_pipeline(const LoweringContext& context, Plan& plan, PipelineSchedule
     StageTraining training(context, builder, stage, rank % dp, dp_group_of_stage[static_cast<std::size_t>(stage)], gradients);
     training.lower(schedule);
     plan.programs.push_back(builder.finish());
+    plan.programs.back().data = {rank % dp, dp};  // every stage of replica d loads replica d's samples
   }
 }
 

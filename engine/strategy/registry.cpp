@@ -1,16 +1,164 @@
-// TEMPORARY stand-in (see registry.h).
+// The strategy table. A row per strategy, in the order users see them; the lowering files it names do the work.
 #include "strategy/registry.h"
 
+#include <algorithm>
+#include <stdexcept>
+
+#include "scenario/scenario_fields.h"
+#include "strategy/data_parallel.h"
+#include "strategy/ddp.h"
+#include "strategy/pipeline_strategies.h"
+#include "strategy/replica_lowering.h"
+#include "strategy/zero1.h"
+#include "strategy/zero2.h"
+#include "strategy/zero3.h"
+
 namespace shardscope {
-bool strategy_accepts(StrategyKind kind, std::string_view key) {
-  using K = StrategyKind;
-  const bool pipeline = kind == K::ModelParallel || kind == K::PipelineGPipe || kind == K::Pipeline1F1B;
-  if (key == "strategy.bucket_cap_mb" || key == "strategy.gradient_as_bucket_view") return kind == K::Ddp || kind == K::Zero1;
-  if (key == "strategy.gpu0_batch") return kind == K::BalancedDataParallel;
-  if (key == "strategy.stages") return pipeline;
-  if (key == "strategy.micro_batches" || key == "strategy.dp" || key == "strategy.dp_zero_stage") return pipeline && kind != K::ModelParallel;
-  if (key == "strategy.prefetch") return kind == K::Zero3;
-  if (key == "strategy.reduce_bucket_mb" || key == "strategy.allgather_bucket_mb") return kind == K::Zero2 || kind == K::Zero3;
-  return true;
+
+namespace {
+
+constexpr std::string_view kZeroInference =
+    "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3";
+
+const std::vector<StrategyInfo>& table() {
+  static const std::vector<StrategyInfo> rows = {
+      {.kind = StrategyKind::Single, .name = "single",
+       .description = "One device: the plain training loop the other strategies are measured against",
+       .counterpart = "model.to('cuda'); loss.backward(); optimizer.step()",
+       .layout = RankLayout::OneDevice, .lower = lower_replicas<LocalTraining>},
+      {.kind = StrategyKind::DataParallel, .name = "dp",
+       .description = "One process drives every device: each forward scatters the batch, replicates the model and "
+                      "gathers the outputs on device 0, which holds more than the others",
+       .counterpart = "torch.nn.DataParallel", .layout = RankLayout::DrivenByDevice0, .lower = lower_data_parallel,
+       .no_mixed_precision = "DataParallel is modelled with fp32 modules only (it replicates them every forward); "
+                             "use ddp or a ZeRO stage for mixed precision",
+       .max_world = 64, .max_world_reason = "DataParallel is single-process; at most 64 devices"},
+      {.kind = StrategyKind::BalancedDataParallel, .name = "balanced-dp",
+       .description = "DataParallel with a smaller batch on device 0, which also gathers the outputs",
+       .counterpart = "BalancedDataParallel (Transformer-XL utils/data_parallel.py)",
+       .layout = RankLayout::DrivenByDevice0, .options = {"strategy.gpu0_batch"},
+       .lower = lower_balanced_data_parallel,
+       .no_mixed_precision = "DataParallel is modelled with fp32 modules only (it replicates them every forward); "
+                             "use ddp or a ZeRO stage for mixed precision",
+       .max_world = 64, .max_world_reason = "DataParallel is single-process; at most 64 devices",
+       .check = check_balanced_data_parallel},
+      {.kind = StrategyKind::Ddp, .name = "ddp",
+       .description = "A process per device, a whole replica each; gradients all-reduced in buckets while backward runs",
+       .counterpart = "torch.nn.parallel.DistributedDataParallel", .layout = RankLayout::Replicas,
+       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"},
+       .lower = lower_replicas<DdpTraining>},
+      {.kind = StrategyKind::Zero1, .name = "zero1",
+       .description = "DDP with the optimizer state sharded: each rank updates its share, then broadcasts it",
+       .counterpart = "torch.distributed.optim.ZeroRedundancyOptimizer (ZeRO stage 1)", .layout = RankLayout::Replicas,
+       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"},
+       .lower = lower_replicas<Zero1Training>, .no_inference = kZeroInference},
+      {.kind = StrategyKind::Zero2, .name = "zero2",
+       .description = "Optimizer state and gradients sharded: gradients reduced through a bucket, each rank keeps "
+                      "its partition's, then the parameters are all-gathered",
+       .counterpart = "DeepSpeed ZeRO stage 2 (stage_1_and_2.py)", .layout = RankLayout::Replicas,
+       .options = {"strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb"},
+       .lower = lower_replicas<Zero2Training>, .notes = zero2_notes, .no_inference = kZeroInference},
+      {.kind = StrategyKind::Zero3, .name = "zero3",
+       .description = "Parameters sharded too: each unit all-gathered before its forward and backward, freed after use",
+       .counterpart = "DeepSpeed ZeRO stage 3 (stage3.py) / PyTorch FSDP FULL_SHARD", .layout = RankLayout::Replicas,
+       .options = {"strategy.prefetch", "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb"},
+       .lower = lower_replicas<Zero3Training>, .notes = zero3_notes},
+      {.kind = StrategyKind::ModelParallel, .name = "mp",
+       .description = "Naive model parallelism: consecutive layers per device, the whole batch at once, so one "
+                      "device works while the others wait",
+       .counterpart = "layers placed on devices with .to(device) by hand", .layout = RankLayout::Stages,
+       .options = {"strategy.stages"}, .lower = lower_model_parallel},
+      {.kind = StrategyKind::PipelineGPipe, .name = "pp-gpipe",
+       .description = "Pipeline: every micro-batch forward, then every backward; stage 0 holds all their activations",
+       .counterpart = "GPipe (torch.distributed.pipelining ScheduleGPipe)", .layout = RankLayout::StagesAndReplicas,
+       .options = {"strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage"},
+       .lower = lower_pp_gpipe},
+      {.kind = StrategyKind::Pipeline1F1B, .name = "pp-1f1b",
+       .description = "Pipeline: a few forwards, then one forward one backward; at most `stages` micro-batches in flight",
+       .counterpart = "Megatron-LM 1F1B (torch.distributed.pipelining Schedule1F1B)",
+       .layout = RankLayout::StagesAndReplicas,
+       .options = {"strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage"},
+       .lower = lower_pp_1f1b},
+  };
+  return rows;
 }
+
+// "a", "a and b", "a, b and c".
+std::string spoken_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return text;
+}
+
+}  // namespace
+
+std::span<const StrategyInfo> strategies() { return table(); }
+
+const StrategyInfo& strategy_info(StrategyKind kind) {
+  for (const auto& row : table())
+    if (row.kind == kind) return row;
+  throw std::logic_error("strategy " + std::to_string(static_cast<int>(kind)) + " has no row in strategy/registry.cpp");
+}
+
+const StrategyInfo* find_strategy(std::string_view name) {
+  for (const auto& row : table())
+    if (row.name == name) return &row;
+  return nullptr;
+}
+
+bool strategy_accepts(StrategyKind kind, std::string_view field_key) {
+  const auto& options = strategy_info(kind).options;
+  return std::find(options.begin(), options.end(), field_key) != options.end();
+}
+
+std::vector<std::string> strategies_accepting(std::string_view field_key) {
+  std::vector<std::string> names;
+  for (const auto& row : table())
+    if (strategy_accepts(row.kind, field_key)) names.emplace_back(row.name);
+  return names;
+}
+
+std::string_view batch_unit(RankLayout layout) {
+  switch (layout) {
+    case RankLayout::OneDevice:
+    case RankLayout::Replicas: return "per rank";
+    case RankLayout::DrivenByDevice0: return "per device";
+    case RankLayout::Stages: return "per pipeline";
+    case RankLayout::StagesAndReplicas: return "per replica";
+  }
+  return "per rank";
+}
+
+void check_strategy_options(const Scenario& settings) {
+  for (const auto& field : scenario_fields()) {
+    // A field every scenario file shows (DDP's bucket_cap_mb, gradient_as_bucket_view) is never misplaced there.
+    if (field.section() != "strategy" || field.key == "strategy.name" || field.always_written) continue;
+    if (strategy_accepts(settings.strategy.kind, field.key) || !field_is_set(settings, field)) continue;
+    if (field.inert_value && field.get(settings) == FieldValue{*field.inert_value}) continue;
+    const auto users = strategies_accepting(field.key);
+    throw ScenarioError(std::string(field.key), "only applies to " + spoken_list(users));
+  }
+}
+
+// The names the scenario layer reads (scenario.h), from the table.
+std::string strategy_name(StrategyKind kind) { return std::string(strategy_info(kind).name); }
+
+std::optional<StrategyKind> parse_strategy(const std::string& text) {
+  const StrategyInfo* row = find_strategy(text);
+  return row ? std::optional(row->kind) : std::nullopt;
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const auto& row : table()) names.emplace_back(row.name);
+  return names;
+}
+
+std::string all_strategy_names() {
+  std::string names;
+  for (const auto& row : table()) names += (names.empty() ? "" : ", ") + std::string(row.name);
+  return names;
+}
+
 }  // namespace shardscope

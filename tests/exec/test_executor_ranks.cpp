@@ -53,6 +53,7 @@ Plan two_rank_plan(std::vector<RankOps>& marks) {
     b.set_kernel(scale_bias, Kernel::Scale, {whole(t.grad_bias)});
     build_sgd_step(b, t);
     Program program = b.finish();
+    program.data = {rank, 2};  // DistributedSampler: rank r of 2 loads its half of the step's samples
     program.ops[static_cast<std::size_t>(ops.scale_weight)].scale = 0.5;
     program.ops[static_cast<std::size_t>(scale_bias)].scale = 0.5;
     if (send >= 0) program.ops[static_cast<std::size_t>(send)].stream = Stream::Copy;  // not behind the all-reduces

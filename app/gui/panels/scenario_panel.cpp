@@ -66,18 +66,28 @@ bool shown(const ScenarioField& field, const Scenario& scenario) {
   return strategy_accepts(scenario.strategy.kind, field.key);
 }
 
+// After the strategy changed: options the new strategy does not use go back to their defaults, so that a value
+// the form no longer shows cannot make the scenario invalid.
+void drop_unused_options(Scenario& scenario) {
+  for (const auto& field : scenario_fields())
+    if (field.section() == "strategy" && field.key != "strategy.name" && !strategy_accepts(scenario.strategy.kind, field.key))
+      field.put(scenario, default_value(field));
+}
+
 }  // namespace
 
 bool ScenarioPanel::draw(Scenario& scenario) {
   const bool picked = draw_builtin_picker(scenario);
   bool changed = picked;
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
+  const StrategyKind strategy_before = scenario.strategy.kind;
   for (const auto section : scenario_sections()) {
     const ImGuiTreeNodeFlags open = section == "simulation" ? 0 : ImGuiTreeNodeFlags_DefaultOpen;
     if (!ImGui::CollapsingHeader(section_title(section), open)) continue;
     for (const auto& field : scenario_fields())
       if (field.section() == section && shown(field, scenario)) changed |= fields_.draw(field, scenario);
   }
+  if (scenario.strategy.kind != strategy_before) drop_unused_options(scenario);
   if (!fields_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", fields_.error().c_str());
   ImGui::PopItemWidth();
   if (changed && !picked) scenario.name = describe_scenario(scenario);  // an edited scenario is no longer the named one
