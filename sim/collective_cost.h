@@ -2,6 +2,7 @@
 // algorithms), and nccl-tests' bus bandwidth. Pure functions; knows nothing of plans or the simulator.
 // Units: sizes in bytes, times in ns; a link of G GB/s moves G bytes per ns.
 #pragma once
+#include "sim/sim_layer.h"
 #include "core/units.h"
 #include "plan/op.h"
 

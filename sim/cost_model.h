@@ -4,6 +4,7 @@
 //   CostModel costs = CostModel::from_scenario(resolved);
 //   TimeNs t = costs.compute_ns(op);  LinkCost link = costs.link_for_group(plan.groups[g]);
 #pragma once
+#include "sim/sim_layer.h"
 #include <string>
 #include <vector>
 

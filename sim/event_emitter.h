@@ -3,6 +3,7 @@
 // Alloc / Free records carry the accounted bytes and the rank's allocated / reserved totals from the accounting.
 // Not thread-safe; one emitter per simulation.
 #pragma once
+#include "sim/sim_layer.h"
 #include <cstdint>
 #include <vector>
 

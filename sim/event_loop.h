@@ -3,6 +3,7 @@
 // every member of its group has arrived, a Send / Recv when its partner has (rendezvous). One binary heap of
 // begin / end events; per op O(log in-flight) work and no allocation once the arrays are sized.
 #pragma once
+#include "sim/sim_layer.h"
 #include <cstdint>
 #include <vector>
 

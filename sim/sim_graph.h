@@ -2,6 +2,7 @@
 // its dependents (CSR), how many predecessors it waits for, its duration, and the collective or message it
 // belongs to. Built once per simulation in O(ops + deps); the event loop then only walks these arrays.
 #pragma once
+#include "sim/sim_layer.h"
 #include <cstdint>
 #include <string>
 #include <vector>

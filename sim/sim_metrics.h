@@ -1,8 +1,9 @@
 // From simulated op times to the SimulationResult figures (definitions in simulation_result.h).
 #pragma once
+#include "sim/sim_layer.h"
 #include "memory/accounting.h"
+#include "run/simulation_result.h"
 #include "sim/event_loop.h"
-#include "sim/simulation_result.h"
 
 namespace shardscope {
 

@@ -1,27 +1,24 @@
 // simulate(): cost model, graph, accounting, event loop, figures, and the run-wide trace events.
 #include "sim/simulator.h"
 
-#include <memory>
+#include <utility>
 
 #include "memory/accounting.h"
 #include "sim/cost_model.h"
 #include "sim/event_loop.h"
 #include "sim/sim_metrics.h"
+#include "trace/run_events.h"
 
 namespace shardscope {
 
 namespace {
 
 TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, const SimulationOptions& options) {
-  TraceHeader header;
-  header.tool_version = "ShardScope 0.1.0";
-  header.source = "simulator";
-  header.scenario_json = scenario_to_json(scenario.settings);
-  header.accounting_rules = accounting_rules_label(scenario.settings.accounting.mode);
-  if (options.plan_in_header) header.plan = std::make_shared<const Plan>(plan);
+  std::vector<TraceDevice> devices;
   for (const auto& program : plan.programs)
-    header.devices.push_back({program.rank, scenario.device.name, scenario.device.capacity, -1});
-  return header;
+    devices.push_back({program.rank, scenario.device.name, scenario.device.capacity, -1});
+  return make_run_header(scenario, plan, "simulator", accounting_rules_label(scenario.settings.accounting.mode),
+                         options.plan_in_header, std::move(devices));
 }
 
 // Names the first op (lowest rank, then index) that never began, and what it was waiting for.
@@ -53,19 +50,9 @@ SimulationResult simulate(const ResolvedScenario& scenario, const Plan& plan, Tr
   SimulationResult result = measure_simulation(plan, graph, times, memory);
   if (times.ended != graph.op_count()) {
     result.error = describe_stuck(plan, graph, times);
-    TraceEvent error;
-    error.kind = TraceEventKind::Error;
-    error.rank = -1;
-    error.t_ns = result.run_time_ns;
-    error.text = result.error;
-    emitter.emit_now(error);
+    emitter.emit_now(make_error_event(-1, result.run_time_ns, result.error));
   }
-  TraceEvent run_end;
-  run_end.kind = TraceEventKind::RunEnd;
-  run_end.rank = -1;
-  run_end.t_ns = result.run_time_ns;
-  run_end.text = result.error.empty() ? "ok" : result.error;
-  emitter.emit_now(run_end);
+  emitter.emit_now(make_run_end_event(result.run_time_ns, result.error));
   sink.end();
   result.event_count = emitter.emitted();
   return result;

@@ -12,9 +12,10 @@
 // time order; at equal times by rank, then op index, begin before end: the same plan gives the same events.
 // Single-threaded; calls sink.begin() once, emit() per event, sink.end() once.
 #pragma once
+#include "sim/sim_layer.h"
 #include "plan/plan.h"
+#include "run/simulation_result.h"
 #include "scenario/scenario.h"
-#include "sim/simulation_result.h"
 #include "trace/trace_sink.h"
 
 namespace shardscope {

@@ -4,7 +4,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "exec/gpu_inventory.h"
+#include "run/gpu_inventory.h"
 
 namespace shardscope::cli {
 

@@ -19,13 +19,15 @@
 #include "cli/scenario_flags.h"
 #include "cli/simulate_command.h"
 #include "cli/trace_outputs.h"
-#include "exec/backend_factory.h"
+#include "core/version.h"
+#include "exec/backends/backend_factory.h"
+#include "pipeline/run_pipeline.h"
 
 int main(int argc, char** argv) {
   using namespace shardscope;
   CLI::App app{"ShardScope: where GPU memory and time go in DP, DDP, ZeRO and pipeline training"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "shardscope-cli 0.1.0");
+  app.set_version_flag("--version", "shardscope-cli " + std::string(shardscope_version));
 
   cli::ScenarioFlags flags;
   bool json = false;
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
     if (simulate->parsed()) {
       const Scenario scenario = sim_flags.build();
       cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
-      const auto run = cli::run_simulate(scenario, outputs.sink());
+      const auto run = pipeline::simulate_scenario(scenario, outputs.sink());
       if (json) {
         std::cout << cli::simulate_json(run) << "\n";
       } else {

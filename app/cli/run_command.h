@@ -6,21 +6,13 @@
 #include <optional>
 #include <string>
 
-#include "exec/executor.h"
-#include "memory/accounting.h"
-#include "plan/plan.h"
-#include "scenario/scenario.h"
-#include "trace/trace_sink.h"
+#include "pipeline/run_pipeline.h"
 
 namespace shardscope::cli {
 
-struct RunRun {
-  ResolvedScenario scenario;
-  Plan plan;
+// The pipeline's executed run (pipeline/run_pipeline.h), and the backend as the user named it.
+struct RunRun : pipeline::ExecutedRun {
   std::string backend;
-  exec::ExecutionResult result;
-  MemoryReport predicted;  // what the executor's allocator should measure: exact bytes (cpu), pytorch-2 blocks (cuda)
-  AccountingMode predicted_mode = AccountingMode::Exact;
 };
 
 // Throws ScenarioError naming --backend for an unknown backend, and for bad settings;

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_command.h"
-#include "exec/model_parameters.h"
+#include "exec/data/model_parameters.h"
 
 namespace shardscope::cli {
 

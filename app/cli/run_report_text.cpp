@@ -6,7 +6,7 @@
 
 #include "cli/run_command.h"
 #include "cli/simulate_command.h"
-#include "exec/model_parameters.h"
+#include "exec/data/model_parameters.h"
 
 namespace shardscope::cli {
 

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/version.h"
 #include "gui/fonts.h"
 #include "gui/gui_options.h"
 #include "gui/screenshot.h"
@@ -35,7 +36,7 @@ int parse_options(int argc, char** argv, shardscope::gui::GuiOptions& options) {
   app.add_option("--font-scale", options.font_scale, "Font scale for projectors (default 1.0)")->check(CLI::Range(0.5, 4.0));
   app.add_option("--width", options.width, "Window width in pixels")->check(CLI::Range(640, 7680));
   app.add_option("--height", options.height, "Window height in pixels")->check(CLI::Range(400, 4320));
-  app.set_version_flag("--version", "shardscope 0.1.0");
+  app.set_version_flag("--version", "shardscope " + std::string(shardscope::shardscope_version));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

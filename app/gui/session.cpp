@@ -3,10 +3,7 @@
 
 #include <chrono>
 
-#include "exec/executor.h"
-#include "memory/accounting.h"
-#include "sim/simulator.h"
-#include "strategy/lower.h"
+#include "pipeline/run_pipeline.h"
 #include "trace/trace_file_reader.h"
 
 namespace shardscope::gui {
@@ -23,18 +20,13 @@ void Session::run(const Scenario& scenario, RunMode mode) {
 
 namespace {
 
-Session::RunOutput execute_on(exec::BackendKind backend, const ResolvedScenario& resolved, const Plan& plan,
-                              TraceStore& store) {
+Session::RunOutput execute_on(exec::BackendKind backend, const Scenario& scenario, TraceStore& store) {
   Session::RunOutput out;
-  // The prediction beside the measurement uses the rules the backend's allocator counts by: exact bytes on the CPU,
-  // PyTorch 2.x caching-allocator blocks on a GPU.
-  const AccountingMode mode = backend == exec::BackendKind::Cuda ? AccountingMode::PyTorch2 : AccountingMode::Exact;
-  const MemoryReport predicted = account_memory(plan, mode, resolved.device.capacity, /*keep_series=*/false);
-  for (const auto& rank : predicted.ranks) out.predicted_peaks.push_back(rank.peak_allocated);
   exec::ExecutionOptions options;
   options.backend = backend;
-  const exec::ExecutionResult result = exec::execute(resolved, plan, store, options);
-  if (!result.ok) out.error = result.error;
+  const pipeline::ExecutedRun run = pipeline::execute_scenario(scenario, store, options);
+  for (const auto& rank : run.predicted.ranks) out.predicted_peaks.push_back(rank.peak_allocated);
+  if (!run.result.ok) out.error = run.result.error;
   return out;
 }
 
@@ -45,11 +37,9 @@ void Session::start(const Request& request) {
   running_ = std::async(std::launch::async, [request, store = running_store_]() -> RunOutput {
     RunOutput out;
     try {
-      const ResolvedScenario resolved = resolve_scenario(request.scenario);
-      const Plan plan = lower_validated_plan(resolved);
-      if (request.mode == RunMode::ExecuteCpu) return execute_on(exec::BackendKind::Cpu, resolved, plan, *store);
-      if (request.mode == RunMode::ExecuteGpu) return execute_on(exec::BackendKind::Cuda, resolved, plan, *store);
-      out.result = shardscope::simulate(resolved, plan, *store);
+      if (request.mode == RunMode::ExecuteCpu) return execute_on(exec::BackendKind::Cpu, request.scenario, *store);
+      if (request.mode == RunMode::ExecuteGpu) return execute_on(exec::BackendKind::Cuda, request.scenario, *store);
+      out.result = pipeline::simulate_scenario(request.scenario, *store).result;
       if (!out.result->error.empty()) out.error = out.result->error;
     } catch (const std::exception& error) {
       out.error = error.what();

@@ -11,17 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "gui/run_mode.h"
+#include "run/simulation_result.h"
 #include "scenario/scenario.h"
-#include "sim/simulation_result.h"
 #include "trace/trace_store.h"
 
 namespace shardscope::gui {
-
-// Simulate: time the plan with the cost model. ExecuteCpu: run it for real on CPU threads (engine/exec), drawing
-// live as it goes, with the exact accounting's prediction beside what the allocator measured. ExecuteGpu: the same
-// on the machine's CUDA GPUs (engine/exec/cuda), the pytorch-2 accounting's prediction beside the caching
-// allocator's measured blocks; without a usable GPU the run is refused with the reason (kept in error()).
-enum class RunMode { Simulate, ExecuteCpu, ExecuteGpu };
 
 class Session {
  public:

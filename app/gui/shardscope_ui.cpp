@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "exec/backends/backend_factory.h"
 #include "gui/caption.h"
 #include "gui/classroom_scenario.h"
 #include "gui/palette.h"

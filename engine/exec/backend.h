@@ -1,9 +1,10 @@
 // What an execution backend provides to the executor (exec/executor.h): device memory through a TrackingAllocator,
 // kernels on operand buffers, collectives and messages between ranks, host transfers, stream synchronisation.
 // Implemented by the CPU backend (exec/cpu/cpu_backend.h) and the CUDA backend (exec/cuda/cuda_backend.h, built
-// where CUDA and NCCL are found); exec/backend_factory.h picks one.
+// where CUDA and NCCL are found); exec/backends/backend_factory.h picks one.
 // Depends on plan/ (kernels, collective kinds), scenario/ (optimizer kinds) and the allocator only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstddef>
 #include <cstdint>
 #include <memory>

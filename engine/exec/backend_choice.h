@@ -1,10 +1,14 @@
-// Which backend executes a run and, for the CUDA backend, how the processes of a multi-node run find each other.
-// Plain settings (ExecutionOptions holds them); depends on the standard library only.
+// Which backend executes a run, the accounting that predicts what its allocator measures and, for the CUDA backend,
+// how the processes of a multi-node run find each other. Plain settings (ExecutionOptions holds them); depends on
+// scenario/ (AccountingMode) only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "scenario/scenario.h"
 
 namespace shardscope::exec {
 
@@ -17,8 +21,15 @@ inline std::optional<BackendKind> backend_kind_from_name(std::string_view name) 
   return std::nullopt;
 }
 
+// The accounting rules a backend's allocator counts by, so a prediction beside a measurement uses the same rules:
+// host memory counts exact bytes; the CUDA allocator (exec/cuda_host/device_caching_allocator.h) counts PyTorch 2.x
+// caching-allocator blocks.
+inline AccountingMode accounting_mode_of(BackendKind kind) {
+  return kind == BackendKind::Cuda ? AccountingMode::PyTorch2 : AccountingMode::Exact;
+}
+
 // One process per node (CUDA backend only): --nnodes, --node-rank, --master HOST:PORT. Node 0 is the master: it
-// listens on PORT and hands the NCCL unique ids to the others (exec/tcp_rendezvous.h).
+// listens on PORT and hands the NCCL unique ids to the others (exec/cuda_host/tcp_rendezvous.h).
 struct MultiNodeOptions {
   int nnodes = 1;
   int node_rank = 0;

@@ -6,12 +6,12 @@
 #include <memory>
 #include <thread>
 
-#include "exec/backend_factory.h"
-#include "exec/host_memory.h"
-#include "exec/cpu_support.h"
+#include "exec/cpu/cpu_support.h"
+#include "exec/cpu/host_memory.h"
 #include "exec/rank_runner.h"
 #include "memory/accounting.h"
 #include "plan/validate.h"
+#include "trace/run_events.h"
 
 namespace shardscope::exec {
 
@@ -46,22 +46,16 @@ void check_plan(const ResolvedScenario& scenario, const Plan& plan, BackendKind 
 
 TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, const ExecutionOptions& options,
                         const Backend& backend) {
-  TraceHeader header;
-  header.tool_version = "ShardScope 0.1.0";
-  header.source = "executor " + backend.name();
-  header.scenario_json = scenario_to_json(scenario.settings);
-  // Host memory counts exact bytes; the CUDA allocator counts PyTorch 2.x caching-allocator blocks.
-  header.accounting_rules =
-      accounting_rules_label(options.backend == BackendKind::Cuda ? AccountingMode::PyTorch2 : AccountingMode::Exact);
-  if (options.plan_in_header) header.plan = std::make_shared<const Plan>(plan);
   const bool emulated = options.backend == BackendKind::Cpu && options.cpu_device_capacity && scenario.device.capacity > 0;
+  std::vector<TraceDevice> devices;
   for (const auto& program : plan.programs)
-    header.devices.push_back({program.rank,
-                              emulated ? "CPU, " + scenario.device.name + " capacity"
-                                       : backend.device_name(program.rank),
-                              emulated ? scenario.device.capacity : backend.device_capacity(program.rank),
-                              backend.physical_device(program.rank)});
-  return header;
+    devices.push_back({program.rank,
+                       emulated ? "CPU, " + scenario.device.name + " capacity" : backend.device_name(program.rank),
+                       emulated ? scenario.device.capacity : backend.device_capacity(program.rank),
+                       backend.physical_device(program.rank)});
+  return make_run_header(scenario, plan, "executor " + backend.name(),
+                         accounting_rules_label(accounting_mode_of(options.backend)), options.plan_in_header,
+                         std::move(devices));
 }
 
 // The CPU backend's ranks share host memory: refuse a run whose ranks' exact peaks (each capped at the device's
@@ -96,7 +90,7 @@ std::map<int, AllocationFailurePlan> allocation_limits(const ResolvedScenario& s
 }  // namespace
 
 ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
-                        const ExecutionOptions& options) {
+                        const ExecutionOptions& options, const BackendMaker& make_backend) {
   check_plan(scenario, plan, options.backend);
   if (options.backend == BackendKind::Cpu) check_host_memory(scenario, plan, options);
   const int world = static_cast<int>(plan.programs.size());
@@ -114,10 +108,8 @@ ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, Trac
   for (int r = 0; r < world; ++r) traces.emplace_back(r, sink, start);
   RunControl control([&](int rank, const std::string& message) {
     backend.abort(rank, message);  // wakes every rank blocked in a collective or a receive
-    TraceEvent error;
-    error.kind = TraceEventKind::Error;
-    error.text = message;
-    if (rank >= 0) traces[static_cast<std::size_t>(rank)].emit(error);
+    // RankTrace::emit stamps the rank and the time.
+    if (rank >= 0) traces[static_cast<std::size_t>(rank)].emit(make_error_event(rank, 0, message));
   });
   std::deque<OpCompletion> completions;
   for (const auto& program : plan.programs) {
@@ -145,12 +137,7 @@ ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, Trac
   runners.clear();  // stream threads joined, allocator listeners detached before the backend goes
   result.run_time_ns = ns_since(start);
 
-  TraceEvent run_end;
-  run_end.kind = TraceEventKind::RunEnd;
-  run_end.rank = -1;
-  run_end.t_ns = result.run_time_ns;
-  run_end.text = result.ok ? "ok" : result.error;
-  sink.emit(run_end);
+  sink.emit(make_run_end_event(result.run_time_ns, result.error));
   sink.end();
   return result;
 }

@@ -1,11 +1,12 @@
-// The executor: runs a lowered plan for real on a backend (CPU threads, or CUDA GPUs where built: exec/backend_factory.h)
-// and reports it as the same trace events the simulator emits, with measured wall-clock times, plus per-rank
-// results (loss, parameter checksum, measured memory).
+// The executor: runs a lowered plan for real on a backend (CPU threads, or CUDA GPUs where built:
+// exec/backends/backend_factory.h) and reports it as the same trace events the simulator emits, with measured
+// wall-clock times, plus per-rank results (loss, parameter checksum, measured memory).
 // Usage:
 //   ResolvedScenario scenario = resolve_scenario(settings);
 //   Plan plan = lower_validated_plan(scenario);
 //   VectorTraceSink sink;
 //   ExecutionResult result = execute(scenario, plan, sink, {});   // result.ok, result.ranks[r].loss, sink.events()
+//   (that execute() picks the backend: exec/backends/backend_factory.h)
 // Threads: one host thread per rank walks its program in order (allocations, frees, phases, compute-stream ops);
 // ops on the communication and copy streams run on one thread per stream and rank, in program order, so DDP's
 // all-reduces overlap the backward. `deps` across streams are waited on; a Free waits until every op issued on
@@ -14,8 +15,11 @@
 // allocation (allocated_after / reserved_after as the allocator measured them), Phase per phase op; time-ordered
 // per rank; then RunEnd ("ok", or why the run stopped, after one Error event naming the failed rank).
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,8 +39,16 @@ class UnsupportedPlanError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// The asked-for backend cannot run here: not built, or no usable GPU ("no usable CUDA GPU: cudaGetDeviceCount
+// returned 35 (...)"), or the multi-node settings do not fit. Thrown before any trace event.
+class BackendUnavailableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct ExecutionOptions {
-  std::uint64_t seed = 1234;  // batches (exec/batch_source.h) and parameter initialisation (exec/parameter_init.h)
+  // Batches (exec/data/batch_source.h) and parameter initialisation (exec/data/parameter_init.h).
+  std::uint64_t seed = 1234;
   // Learning rate; unset: torch's defaults, 1e-3 for Adam / AdamW and 1e-2 for SGD (with or without momentum).
   std::optional<double> lr;
   std::map<int, AllocationFailurePlan> allocation_failures;  // by rank: refuse allocations on purpose
@@ -49,7 +61,7 @@ struct ExecutionOptions {
   // CPU backend: each rank may hold at most the scenario device's capacity (an allocation beyond it fails as out of
   // memory), so a plan that would not fit the GPU fails where the accounting says it would, also without a GPU.
   bool cpu_device_capacity = true;
-  BackendKind backend = BackendKind::Cpu;  // cuda: exec/backend_factory.h says when it cannot run here
+  BackendKind backend = BackendKind::Cpu;  // cuda: exec/backends/backend_factory.h says when it cannot run here
   MultiNodeOptions multinode;              // CUDA backend only; this process runs its node's ranks
 };
 
@@ -95,7 +107,7 @@ struct RankExecution {
   Bytes measured_peak_bytes = 0;          // the most this rank's allocator held at one moment
   CategoryBytes measured_peak_by_category;  // per category, its own peak
   std::vector<PhaseMeasurement> phases;
-  std::vector<ParameterPiece> parameters;  // what it holds of the model's parameters (exec/model_parameters.h)
+  std::vector<ParameterPiece> parameters;  // what it holds of the model's parameters (exec/data/model_parameters.h)
   std::vector<DeviceMemoryMeasurement> device_memory;  // CUDA backend: at each phase
 };
 
@@ -108,12 +120,17 @@ struct ExecutionResult {
   std::vector<std::string> device_names;  // per rank, as the trace header names them ("GPU 0 (..., shared by ...)")
 };
 
-// Runs `plan` on options.backend (exec/backend_factory.h throws BackendUnavailableError before any event when it
-// cannot run here). Throws UnsupportedPlanError for what the CPU backend cannot run and
-// std::logic_error for a plan that fails validation (plan/validate.h); both before sink.begin(). Failures while
-// running (out of memory, a lowering bug such as an operand that is not alive, a kernel's shape check) do not
-// throw: they end the run cleanly, with an Error event, RunEnd and result.ok == false.
+class Backend;
+// Builds the backend options.backend names (exec/backends/backend_factory.h: make_backend, which throws
+// BackendUnavailableError when it cannot run here). Passed in, not called by name, because the backends build on
+// the executor: the one execute() most callers want is in exec/backends/backend_factory.h.
+using BackendMaker = std::function<std::unique_ptr<Backend>(const Plan&, const ExecutionOptions&)>;
+
+// Runs `plan` on the backend `make_backend` builds. Throws UnsupportedPlanError for what the backend cannot run and
+// std::logic_error for a plan that fails validation (plan/validate.h); both before the backend is made and before
+// sink.begin(). Failures while running (out of memory, a lowering bug such as an operand that is not alive, a
+// kernel's shape check) do not throw: they end the run cleanly, with an Error event, RunEnd and result.ok == false.
 ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
-                        const ExecutionOptions& options = {});
+                        const ExecutionOptions& options, const BackendMaker& make_backend);
 
 }  // namespace shardscope::exec

@@ -2,6 +2,7 @@
 // does not hold (in/out features of its Linear layer, rows from the input's bytes, classes from the model) and the
 // optimizer's hyperparameters and per-parameter step counts. One per rank; used by the thread running the op.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <map>
 #include <mutex>

@@ -1,6 +1,7 @@
 // Operand lookup shared by the backends' kernel dispatchers: a required operand (a clear error naming the kernel and
 // the operand when it is missing) and the test for an optional one (plan/kernel.h marks those).
 #pragma once
+#include "exec/exec_layer.h"
 #include <stdexcept>
 #include <string>
 

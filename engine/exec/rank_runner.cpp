@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "exec/batch_loading.h"
-#include "exec/parameter_init.h"
+#include "exec/data/batch_loading.h"
+#include "exec/data/parameter_init.h"
 
 namespace shardscope::exec {
 

@@ -2,6 +2,7 @@
 // compute-stream ops, which it runs itself) and posts communication- and copy-stream ops to their stream threads.
 // Failures go to the run's RunControl; the runner then stops at the next op. Internal to the executor.
 #pragma once
+#include "exec/exec_layer.h"
 #include <array>
 #include <map>
 #include <memory>

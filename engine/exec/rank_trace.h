@@ -1,6 +1,7 @@
 // Emits one rank's trace events with measured times: the clock is read under the rank's lock, so events of the
 // rank's host and stream threads reach the sink in time order (TraceSink's per-rank contract).
 #pragma once
+#include "exec/exec_layer.h"
 #include <chrono>
 #include <mutex>
 

@@ -2,6 +2,7 @@
 // and the per-rank op completion flags that cross-stream waits block on (woken when the run stops).
 // Standard library only; the executor wires it to the backend's abort().
 #pragma once
+#include "exec/exec_layer.h"
 #include <atomic>
 #include <condition_variable>
 #include <functional>

@@ -1,6 +1,7 @@
 // The thread of one non-compute stream (communication or copy) of one rank: runs posted tasks one after another,
 // in the order posted, as a CUDA stream runs its kernels. Standard library only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <condition_variable>
 #include <deque>
 #include <functional>

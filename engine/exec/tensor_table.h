@@ -2,6 +2,7 @@
 // resolution of an op's operand slices to device buffers — refusing, as a lowering bug, an operand that is not
 // allocated yet, already freed, or read out of its bounds. Used by the rank's host thread only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <stdexcept>
 #include <string>
 #include <vector>

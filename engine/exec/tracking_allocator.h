@@ -2,6 +2,7 @@
 // events for the trace, injectable failures. Backend-neutral (a CUDA caching allocator implements it later);
 // depends on core/ only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <functional>
 #include <mutex>

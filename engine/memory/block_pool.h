@@ -1,6 +1,6 @@
 // PyTorch's CUDA caching allocator block rules, over any source of segments: the accounting's model hands out
 // virtual addresses (memory/caching_allocator.h), the CUDA executor real cudaMalloc segments
-// (exec/device_caching_allocator.h). Rules of c10/cuda/CUDACachingAllocator.cpp with default settings (no
+// (exec/cuda_host/device_caching_allocator.h). Rules of c10/cuda/CUDACachingAllocator.cpp with default settings (no
 // max_split_size_mb, no expandable segments, no roundup_power2_divisions); they are the same in 1.8 and 2.x:
 // - round_size: requests round up to a multiple of 512 B (kMinBlockSize);
 // - pools: ≤ 1 MiB (kSmallSize) small pool, else large pool;

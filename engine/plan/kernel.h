@@ -3,7 +3,7 @@
 // validator can check that every operand is alive when the op runs.
 // Operands by kernel (`-` marks an optional operand, given as TensorSlice{} with tensor -1). Element type fp32,
 // row-major, batch-first; "rows" is the op's batch (samples on this rank / micro-batch).
-//   LoadBatch            x-, y-                       this rank's slice of the step's global batch (exec/batch_source);
+//   LoadBatch            x-, y-                       this rank's slice of the global batch (exec/data/batch_source);
 //                                                      a pipeline stage loads only what it reads (x first, y last)
 //   LinearForward        input, weight, bias-, output output = input·weightᵀ + bias
 //   LinearBackward       grad_out, input, weight, grad_input-, grad_weight, grad_bias-

@@ -4,7 +4,7 @@
 // initialisation, DDP's broadcast) plus `steps` steps. Run: build/tests/bench/bench_executor
 #include <benchmark/benchmark.h>
 
-#include "exec/executor.h"
+#include "exec/backends/backend_factory.h"
 #include "strategy/lower.h"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 
 #include "engine/run_helpers.h"
-#include "exec/executor.h"
-#include "exec/model_parameters.h"
+#include "exec/backends/backend_factory.h"
+#include "exec/data/model_parameters.h"
 
 namespace shardscope::exec::test {
 

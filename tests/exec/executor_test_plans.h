@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "exec/batch_source.h"
-#include "exec/parameter_init.h"
+#include "exec/data/batch_source.h"
+#include "exec/data/parameter_init.h"
 #include "plan/program_builder.h"
 #include "scenario/scenario.h"
 

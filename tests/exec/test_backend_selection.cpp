@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/run_helpers.h"
-#include "exec/backend_factory.h"
-#include "exec/gpu_inventory.h"
+#include "exec/backends/backend_factory.h"
+#include "run/gpu_inventory.h"
 
 namespace shardscope::exec {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 #include <vector>
 
-#include "exec/batch_source.h"
+#include "exec/data/batch_source.h"
 
 namespace shardscope::exec {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "exec/device_caching_allocator.h"
+#include "exec/cuda_host/device_caching_allocator.h"
 
 namespace shardscope::exec {
 namespace {

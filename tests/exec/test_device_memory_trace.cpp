@@ -3,7 +3,7 @@
 // "outside the allocator" figure is use minus the allocator's segments.
 #include <gtest/gtest.h>
 
-#include "exec/executor.h"
+#include "exec/backends/backend_factory.h"
 #include "trace/trace_store.h"
 
 namespace shardscope {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "exec/executor.h"
-#include "exec/model_parameters.h"
+#include "exec/backends/backend_factory.h"
+#include "exec/data/model_parameters.h"
 #include "executor_test_plans.h"
 #include "memory/accounting.h"
 #include "trace/trace_sink.h"

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "exec/executor.h"
-#include "exec/model_parameters.h"
+#include "exec/backends/backend_factory.h"
+#include "exec/data/model_parameters.h"
 #include "executor_test_plans.h"
 #include "trace/trace_sink.h"
 

@@ -2,7 +2,7 @@
 // when ranks outnumber GPUs on one node, and the refusals; expectations written out by hand.
 #include <gtest/gtest.h>
 
-#include "exec/rank_placement.h"
+#include "exec/cuda_host/rank_placement.h"
 
 namespace shardscope::exec {
 namespace {

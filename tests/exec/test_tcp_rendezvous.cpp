@@ -5,7 +5,7 @@
 #include <future>
 #include <thread>
 
-#include "exec/tcp_rendezvous.h"
+#include "exec/cuda_host/tcp_rendezvous.h"
 
 namespace shardscope::exec {
 namespace {

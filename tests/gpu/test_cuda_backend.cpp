@@ -9,8 +9,8 @@
 
 #include "engine/run_helpers.h"
 #include "exec/executed_run.h"
-#include "exec/gpu_inventory.h"
 #include "memory/block_pool.h"
+#include "run/gpu_inventory.h"
 
 namespace shardscope::exec {
 namespace {

@@ -1,9 +1,9 @@
 // The row of run modes above the scenario form: Simulate, Execute on CPU, Execute on GPU. The GPU mode lists the
 // detected GPUs when chosen, and is greyed out with the reason (not built with CUDA, no driver, no device) when
-// there is none. ImGui only; the inventory comes from engine/exec/gpu_inventory.h.
+// there is none. ImGui only; the inventory comes from engine/run/gpu_inventory.h.
 #pragma once
-#include "exec/gpu_inventory.h"
-#include "gui/session.h"
+#include "gui/run_mode.h"
+#include "run/gpu_inventory.h"
 
 namespace shardscope::gui {
 

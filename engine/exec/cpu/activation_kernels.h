@@ -1,6 +1,7 @@
 // ReLU on the CPU, fp32, elementwise (PyTorch 2.x: torch.relu / relu_, and its derivative in
 // tools/autograd/derivatives.yaml, threshold_backward(grad, result, 0)). No dependency on plans or allocators.
 #pragma once
+#include "exec/exec_layer.h"
 #include <span>
 
 namespace shardscope::exec::cpu {

@@ -1,6 +1,7 @@
 // Single-precision GEMM on row-major matrices through OpenBLAS's cblas_sgemm, so no other file includes cblas.h.
 // Knows nothing of layers or plans.
 #pragma once
+#include "exec/exec_layer.h"
 
 namespace shardscope::exec::cpu {
 

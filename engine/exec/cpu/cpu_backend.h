@@ -1,6 +1,7 @@
 // The CPU backend: host memory through CpuTrackingAllocator (one per rank), kernels over OpenBLAS, collectives
 // and messages between rank threads through one CpuCommunicator. Synchronous: a call returns with its work done.
 #pragma once
+#include "exec/exec_layer.h"
 #include <memory>
 #include <vector>
 

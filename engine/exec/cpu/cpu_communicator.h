@@ -3,6 +3,7 @@
 // copies (the root copies straight between its buffer and each member's). fp32 only. One object is shared by all
 // rank threads of a run. Knows nothing of plans, allocators or traces.
 #pragma once
+#include "exec/exec_layer.h"
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>

@@ -1,6 +1,7 @@
 // Runs one KernelLaunch (exec/backend.h) with the CPU kernels: the operand order of plan/kernel.h mapped onto
 // linear / activation / loss / optimizer kernels. Host memory only; no allocation, no communication.
 #pragma once
+#include "exec/exec_layer.h"
 #include "exec/backend.h"
 
 namespace shardscope::exec::cpu {

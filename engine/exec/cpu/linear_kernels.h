@@ -1,6 +1,7 @@
 // nn.Linear on the CPU (PyTorch 2.x torch/nn/modules/linear.py: y = x·Wᵀ + b, weight stored out×in), fp32,
 // row-major, batch-first; forward and the three backward products. No dependency on plans or allocators.
 #pragma once
+#include "exec/exec_layer.h"
 #include <span>
 
 namespace shardscope::exec::cpu {

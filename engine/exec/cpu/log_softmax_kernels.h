@@ -2,6 +2,7 @@
 // backward formulas in tools/autograd/derivatives.yaml), fp32, batch-first, int64 class targets as torch holds
 // them. loss_kernels.h has the fused forms; these keep log_probs as a tensor of its own, as the plan does.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <span>
 

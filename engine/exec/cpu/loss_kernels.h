@@ -2,6 +2,7 @@
 // cross-entropy over integer class targets (nn.CrossEntropyLoss = log_softmax + nll_loss, reduction='mean', no
 // weights, no label smoothing). No dependency on plans or allocators.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <span>
 

@@ -2,6 +2,7 @@
 // single-tensor paths of PyTorch 2.x torch/optim/sgd.py (_single_tensor_sgd), adam.py (_single_tensor_adam) and
 // adamw.py (_single_tensor_adamw); no amsgrad, nesterov, maximize. No dependency on plans or allocators.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <span>
 

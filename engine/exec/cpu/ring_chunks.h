@@ -1,6 +1,7 @@
 // How a flat buffer of `count` elements splits into `parts` ring chunks: the first count % parts chunks hold one
 // element more (as torch.tensor_split / numpy.array_split). Shared by the CPU collectives and their callers.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstddef>
 
 namespace shardscope::exec::cpu {

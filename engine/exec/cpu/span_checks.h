@@ -1,6 +1,7 @@
 // Size checks shared by the CPU kernels, so a wrong shape fails with the kernel's and the operand's names instead
 // of reading past a buffer. Standard library only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstddef>
 #include <span>
 #include <stdexcept>

@@ -3,6 +3,7 @@
 // in the group's communicator, and the group-local root of broadcast / reduce / scatter / gather), and the chunk a
 // member owns of an [input, output] all-gather or reduce-scatter (plan/kernel.h) with the in-place test.
 #pragma once
+#include "exec/exec_layer.h"
 #include <algorithm>
 #include <cstddef>
 #include <stdexcept>

@@ -1,6 +1,7 @@
 // Row-major fp32 GEMM on cuBLAS (column-major), with the same arguments as exec/cpu/blas_gemm.h's gemm_f32, so the
 // Linear kernels read the same on both backends. CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cublas_v2.h>
 
 namespace shardscope::exec::cuda {

@@ -1,13 +1,12 @@
 // CudaRankBackend and CudaBackend: streams, cuBLAS, host copies, memory info; placement and the communicator choice.
 #include "exec/cuda/cuda_backend.h"
 
-#include "exec/backend_factory.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_kernel_dispatch.h"
 #include "exec/cuda/cuda_segment_source.h"
 #include "exec/cuda/local_collectives.h"
 #include "exec/cuda/nccl_communicator.h"
-#include "exec/tcp_rendezvous.h"
+#include "exec/cuda_host/tcp_rendezvous.h"
 
 namespace shardscope::exec::cuda {
 

@@ -1,9 +1,10 @@
-// The CUDA backend: per rank a GPU (exec/rank_placement.h), a caching allocator on cudaMalloc with PyTorch 2.x rules
-// (exec/device_caching_allocator.h), a compute and a communication stream, a cuBLAS handle; collectives through
-// NCCL, or the local device-memory path when ranks share GPUs. Every call returns with its work done (kernels are
-// launched and their stream synchronised): the executor's completion tracking stays host-side, and the op times
-// in the trace are host wall-clock around the synchronised work. CUDA backend only.
+// The CUDA backend: per rank a GPU (exec/cuda_host/rank_placement.h), a caching allocator on cudaMalloc with
+// PyTorch 2.x rules (exec/cuda_host/device_caching_allocator.h), a compute and a communication stream, a cuBLAS
+// handle; collectives through NCCL, or the local device-memory path when ranks share GPUs. Every call returns with
+// its work done (kernels are launched and their stream synchronised): the executor's completion tracking stays
+// host-side, and the op times in the trace are host wall-clock around the synchronised work. CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -13,10 +14,10 @@
 
 #include "exec/backend.h"
 #include "exec/cuda/cuda_communicator.h"
-#include "exec/device_caching_allocator.h"
+#include "exec/cuda_host/device_caching_allocator.h"
+#include "exec/cuda_host/rank_placement.h"
 #include "exec/executor.h"
-#include "exec/gpu_inventory.h"
-#include "exec/rank_placement.h"
+#include "run/gpu_inventory.h"
 
 namespace shardscope::exec::cuda {
 

@@ -1,6 +1,7 @@
 // Turns CUDA runtime, cuBLAS and NCCL status codes into exceptions that name the call, the code and its text.
 // CUDA backend only (needs the CUDA toolkit and NCCL headers).
 #pragma once
+#include "exec/exec_layer.h"
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>

@@ -2,6 +2,7 @@
 // share GPUs, one process). Both take plan/kernel.h's operand conventions and return with this rank's part done.
 // CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cuda_runtime_api.h>
 
 #include <string>

@@ -1,6 +1,7 @@
 // Detects the CUDA GPUs of this process (name, memory) or says why there are none. CUDA backend only.
 #pragma once
-#include "exec/gpu_inventory.h"
+#include "exec/exec_layer.h"
+#include "run/gpu_inventory.h"
 
 namespace shardscope::exec::cuda {
 

@@ -1,6 +1,7 @@
 // Runs one KernelLaunch (plan/kernel.h operand conventions) on a stream: cuBLAS for Linear, cuda_kernels.h for the
 // rest. Returns once the work is queued; the caller synchronises. CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 

@@ -4,6 +4,7 @@
 // single thread owns the sum) so CPU and GPU parameters can be compared; cuda_kernels.cu is compiled with
 // --fmad=false for the same reason. CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

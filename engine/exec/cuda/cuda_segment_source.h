@@ -1,6 +1,7 @@
-// Segments for the executor's caching allocator (exec/device_caching_allocator.h) from cudaMalloc on one device.
-// CUDA backend only.
+// Segments for the executor's caching allocator (exec/cuda_host/device_caching_allocator.h) from cudaMalloc on one
+// device. CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include "memory/block_pool.h"
 
 namespace shardscope::exec::cuda {

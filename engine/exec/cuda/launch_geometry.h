@@ -1,6 +1,7 @@
 // Grid size of the CUDA backend's element-wise kernels (cuda_kernels.cu), free of CUDA headers so that
 // tests/exec/test_cuda_host_logic.cpp checks it on machines without a GPU or toolkit.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstddef>
 
 namespace shardscope::exec::cuda {

@@ -4,6 +4,7 @@
 // within one device) and a reduction kernel on the first member's device, summing in group order, then releases
 // the others. Slower than NCCL and labelled as such in the trace ("local collectives"). CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <condition_variable>
 #include <map>
 #include <mutex>

@@ -8,8 +8,8 @@
 #include "exec/cuda/collective_layout.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/rooted_buffers.h"
+#include "exec/cuda_host/tcp_rendezvous.h"
 #include "exec/run_control.h"
-#include "exec/tcp_rendezvous.h"
 
 namespace shardscope::exec::cuda {
 

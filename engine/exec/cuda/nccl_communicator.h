@@ -1,10 +1,12 @@
 // NCCL communicators for one run: one per process group of the plan (Plan::groups, ring order = NCCL rank order)
 // plus one over the whole world for send / recv, for the ranks of this process, one rank per GPU (NCCL 2.28 refuses
 // two ranks of a communicator on one GPU). Unique ids come from node 0: generated here on one node, fetched over
-// TCP (exec/tcp_rendezvous.h) on the others. Communicators are created per group inside ncclGroupStart/End from
-// one thread (ncclCommInitRank for every local member: the single-process multi-GPU form of the NCCL docs).
+// TCP (exec/cuda_host/tcp_rendezvous.h) on the others. Communicators are created per group inside
+// ncclGroupStart/End from one thread (ncclCommInitRank for every local member: the single-process multi-GPU form of
+// the NCCL docs).
 // CUDA backend only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <nccl.h>
 
 #include <atomic>
@@ -15,7 +17,7 @@
 
 #include "exec/backend_choice.h"
 #include "exec/cuda/cuda_communicator.h"
-#include "exec/rank_placement.h"
+#include "exec/cuda_host/rank_placement.h"
 
 namespace shardscope::exec::cuda {
 

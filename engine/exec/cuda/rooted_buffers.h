@@ -1,6 +1,7 @@
 // Scatter and gather operands (plan/kernel.h): the root's concatenated buffer and each member's own part. Shared by
 // both CUDA communicators; same reading as exec/cpu/cpu_backend.cpp. CUDA backend only (header-only, no CUDA calls).
 #pragma once
+#include "exec/exec_layer.h"
 #include <stdexcept>
 #include <string>
 

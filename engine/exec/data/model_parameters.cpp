@@ -1,6 +1,6 @@
 // assemble_model_parameters: pieces grouped by parameter and range; each distinct range counted once, replicas
 // compared, then the ranges of each parameter checked to tile it without overlap or hole.
-#include "exec/model_parameters.h"
+#include "exec/data/model_parameters.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // DeviceCachingAllocator: TrackingAllocator's raw blocks from a CachingBlockPool.
-#include "exec/device_caching_allocator.h"
+#include "exec/cuda_host/device_caching_allocator.h"
 
 namespace shardscope::exec {
 

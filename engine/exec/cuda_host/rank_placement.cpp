@@ -1,5 +1,5 @@
 // place_ranks: the global-rank numbering and GPU sharing rules of rank_placement.h.
-#include "exec/rank_placement.h"
+#include "exec/cuda_host/rank_placement.h"
 
 namespace shardscope::exec {
 

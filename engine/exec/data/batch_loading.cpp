@@ -1,10 +1,10 @@
 // load_batch: sample indices of the program's data shard, then host buffers, then one copy per operand.
-#include "exec/batch_loading.h"
+#include "exec/data/batch_loading.h"
 
 #include <cstring>
 #include <string>
 
-#include "exec/batch_source.h"
+#include "exec/data/batch_source.h"
 #include "exec/tensor_table.h"
 
 namespace shardscope::exec {

@@ -1,5 +1,5 @@
 // RendezvousServer and fetch_from_master over POSIX sockets, every wait bounded by poll() and a deadline.
-#include "exec/tcp_rendezvous.h"
+#include "exec/cuda_host/tcp_rendezvous.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

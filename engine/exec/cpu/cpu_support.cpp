@@ -1,5 +1,5 @@
 // check_cpu_support: dtype, layer kinds, then every op of every rank for a missing kernel or buffer.
-#include "exec/cpu_support.h"
+#include "exec/cpu/cpu_support.h"
 
 #include <string>
 

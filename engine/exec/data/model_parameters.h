@@ -1,6 +1,7 @@
 // The model's parameters put back together from what each rank of an executed run holds (whole replicas, ZeRO
 // shards, pipeline stages): one checksum a user can compare across strategies, and whether replicas agree.
 #pragma once
+#include "exec/exec_layer.h"
 #include <map>
 #include <string>
 #include <vector>

@@ -1,8 +1,9 @@
-// Kernel::LoadBatch for every backend: generates the rank's samples of the step on the host (exec/batch_source.h)
-// and copies them into the op's x and y operands. Which samples: the program's data shard (plan.h), which lowering
-// set (DDP and ZeRO: every rank; pipelines: the replica, split into micro-batches; single, DataParallel and model
-// parallel: one loader holding the whole batch).
+// Kernel::LoadBatch for every backend: generates the rank's samples of the step on the host
+// (exec/data/batch_source.h) and copies them into the op's x and y operands. Which samples: the program's data shard
+// (plan.h), which lowering set (DDP and ZeRO: every rank; pipelines: the replica, split into micro-batches; single,
+// DataParallel and model parallel: one loader holding the whole batch).
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <vector>
 

@@ -1,5 +1,5 @@
 // Parameter initialisation: splitmix64 over (seed, FNV-1a of the name, element index), 24-bit uniform grid.
-#include "exec/parameter_init.h"
+#include "exec/data/parameter_init.h"
 
 #include <cmath>
 

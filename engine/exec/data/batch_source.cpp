@@ -1,6 +1,6 @@
 // Counter-based generation (SplitMix64 finaliser over seed, sample and element) so any rank can produce any
 // sample without generating the ones before it, identically on every machine.
-#include "exec/batch_source.h"
+#include "exec/data/batch_source.h"
 
 #include <stdexcept>
 #include <string>

@@ -6,6 +6,7 @@
 // ring meet on one device. Several nodes need a GPU per rank: ranks that share a GPU run collectives through the
 // executor's local device-memory path, which only works inside one process. Pure logic; depends on nothing.
 #pragma once
+#include "exec/exec_layer.h"
 #include <stdexcept>
 #include <string>
 #include <vector>

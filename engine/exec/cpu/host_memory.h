@@ -1,6 +1,7 @@
 // How much host memory a CPU-backend run may use: MemAvailable from /proc/meminfo (Linux), so a plan whose ranks
 // together need more than the machine has is refused before it starts, instead of being killed half-way.
 #pragma once
+#include "exec/exec_layer.h"
 #include <optional>
 
 #include "core/units.h"

@@ -1,8 +1,7 @@
-// make_backend: CPU directly; CUDA through exec/cuda/ when built, after checking that a GPU is usable.
-#include "exec/backend_factory.h"
+// make_backend: CPU directly; CUDA through exec/cuda/ when built, after checking that a GPU is usable; execute() on it.
+#include "exec/backends/backend_factory.h"
 
 #include "exec/cpu/cpu_backend.h"
-#include "exec/gpu_inventory.h"
 
 #ifdef SHARDSCOPE_HAVE_CUDA
 #include "exec/cuda/cuda_backend.h"
@@ -24,6 +23,11 @@ std::unique_ptr<Backend> make_backend(const Plan& plan, const ExecutionOptions& 
 #else
   throw BackendUnavailableError(inventory.reason);  // unreachable: an inventory without CUDA has no GPUs
 #endif
+}
+
+ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
+                        const ExecutionOptions& options) {
+  return execute(scenario, plan, sink, options, make_backend);
 }
 
 }  // namespace shardscope::exec

@@ -3,6 +3,7 @@
 // (kaiming_uniform_(a=√5) and the bias rule of reset_parameters both give it). Same values on every rank, so data
 // parallel replicas start equal as DDP's broadcast makes them. Standard library only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <span>
 #include <string_view>

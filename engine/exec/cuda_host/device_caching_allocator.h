@@ -4,6 +4,7 @@
 // request the device cannot hold even after the cached segments were released throws OutOfMemoryError.
 // Backend-neutral host code, built everywhere; depends on core/, memory/ and the TrackingAllocator only.
 #pragma once
+#include "exec/exec_layer.h"
 #include <memory>
 #include <unordered_map>
 

@@ -1,6 +1,8 @@
-// What a simulation reports besides its trace events. Every figure is about one step, the last one the plan
-// holds (step S = the largest Op::step), so that set-up (step 0) and the first step's one-off work (DDP's single
-// first bucket, Adam's lazy state) do not blur it when the plan has several steps.
+// What a simulation reports besides its trace events. Plain data below sim/ (the simulator fills it; the CLI, the
+// GUI's session and panels read it without linking the simulator); depends on core/ only.
+// Every figure is about one step, the last one the plan holds (step S = the largest Op::step), so that set-up
+// (step 0) and the first step's one-off work (DDP's single first bucket, Adam's lazy state) do not blur it when
+// the plan has several steps.
 //
 // Definitions (all times in simulated ns):
 // - step window: from the earliest begin of any op of step S on any rank to the latest end of any op of step S
@@ -22,7 +24,6 @@
 #include <vector>
 
 #include "core/units.h"
-#include "sim/collective_cost.h"
 
 namespace shardscope {
 

@@ -6,6 +6,7 @@
 // Wire format (all integers u32 big-endian): client → master: "SSRV", node_rank, gpus;
 // master → client: status (0 ok, 1 refused), length, bytes (the payload, or the reason when refused).
 #pragma once
+#include "exec/exec_layer.h"
 #include <chrono>
 #include <cstddef>
 #include <stdexcept>

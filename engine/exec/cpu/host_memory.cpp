@@ -1,5 +1,5 @@
 // available_host_memory: the "MemAvailable: N kB" line of /proc/meminfo.
-#include "exec/host_memory.h"
+#include "exec/cpu/host_memory.h"
 
 #include <fstream>
 #include <sstream>

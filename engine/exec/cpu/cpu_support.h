@@ -1,6 +1,7 @@
 // What the CPU backend can run, checked before a run starts so that a refusal names the reason (a layer kind,
 // the dtype, an op whose lowering says nothing about what it computes) instead of failing half-way.
 #pragma once
+#include "exec/exec_layer.h"
 #include "plan/plan.h"
 #include "scenario/scenario.h"
 

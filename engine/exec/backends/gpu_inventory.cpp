@@ -1,5 +1,5 @@
 // detect_gpus: asks the CUDA backend when this build has one; otherwise names the missing build option.
-#include "exec/gpu_inventory.h"
+#include "exec/backends/backend_factory.h"
 
 #ifdef SHARDSCOPE_HAVE_CUDA
 #include "exec/cuda/cuda_devices.h"

@@ -2,6 +2,7 @@
 // and each step's global batch is split over data-parallel ranks as torch DistributedSampler + DataLoader split
 // it. Standard library only; knows nothing of plans or allocators (it fills the caller's buffers).
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstdint>
 #include <span>
 #include <vector>

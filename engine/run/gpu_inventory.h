@@ -1,5 +1,6 @@
 // The CUDA GPUs this process can use, or why there are none — for `shardscope-cli gpus`, `run --backend cuda`
-// and the window's Execute → GPU. Callable in every build (without the CUDA backend it says so); never throws.
+// and the window's Execute → GPU. Plain data below the executors, so the GUI's panels can show it without linking
+// them; exec::detect_gpus() (exec/backends/backend_factory.h) fills it. Depends on core/ only.
 // Usable GPU, as in ../shared/STACK.md: cudaGetDeviceCount() == cudaSuccess and count > 0.
 #pragma once
 #include <string>
@@ -24,7 +25,5 @@ struct GpuInventory {
   std::string reason;  // when gpus is empty: "no usable CUDA GPU: cudaGetDeviceCount returned 35 (...)"
   bool usable() const { return !gpus.empty(); }
 };
-
-GpuInventory detect_gpus();
 
 }  // namespace shardscope::exec
