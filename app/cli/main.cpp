@@ -1,4 +1,4 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, gpus.
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, gpus, strategies.
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
@@ -6,6 +6,7 @@
 //   shardscope-cli run --model mlp:3x16 --strategy ddp --batch 8 --backend cpu --json
 //   shardscope-cli run scenario.json --backend cuda --nnodes 2 --node-rank 1 --master node0:29500
 //   shardscope-cli gpus
+//   shardscope-cli strategies --json
 // Exit codes: 0 ok, 2 bad arguments or scenario (or a plan the backend cannot run), 3 internal error or failed run,
 // 4 the backend cannot run on this machine (cuda: not built, or no usable GPU).
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "cli/run_command.h"
 #include "cli/scenario_flags.h"
 #include "cli/simulate_command.h"
+#include "cli/strategies_command.h"
 #include "cli/trace_outputs.h"
 #include "core/version.h"
 #include "exec/backends/backend_factory.h"
@@ -62,6 +64,9 @@ int main(int argc, char** argv) {
 
   auto* gpus = app.add_subcommand("gpus", "The CUDA GPUs the cuda backend would use, or why there are none");
   gpus->add_flag("--json", json, "Print JSON instead of text");
+
+  auto* strategies = app.add_subcommand("strategies", "The strategies: what each models and the options it takes");
+  strategies->add_flag("--json", json, "Print JSON instead of text");
 
   try {
     app.parse(argc, argv);
@@ -112,6 +117,13 @@ int main(int argc, char** argv) {
       if (!executed.result.ok) {
         std::cerr << "error: " << executed.result.error << "\n";
         return 3;
+      }
+    }
+    if (strategies->parsed()) {
+      if (json) {
+        std::cout << cli::strategies_json() << "\n";
+      } else {
+        cli::print_strategies_text(std::cout);
       }
     }
     if (gpus->parsed()) {

@@ -74,6 +74,14 @@ void drop_unused_options(Scenario& scenario) {
       field.put(scenario, default_value(field));
 }
 
+// What the chosen strategy is and what it models, under its combo, for a student choosing between them.
+void describe_strategy(StrategyKind kind) {
+  const StrategyInfo& info = strategy_info(kind);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s (%s)", std::string(info.description).c_str(), std::string(info.counterpart).c_str());
+  ImGui::PopStyleColor();
+}
+
 }  // namespace
 
 bool ScenarioPanel::draw(Scenario& scenario) {
@@ -85,7 +93,10 @@ bool ScenarioPanel::draw(Scenario& scenario) {
     const ImGuiTreeNodeFlags open = section == "simulation" ? 0 : ImGuiTreeNodeFlags_DefaultOpen;
     if (!ImGui::CollapsingHeader(section_title(section), open)) continue;
     for (const auto& field : scenario_fields())
-      if (field.section() == section && shown(field, scenario)) changed |= fields_.draw(field, scenario);
+      if (field.section() == section && shown(field, scenario)) {
+        changed |= fields_.draw(field, scenario);
+        if (field.key == "strategy.name") describe_strategy(scenario.strategy.kind);
+      }
   }
   if (scenario.strategy.kind != strategy_before) drop_unused_options(scenario);
   if (!fields_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", fields_.error().c_str());
