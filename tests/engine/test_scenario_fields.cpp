@@ -60,8 +60,11 @@ TEST(ScenarioFields, EveryFieldRoundTripsThroughJson) {
     const Scenario back = parse_scenario_json(scenario_to_json(s), "x");
     EXPECT_EQ(field.get(back), value) << field.key;
     // Nothing else moved.
-    for (const auto& other : scenario_fields())
-      if (&other != &field) EXPECT_EQ(other.get(back), other.get(s)) << field.key << " moved " << other.key;
+    for (const auto& other : scenario_fields()) {
+      if (&other != &field) {
+        EXPECT_EQ(other.get(back), other.get(s)) << field.key << " moved " << other.key;
+      }
+    }
   }
 }
 
