@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "pipeline/run_pipeline.h"
+#include "trace/trace_queue.h"
 #include "trace/trace_file_reader.h"
 
 namespace shardscope::gui {
@@ -20,7 +21,7 @@ void Session::run(const Scenario& scenario, RunMode mode) {
 
 namespace {
 
-Session::RunOutput execute_on(exec::BackendKind backend, const Scenario& scenario, TraceStore& store) {
+Session::RunOutput execute_on(exec::BackendKind backend, const Scenario& scenario, TraceSink& store) {
   Session::RunOutput out;
   exec::ExecutionOptions options;
   options.backend = backend;
@@ -34,7 +35,8 @@ Session::RunOutput execute_on(exec::BackendKind backend, const Scenario& scenari
 
 void Session::start(const Request& request) {
   running_store_ = std::make_shared<TraceStore>();
-  running_ = std::async(std::launch::async, [request, store = running_store_]() -> RunOutput {
+  running_queue_ = std::make_shared<TraceQueue>();
+  running_ = std::async(std::launch::async, [request, store = running_queue_]() -> RunOutput {
     RunOutput out;
     try {
       if (request.mode == RunMode::ExecuteCpu) return execute_on(exec::BackendKind::Cpu, request.scenario, *store);
@@ -50,6 +52,8 @@ void Session::start(const Request& request) {
 }
 
 void Session::poll() {
+  // The run's events so far move into the store the panels draw; the run never waits for this thread.
+  if (running_queue_) running_queue_->drain_into(*running_store_);
   // A run replaces the picture once it has begun emitting (so a long simulation draws while it grows); a run
   // that fails before that leaves the previous picture on screen.
   if (running_store_ && running_store_ != store_ && running_store_->generation() > 0) {
@@ -58,6 +62,7 @@ void Session::poll() {
   }
   if (!running_.valid() || running_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   RunOutput out = running_.get();
+  running_queue_->drain_into(*running_store_);  // what arrived since the drain above
   if (running_store_->generation() > 0 && running_store_ != store_) {
     store_ = running_store_;
     ++run_id_;

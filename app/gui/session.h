@@ -14,6 +14,7 @@
 #include "gui/run_mode.h"
 #include "run/simulation_result.h"
 #include "scenario/scenario.h"
+#include "trace/trace_queue.h"
 #include "trace/trace_store.h"
 
 namespace shardscope::gui {
@@ -35,7 +36,7 @@ class Session {
   const Scenario& scenario() const { return scenario_; }
   bool busy() const { return running_.valid(); }
   // Trace events the run in flight has produced so far (progress for long simulations); 0 when idle.
-  std::uint64_t progress_events() const { return running_store_ && busy() ? running_store_->generation() : 0; }
+  std::uint64_t progress_events() const { return running_queue_ && busy() ? running_queue_->produced() : 0; }
   const std::string& error() const { return error_; }
   const std::string& warning() const { return warning_; }  // e.g. a truncated trace file
   const std::optional<SimulationResult>& result() const { return result_; }
@@ -64,7 +65,8 @@ class Session {
   RunMode mode_ = RunMode::Simulate;
   std::vector<Bytes> predicted_peaks_;
   std::future<RunOutput> running_;
-  std::shared_ptr<TraceStore> running_store_;
+  std::shared_ptr<TraceQueue> running_queue_;  // the run in flight writes here, from its own threads
+  std::shared_ptr<TraceStore> running_store_;  // poll() drains the queue into it on this thread
   std::shared_ptr<TraceStore> store_ = std::make_shared<TraceStore>();
   std::optional<SimulationResult> result_;
   std::string error_, warning_;

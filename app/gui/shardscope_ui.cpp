@@ -55,24 +55,17 @@ void ShardScopeUi::refresh_after_new_run() {
   last_refresh_s_ = now;
   seen_run_ = session_.run_id();
   seen_generation_ = store->generation();
+  // The store keeps the boundaries sorted and the ranks' series signatures as events arrive: nothing is sorted here.
   std::vector<TimeNs> boundaries;
   std::vector<PhaseMark> phases;
   TimeNs end = 0;
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
     end = data.t_max;
-    for (const auto& rank : data.ranks) {
-      for (const auto& stream : rank.streams)
-        for (const auto& span : stream.spans) {
-          boundaries.push_back(span.begin_ns);
-          if (!span.open()) boundaries.push_back(span.end_ns);
-        }
-      if (rank.rank == 0)
-        for (const auto& p : rank.phases) phases.push_back({p.name, p.step, p.t_ns});
-    }
+    boundaries = data.boundaries;
+    if (const RankTimeline* first = data.rank(0))
+      for (const auto& p : first->phases) phases.push_back({p.name, p.step, p.t_ns});
   });
-  std::sort(boundaries.begin(), boundaries.end());
-  boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
   playback_.set_timeline(std::move(boundaries), std::move(phases), end);
   if (new_run) {
     view_.set_run_range(0, std::max<TimeNs>(end, 1));

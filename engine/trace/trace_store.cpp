@@ -34,6 +34,25 @@ void update_reach(StreamSpans& s, std::size_t from) {
   }
 }
 
+// Keeps `times` sorted and unique. Events arrive nearly in time order (ranks interleave), so the common case is an
+// append and the rest an insertion near the end.
+void add_boundary(std::vector<TimeNs>& times, TimeNs t) {
+  if (times.empty() || times.back() < t) {
+    times.push_back(t);
+    return;
+  }
+  const auto it = std::lower_bound(times.begin(), times.end(), t);
+  if (it == times.end() || *it != t) times.insert(it, t);
+}
+
+// One more (t, allocated) sample folded into a rank's series signature (splitmix64 finaliser of a running value).
+std::uint64_t fold(std::uint64_t signature, TimeNs t, Bytes allocated) {
+  std::uint64_t x = signature ^ (static_cast<std::uint64_t>(t) * 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(allocated);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 }  // namespace
 
 void TraceStore::begin(const TraceHeader& header) {
@@ -106,6 +125,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved_t_ns = s.t_ns;
           }
           r.memory.push_back(s);
+          r.memory_signature = fold(r.memory_signature, s.t_ns, s.allocated);
           break;
         }
         case TraceEventKind::Phase: r.phases.push_back({e.text, e.step, e.t_ns}); break;
@@ -135,6 +155,7 @@ void TraceStore::open_span(const TraceEvent& e) {
   update_reach(s, index);
   open.push_back({e.op, e.stream, index});
   ++r.open_spans;
+  add_boundary(data_.boundaries, e.t_ns);
 }
 
 void TraceStore::close_span(const TraceEvent& e) {
@@ -148,6 +169,7 @@ void TraceStore::close_span(const TraceEvent& e) {
   StreamSpans& s = r.streams[static_cast<std::size_t>(it->stream)];
   s.spans[it->index].end_ns = std::max(e.t_ns, s.spans[it->index].begin_ns);
   update_reach(s, it->index);
+  add_boundary(data_.boundaries, s.spans[it->index].end_ns);
   open.erase(it);
   --r.open_spans;
 }

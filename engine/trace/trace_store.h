@@ -9,8 +9,9 @@
 //   });
 // Thread contract: begin/emit/end may be called from several producer threads (serialised by one mutex). Readers
 // on any thread use read(fn), which holds the same mutex while fn runs: fn sees a consistent state and must not
-// keep references past its return, nor call back into the store. Keep fn short (cull to the visible range);
-// producers wait meanwhile. The convenience accessors below take the lock and return copies. generation() is
+// keep references past its return, nor call back into the store. A producer that must never wait for a reader (a
+// live run the window draws) writes into a TraceQueue instead (trace_queue.h), which the reader's thread drains
+// into the store it alone then uses: the window draws without any lock a producer takes. The convenience accessors below take the lock and return copies. generation() is
 // lock-free and changes after every begin/emit/end, so a reader can skip work when nothing arrived.
 // Event handling: OpBegin opens a span on (rank, stream), OpEnd with the same (rank, op) closes it; Alloc / Free
 // add a memory sample (category totals from bytes, allocated / reserved from the event); DeviceMemory adds a
@@ -105,6 +106,9 @@ struct RankTimeline {
   std::vector<TracePhaseMarker> phases;
   std::vector<TraceDeviceMemorySample> device_memory;
   std::size_t open_spans = 0;
+  // A hash of the (t_ns, allocated) of every memory sample, folded in as samples arrive: ranks with identical
+  // series (the memory panel draws them as one chart) have equal signatures and sample counts.
+  std::uint64_t memory_signature = 0;
 
   const StreamSpans& stream(Stream s) const { return streams[static_cast<std::size_t>(s)]; }
   // The memory state at time t: the last sample with t_ns <= t (after all changes at t); zeros with t_ns = t
@@ -120,6 +124,9 @@ struct TraceData {
   std::vector<TraceRunError> errors;
   std::optional<TraceRunEnd> run_end;
   TimeNs t_min = 0, t_max = 0;        // time range of all events; both 0 before the first event
+  // Every op begin and end time over all ranks, sorted and unique, kept so as events arrive (the playhead steps
+  // through them without re-sorting).
+  std::vector<TimeNs> boundaries;
   std::uint64_t event_count = 0;
   std::uint64_t unmatched_op_ends = 0;  // OpEnd with no open OpBegin of that (rank, op)
   std::uint64_t ignored_events = 0;

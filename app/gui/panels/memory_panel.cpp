@@ -14,11 +14,10 @@ namespace shardscope::gui {
 
 namespace {
 
+// Identical (t, allocated) series: compared by the signature the store folds as samples arrive, not sample by sample.
 bool same_series(const RankTimeline& a, const RankTimeline& b) {
-  if (a.memory.size() != b.memory.size() || a.peak.allocated != b.peak.allocated) return false;
-  for (std::size_t i = 0; i < a.memory.size(); ++i)
-    if (a.memory[i].t_ns != b.memory[i].t_ns || a.memory[i].allocated != b.memory[i].allocated) return false;
-  return true;
+  return a.memory.size() == b.memory.size() && a.peak.allocated == b.peak.allocated &&
+         a.memory_signature == b.memory_signature;
 }
 
 std::string ranks_label(const std::vector<int>& ranks) {
