@@ -42,10 +42,14 @@ TEST(ScenarioFields, CoverTheDocumentedFormatExactly) {
   std::set<std::string> keys, flags;
   for (const auto& field : scenario_fields()) {
     EXPECT_TRUE(keys.emplace(field.key).second) << "duplicate key " << field.key;
-    if (!field.flag.empty()) EXPECT_TRUE(flags.emplace(field.flag).second) << "duplicate flag " << field.flag;
+    if (!field.flag.empty()) {
+      EXPECT_TRUE(flags.emplace(field.flag).second) << "duplicate flag " << field.flag;
+    }
     EXPECT_FALSE(field.help.empty()) << field.key;
     EXPECT_FALSE(field.label.empty()) << field.key;
-    EXPECT_EQ(field.kind == FieldKind::Choice, field.choices != nullptr && field.kind == FieldKind::Choice);
+    if (field.kind == FieldKind::Choice) {
+      EXPECT_NE(field.choices, nullptr) << field.key;  // a choice lists its names
+    }
   }
   EXPECT_EQ(keys, kDocumentedKeys);
   EXPECT_EQ(flags.size(), keys.size() - 1);  // every setting has a flag; the name does not
