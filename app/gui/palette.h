@@ -2,6 +2,7 @@
 // No ImGui types here so exports can share it: colours are 0xRRGGBB.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "core/category.h"
 #include "plan/op.h"
@@ -11,8 +12,23 @@ namespace shardscope::gui {
 std::uint32_t category_rgb(Category category);
 constexpr std::uint32_t kOutsideAllocatorRgb = 0x999999;  // context, library internals
 
-// Timeline boxes: forward / backward two shades of one neutral hue, each collective kind its own colour.
-std::uint32_t op_rgb(const Op& op);
+// What a timeline box is, for its colour and the timeline legend. Colours from UI.md's second set (Paul Tol's
+// "muted"): forward / backward two greys, the optimizer step and each collective kind a colour of its own, none of
+// them a memory category's colour (a student reads orange as "gradients" everywhere).
+enum class TimelineKind { Forward, Backward, Optimizer, AllReduce, ReduceScatter, AllGather, RootedCollective, SendRecv, Copy, Other };
+inline constexpr TimelineKind kAllTimelineKinds[] = {
+    TimelineKind::Forward,   TimelineKind::Backward,         TimelineKind::Optimizer, TimelineKind::AllReduce,
+    TimelineKind::ReduceScatter, TimelineKind::AllGather, TimelineKind::RootedCollective, TimelineKind::SendRecv,
+    TimelineKind::Copy,      TimelineKind::Other};
+
+TimelineKind timeline_kind(const Op& op);
+std::uint32_t timeline_rgb(TimelineKind kind);
+const char* timeline_label(TimelineKind kind);  // "all-reduce", "broadcast / scatter / gather / reduce", ...
+inline std::uint32_t op_rgb(const Op& op) { return timeline_rgb(timeline_kind(op)); }
+// Text drawn on a box of this colour: white on dark colours, near-black on light ones.
+bool needs_light_text(std::uint32_t rgb);
+// A box's label: the op's, with "F3 " / "B3 " in front for a micro-batch's forward / backward (pipelines).
+std::string timeline_box_label(const Op& op);
 
 // ImGui's packed ABGR from 0xRRGGBB and an alpha in [0, 255].
 constexpr std::uint32_t to_imgui_color(std::uint32_t rgb, std::uint32_t alpha = 255) {

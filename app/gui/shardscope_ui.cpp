@@ -12,6 +12,7 @@
 #include "gui/caption.h"
 #include "gui/classroom_scenario.h"
 #include "gui/palette.h"
+#include "scenario/parallel_layout.h"
 #include "trace/chrome_trace_export.h"
 #include "trace/memory_csv_export.h"
 
@@ -113,8 +114,9 @@ void ShardScopeUi::frame() {
   ImGui::Begin("ShardScope", nullptr, kFixedWindow);
   draw_menu();
   float legend_width = 0;
-  for (Category c : kAllCategories) legend_width += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(std::string(category_label(c)).c_str()).x;
-  const float legend_lines = std::ceil(legend_width / std::max(1.0f, ImGui::GetContentRegionAvail().x));
+  for (const auto& item : legend_items()) legend_width += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(item.label.c_str()).x;
+  // Two groups (memory, timeline), each starting on its own line.
+  const float legend_lines = 1 + std::ceil(legend_width / std::max(1.0f, ImGui::GetContentRegionAvail().x));
   const float bottom = ImGui::GetFrameHeightWithSpacing() * (1.2f + legend_lines);
   const float height = ImGui::GetContentRegionAvail().y - bottom;
   const float total_width = ImGui::GetContentRegionAvail().x;
@@ -186,7 +188,9 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     ImGui::Separator();
     ImGui::Text("step %s", format_duration(result->step_time_ns).c_str());
     ImGui::Text("exposed comm %s of %s", format_duration(result->exposed_comm_ns).c_str(), format_duration(result->total_comm_ns).c_str());
-    ImGui::Text("compute idle %.1f %% (bubble)", result->bubble_fraction * 100);
+    // "Bubble" is the pipeline word; elsewhere the compute stream simply waits (for communication, for device 0).
+    const std::optional<StrategyKind> strategy = parse_strategy(session_.store()->header().plan ? session_.store()->header().plan->strategy : "");
+    ImGui::Text("compute idle %.1f %%%s", result->bubble_fraction * 100, strategy && is_pipeline(*strategy) ? " (bubble)" : "");
   }
   ImGui::Separator();
   devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks());
@@ -242,22 +246,55 @@ void ShardScopeUi::draw_transport_bar() {
   }
 }
 
+std::vector<ShardScopeUi::LegendItem> ShardScopeUi::legend_items() {
+  std::vector<LegendItem> items;
+  for (Category c : kAllCategories) items.push_back({std::string(category_label(c)), category_rgb(c), true});
+  for (TimelineKind k : kAllTimelineKinds)
+    if (k != TimelineKind::Other) items.push_back({timeline_label(k), timeline_rgb(k), false});
+  return items;
+}
+
+// The memory categories, then the timeline's op colours and its hatching, each group on its own line(s).
 void ShardScopeUi::draw_legend() {
   const float right_edge = ImGui::GetWindowContentRegionMax().x;
-  bool first = true;
-  for (Category c : kAllCategories) {
+  const float square = ImGui::GetFontSize();
+  bool first = true, memory = true;
+  auto place = [&](float item) {
     // Wrap instead of running off the window (large font scales on small screens).
-    const float item = ImGui::GetFontSize() * 2 + ImGui::CalcTextSize(std::string(category_label(c)).c_str()).x;
     if (!first && ImGui::GetCursorPosX() + item > right_edge) ImGui::NewLine();
     first = false;
-    ImGui::ColorButton(std::string(category_key(c)).c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(c))),
-                       ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+  };
+  ImGui::TextDisabled("memory");
+  ImGui::SameLine();
+  for (const LegendItem& item : legend_items()) {
+    if (memory && !item.memory) {
+      const std::string rules = session_.store()->header().accounting_rules;
+      ImGui::TextDisabled("%s%s%s", rules.c_str(), status_.empty() ? "" : " · ", status_.c_str());
+      ImGui::TextDisabled("timeline");
+      ImGui::SameLine();
+      memory = false;
+      first = true;
+    }
+    place(square * 2 + ImGui::CalcTextSize(item.label.c_str()).x);
+    ImGui::ColorButton(item.label.c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(item.rgb)), ImGuiColorEditFlags_NoTooltip,
+                       ImVec2(square, square));
     ImGui::SameLine();
-    ImGui::TextUnformatted(std::string(category_label(c)).c_str());
-    ImGui::SameLine(0, ImGui::GetFontSize());
+    ImGui::TextUnformatted(item.label.c_str());
+    ImGui::SameLine(0, square);
   }
-  const std::string rules = session_.store()->header().accounting_rules;
-  ImGui::TextDisabled("%s%s%s", rules.c_str(), status_.empty() ? "" : " · ", status_.c_str());
+  // Idle compute is hatched in the timeline: the same hatching as a swatch.
+  const char* idle = "idle (pipelines: bubble)";
+  place(square * 2 + ImGui::CalcTextSize(idle).x);
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->PushClipRect(p, ImVec2(p.x + square, p.y + square), true);
+  draw->AddRectFilled(p, ImVec2(p.x + square, p.y + square), IM_COL32(235, 235, 235, 255));
+  for (float x = p.x - square; x < p.x + square; x += square * 0.6f)
+    draw->AddLine(ImVec2(x, p.y + square), ImVec2(x + square, p.y), IM_COL32(200, 200, 200, 255));
+  draw->PopClipRect();
+  ImGui::Dummy(ImVec2(square, square));
+  ImGui::SameLine();
+  ImGui::TextUnformatted(idle);
 }
 
 }  // namespace shardscope::gui

@@ -43,6 +43,12 @@ class ShardScopeUi {
   void draw_left_column(float width, float height);
   void draw_right_column(float width, float height);
   void draw_transport_bar();
+  struct LegendItem {
+    std::string label;
+    std::uint32_t rgb = 0;
+    bool memory = true;  // a memory category (else a timeline op kind)
+  };
+  static std::vector<LegendItem> legend_items();
   void draw_legend();
   void place_playhead_for_screenshot();
 

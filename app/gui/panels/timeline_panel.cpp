@@ -56,14 +56,16 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     }
     flush();
     const Op* op = op_of(data, rank, span.op);
-    const ImU32 colour = to_imgui_color(op ? op_rgb(*op) : 0x777777);
+    const std::uint32_t rgb = op ? op_rgb(*op) : timeline_rgb(TimelineKind::Other);
+    const ImU32 colour = to_imgui_color(rgb);
     // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
     draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb - (xb - xa > 3.0f ? 1.0f : 0.0f), y1), colour);
     if (op && xb - xa > ImGui::GetFontSize() * 2) {
       const ImVec4 clip(std::max(xa, g.x0) + 2, g.y0, std::min(xb, g.x0 + g.width) - 2, y1);
-      const bool dark = op->kind == OpKind::Compute && op->compute_kind == ComputeKind::Backward;
+      const std::string label = timeline_box_label(*op);
       draw->AddText(nullptr, 0, ImVec2(clip.x, g.y0 + (g.height - ImGui::GetFontSize()) / 2),
-                    dark ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255), op->label.c_str(), nullptr, 0, &clip);
+                    needs_light_text(rgb) ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255), label.c_str(), nullptr, 0,
+                    &clip);
     }
   });
   flush();

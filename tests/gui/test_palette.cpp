@@ -1,0 +1,74 @@
+// The colours every panel shares: the timeline's are UI.md's second set, none of them a memory category's (nor
+// close to one), and pipeline boxes carry their micro-batch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gui/palette.h"
+
+namespace shardscope::gui {
+namespace {
+
+double distance(std::uint32_t a, std::uint32_t b) {
+  const auto channel = [](std::uint32_t rgb, int shift) { return static_cast<double>((rgb >> shift) & 0xFF); };
+  double sum = 0;
+  for (int shift : {16, 8, 0}) sum += std::pow(channel(a, shift) - channel(b, shift), 2);
+  return std::sqrt(sum);
+}
+
+TEST(Palette, TimelineColoursAreUiMdsSecondSet) {
+  EXPECT_EQ(timeline_rgb(TimelineKind::Forward), 0x4D4D4Du);
+  EXPECT_EQ(timeline_rgb(TimelineKind::Backward), 0x8C8C8Cu);
+  EXPECT_EQ(timeline_rgb(TimelineKind::Optimizer), 0x332288u);
+  EXPECT_EQ(timeline_rgb(TimelineKind::AllReduce), 0x882255u);
+  EXPECT_EQ(timeline_rgb(TimelineKind::ReduceScatter), 0xAA4499u);
+  EXPECT_EQ(timeline_rgb(TimelineKind::AllGather), 0x117733u);
+  EXPECT_EQ(timeline_rgb(TimelineKind::RootedCollective), 0x999933u);
+  EXPECT_EQ(timeline_rgb(TimelineKind::SendRecv), 0x44AA99u);
+}
+
+// A student reads orange as "gradients" everywhere: no timeline colour may be, or nearly be, a memory colour.
+// 20 of 441 in RGB distance keeps even the two greys of UI.md (backward #8C8C8C, outside the allocator #999999) apart.
+TEST(Palette, NoTimelineColourIsAMemoryColour) {
+  std::vector<std::uint32_t> memory = {kOutsideAllocatorRgb};
+  for (Category c : kAllCategories) memory.push_back(category_rgb(c));
+  for (TimelineKind k : kAllTimelineKinds)
+    for (std::uint32_t m : memory) {
+      EXPECT_NE(timeline_rgb(k), m) << timeline_label(k);
+      EXPECT_GT(distance(timeline_rgb(k), m), 20) << timeline_label(k) << " vs " << std::hex << m;
+    }
+  // And the timeline's kinds are told apart from each other.
+  for (TimelineKind a : kAllTimelineKinds)
+    for (TimelineKind b : kAllTimelineKinds)
+      if (a != b) {
+        EXPECT_NE(timeline_rgb(a), timeline_rgb(b)) << timeline_label(a) << " / " << timeline_label(b);
+      }
+}
+
+TEST(Palette, OpsMapToTheirKindAndMicroBatchesAreNumbered) {
+  Op forward;
+  forward.kind = OpKind::Compute;
+  forward.compute_kind = ComputeKind::Forward;
+  forward.label = "fc3 forward";
+  forward.micro_batch = 3;
+  EXPECT_EQ(timeline_kind(forward), TimelineKind::Forward);
+  EXPECT_EQ(timeline_box_label(forward), "F3 fc3 forward");
+  Op backward = forward;
+  backward.compute_kind = ComputeKind::Backward;
+  backward.label = "fc3 backward";
+  EXPECT_EQ(timeline_box_label(backward), "B3 fc3 backward");
+  backward.micro_batch = -1;  // not a pipeline: the label alone
+  EXPECT_EQ(timeline_box_label(backward), "fc3 backward");
+  Op gather;
+  gather.kind = OpKind::Collective;
+  gather.collective_kind = CollectiveKind::Gather;
+  EXPECT_EQ(timeline_kind(gather), TimelineKind::RootedCollective);
+  Op recv;
+  recv.kind = OpKind::Recv;
+  EXPECT_EQ(op_rgb(recv), 0x44AA99u);
+  EXPECT_TRUE(needs_light_text(timeline_rgb(TimelineKind::Forward)));
+  EXPECT_FALSE(needs_light_text(timeline_rgb(TimelineKind::Backward)));
+}
+
+}  // namespace
+}  // namespace shardscope::gui
