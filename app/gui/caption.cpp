@@ -45,6 +45,28 @@ std::string phase_display_name(const std::string& phase) {
   return phase;
 }
 
+std::string phase_short_name(const std::string& phase) {
+  if (phase == "model_created") return "created";
+  if (phase == "forward") return "fwd";
+  if (phase == "before_step") return "bwd";
+  if (phase == "after_step") return "step";
+  return phase;
+}
+
+std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last) {
+  if (upcoming) {
+    if (upcoming->name == "model_created") return "creating the model";
+    if (upcoming->name == "wrapped") return "wrapping the model";
+    const std::string step = "step " + std::to_string(upcoming->step) + ", ";
+    if (upcoming->name == "forward") return step + "forward";
+    if (upcoming->name == "before_step") return step + "backward";
+    if (upcoming->name == "after_step") return step + "optimizer step";
+    return step + upcoming->name;
+  }
+  if (!last) return "";
+  return (last->step > 0 ? "step " + std::to_string(last->step) + ", " : "") + phase_display_name(last->name);
+}
+
 int most_telling_rank(const TraceData& data, TimeNs t_ns) {
   int communicating = -1, computing = -1;
   for (const auto& timeline : data.ranks) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "gui/playback.h"
 #include "trace/trace_store.h"
 
 namespace shardscope::gui {
@@ -13,6 +14,14 @@ std::string describe_rank_at(const TraceData& data, int rank, TimeNs t_ns);
 // A phase marker as people say it: markers sit where a phase ends ("forward" → "after forward",
 // "before_step" → "after backward", "after_step" → "after step", "model_created" → "model created").
 std::string phase_display_name(const std::string& phase);
+
+// The same, in a word for crowded charts: "created", "wrapped", "fwd", "bwd", "step".
+std::string phase_short_name(const std::string& phase);
+
+// The phase under way between two markers, named by the next one (markers sit where a phase ends): before
+// "forward" of step 2 it is "step 2, forward", before "before_step" the backward, before "after_step" the optimizer
+// step; past the last marker, what that marker says ("step 2, after step").
+std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last);
 
 // The rank worth describing at `t_ns`: the lowest rank communicating while computing, else the lowest
 // communicating, else the lowest computing, else 0.

@@ -67,6 +67,12 @@ const PhaseMark* Playback::current_phase() const {
   return current;
 }
 
+const PhaseMark* Playback::upcoming_phase() const {
+  for (const auto& phase : phases_)
+    if (phase.t_ns > now_ns_) return &phase;
+  return nullptr;
+}
+
 const PhaseMark* Playback::find_phase(const std::string& text) const {
   std::istringstream in(text);
   std::string first;

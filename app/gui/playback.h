@@ -40,6 +40,8 @@ class Playback {
 
   // The phase whose marker is the last one at or before now (nullptr before the first).
   const PhaseMark* current_phase() const;
+  // The first marker after now (nullptr past the last): markers sit where a phase ends, so it names the phase under way.
+  const PhaseMark* upcoming_phase() const;
   // Finds a phase by "name" (first occurrence) or "step N name"; nullptr if none.
   const PhaseMark* find_phase(const std::string& text) const;
 

@@ -211,9 +211,8 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   session_.store()->read([&](const TraceData& data) {
     if (!data.ranks.empty()) caption = describe_rank_at(data, most_telling_rank(data, playback_.now_ns()), playback_.now_ns());
   });
-  const PhaseMark* phase = playback_.current_phase();
-  ImGui::Text("%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(),
-              phase ? ("step " + std::to_string(phase->step) + ", " + phase_display_name(phase->name) + " · ").c_str() : "",
+  const std::string phase = phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
+  ImGui::Text("%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),
               caption.c_str());
   ImGui::EndChild();
 }

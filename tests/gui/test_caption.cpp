@@ -58,5 +58,25 @@ TEST(Caption, PicksTheRankThatOverlapsCommunicationWithCompute) {
   });
 }
 
+// The markers of two steps as a run emits them (a marker sits where its phase ends): what the caption says between.
+TEST(Caption, NamesThePhaseUnderWayNotTheLastOneEnded) {
+  Playback p;
+  p.set_timeline({}, {{"model_created", 0, 10}, {"wrapped", 0, 20}, {"forward", 1, 100}, {"before_step", 1, 300},
+                      {"after_step", 1, 350}, {"forward", 2, 450}, {"before_step", 2, 650}, {"after_step", 2, 700}},
+                 700);
+  const auto at = [&](TimeNs t) {
+    p.seek(t);
+    return phase_under_way(p.upcoming_phase(), p.current_phase());
+  };
+  EXPECT_EQ(at(5), "creating the model");
+  EXPECT_EQ(at(15), "wrapping the model");
+  EXPECT_EQ(at(50), "step 1, forward");
+  EXPECT_EQ(at(200), "step 1, backward");       // the whole backward, not "after forward"
+  EXPECT_EQ(at(320), "step 1, optimizer step");
+  EXPECT_EQ(at(400), "step 2, forward");        // not "step 1, after step"
+  EXPECT_EQ(at(500), "step 2, backward");
+  EXPECT_EQ(at(700), "step 2, after step");     // the end of the run
+}
+
 }  // namespace
 }  // namespace shardscope::gui

@@ -207,15 +207,26 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       below += s.by_category[c];
     }
   }
-  float label_free_x = -1e9f;  // labels that would overlap the previous one are left out (the line stays)
+  // Phase labels stack in up to three rows; where none has room, the short name goes where it overlaps least, so no
+  // marker goes unnamed. A step's end (after_step) is drawn as a step boundary: darker and thicker.
+  constexpr int kLabelRows = 3;
+  float row_free_x[kLabelRows] = {-1e9f, -1e9f, -1e9f};
   for (const auto& phase : rank.phases) {
     if (phase.t_ns < view.t0() || phase.t_ns > view.t1()) continue;
     const float x = static_cast<float>(view.x_of(phase.t_ns, p0.x, width));
-    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), IM_COL32(90, 90, 90, 140));
-    if (x < label_free_x) continue;
-    const std::string label = phase_display_name(phase.name);
-    draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(70, 70, 70, 255), label.c_str());
-    label_free_x = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
+    const bool step_end = phase.name == "after_step";
+    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), step_end ? IM_COL32(40, 40, 40, 220) : IM_COL32(90, 90, 90, 140),
+                  step_end ? 2.0f : 1.0f);
+    std::string label = phase_display_name(phase.name);
+    int row = 0;
+    while (row < kLabelRows && x < row_free_x[row]) ++row;
+    if (row == kLabelRows) {
+      label = phase_short_name(phase.name);
+      row = static_cast<int>(std::min_element(row_free_x, row_free_x + kLabelRows) - row_free_x);
+    }
+    const float y = p0.y + static_cast<float>(row) * ImGui::GetFontSize();
+    draw->AddText(ImVec2(x + 2, y), IM_COL32(70, 70, 70, 255), label.c_str());
+    row_free_x[row] = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
   }
   if (capacity > 0 && capacity <= scale) {
     const float y = y_of(capacity);

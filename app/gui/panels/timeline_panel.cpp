@@ -136,6 +136,12 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
           draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
           if (lane_hover) hovered = lane_hover;
         }
+        // Step boundaries (the rank's after_step markers) across its lanes, as in the memory charts.
+        for (const auto& phase : rank.phases)
+          if (phase.name == "after_step" && phase.t_ns >= view.t0() && phase.t_ns <= view.t1()) {
+            const float x = static_cast<float>(view.x_of(phase.t_ns, x0, width));
+            draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(40, 40, 40, 220), 2.0f);
+          }
         const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
         draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
         draw->PopClipRect();
