@@ -10,6 +10,12 @@
 namespace shardscope::gui {
 
 std::uint32_t category_rgb(Category category);
+// Bottom to top in every stacked chart and bar (and left to right in the legend): what stays constant through a
+// step first (parameters, optimizer state, DDP buckets), what comes and goes above it, so a constant band never
+// appears to rise.
+inline constexpr Category kStackingOrder[] = {Category::Parameters,  Category::OptimizerState, Category::DdpBuckets,
+                                              Category::Gradients,   Category::Activations,    Category::Temporaries,
+                                              Category::CommunicationBuffers};
 constexpr std::uint32_t kOutsideAllocatorRgb = 0x999999;  // context, library internals
 
 // What a timeline box is, for its colour and the timeline legend. Colours from UI.md's second set (Paul Tol's

@@ -247,7 +247,7 @@ void ShardScopeUi::draw_transport_bar() {
 
 std::vector<ShardScopeUi::LegendItem> ShardScopeUi::legend_items() {
   std::vector<LegendItem> items;
-  for (Category c : kAllCategories) items.push_back({std::string(category_label(c)), category_rgb(c), true});
+  for (Category c : kStackingOrder) items.push_back({std::string(category_label(c)), category_rgb(c), true});
   for (TimelineKind k : kAllTimelineKinds)
     if (k != TimelineKind::Other) items.push_back({timeline_label(k), timeline_rgb(k), false});
   return items;

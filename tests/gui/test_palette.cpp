@@ -2,8 +2,11 @@
 // close to one), and pipeline boxes carry their micro-batch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "gui/axis_ticks.h"
 #include "gui/palette.h"
 
 namespace shardscope::gui {
@@ -68,6 +71,27 @@ TEST(Palette, OpsMapToTheirKindAndMicroBatchesAreNumbered) {
   EXPECT_EQ(op_rgb(recv), 0x44AA99u);
   EXPECT_TRUE(needs_light_text(timeline_rgb(TimelineKind::Forward)));
   EXPECT_FALSE(needs_light_text(timeline_rgb(TimelineKind::Backward)));
+}
+
+// Constant categories at the bottom of every stack, moving ones above; every category exactly once.
+TEST(Palette, StacksConstantCategoriesFirst) {
+  const std::vector<Category> order(std::begin(kStackingOrder), std::end(kStackingOrder));
+  ASSERT_EQ(order.size(), kAllCategories.size());
+  for (Category c : kAllCategories) EXPECT_EQ(std::count(order.begin(), order.end(), c), 1);
+  EXPECT_EQ(std::vector<Category>(order.begin(), order.begin() + 3),
+            (std::vector<Category>{Category::Parameters, Category::OptimizerState, Category::DdpBuckets}));
+}
+
+TEST(AxisTicks, BinaryStepsThatFitThreeTimes) {
+  // 556 MiB: 256 MiB fits only twice, 128 MiB four times.
+  EXPECT_EQ(binary_ticks(556 * kMiB), (std::vector<Bytes>{128 * kMiB, 256 * kMiB, 384 * kMiB, 512 * kMiB}));
+  // 2.24 GiB: 512 MiB steps up to 2 GiB.
+  EXPECT_EQ(binary_ticks(2294 * kMiB), (std::vector<Bytes>{512 * kMiB, kGiB, 1536 * kMiB, 2 * kGiB}));
+  EXPECT_EQ(binary_ticks(3 * kKiB), (std::vector<Bytes>{kKiB, 2 * kKiB, 3 * kKiB}));
+  EXPECT_TRUE(binary_ticks(500).empty());
+  EXPECT_EQ(tick_label(384 * kMiB), "384 MiB");
+  EXPECT_EQ(tick_label(1536 * kMiB), "1.5 GiB");
+  EXPECT_EQ(tick_label(2 * kKiB), "2 KiB");
 }
 
 }  // namespace

@@ -33,21 +33,24 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
       const float height = ImGui::GetFontSize() * 1.3f;
       ImGui::Dummy(ImVec2(width, height));
       ImDrawList* draw = ImGui::GetWindowDrawList();
-      // The bar spans the capacity, or the peak when the plan exceeds it.
-      const Bytes full = std::max<Bytes>({capacity, rank.peak.allocated, 1});
+      // The bar spans the run's peak, so a run using 2 % of an 80 GB card still shows its categories; the capacity
+      // is on it (a red line) when the peak comes within half of it.
+      const Bytes peak = std::max<Bytes>(rank.peak.allocated, 1);
+      const bool capacity_on_bar = capacity > 0 && peak * 2 >= capacity;
+      const Bytes full = capacity_on_bar ? std::max(capacity, peak) * 21 / 20 : peak * 11 / 10;
       auto x_of = [&](Bytes b) { return p0.x + static_cast<float>(static_cast<double>(b) / static_cast<double>(full)) * width; };
       draw->AddRectFilled(p0, ImVec2(p0.x + width, p0.y + height), IM_COL32(250, 250, 250, 255));
       Bytes below = 0;
-      for (Category c : kAllCategories) {
+      for (Category c : kStackingOrder) {
         if (now.by_category[c] <= 0) continue;
         draw->AddRectFilled(ImVec2(x_of(below), p0.y), ImVec2(x_of(below + now.by_category[c]), p0.y + height), to_imgui_color(category_rgb(c)));
         below += now.by_category[c];
       }
       const float peak_x = x_of(rank.peak.allocated);
       draw->AddLine(ImVec2(peak_x, p0.y - 2), ImVec2(peak_x, p0.y + height + 2), IM_COL32(30, 30, 30, 255), 2.0f);
-      if (capacity > 0 && oom) {
+      if (capacity_on_bar) {
         const float cap_x = x_of(capacity);
-        draw->AddLine(ImVec2(cap_x, p0.y - 2), ImVec2(cap_x, p0.y + height + 2), IM_COL32(220, 0, 0, 255), 3.0f);
+        draw->AddLine(ImVec2(cap_x, p0.y - 2), ImVec2(cap_x, p0.y + height + 2), IM_COL32(220, 0, 0, 255), oom ? 3.0f : 2.0f);
       }
       draw->AddRect(p0, ImVec2(p0.x + width, p0.y + height), oom ? IM_COL32(220, 0, 0, 255) : IM_COL32(150, 150, 150, 255), 0, 0, oom ? 2.0f : 1.0f);
       const auto r = static_cast<std::size_t>(rank.rank);
@@ -65,7 +68,10 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
       if (capacity > 0) {
         ImGui::SameLine();
         if (oom) ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "> %s: OUT OF MEMORY", format_bytes(capacity).c_str());
-        else ImGui::TextDisabled("of %s", format_bytes(capacity).c_str());
+        else
+          ImGui::TextDisabled("of %s (%.0f %%)%s", format_bytes(capacity).c_str(),
+                              100.0 * static_cast<double>(rank.peak.allocated) / static_cast<double>(capacity),
+                              capacity_on_bar ? "" : "; bar = peak");
       }
       ImGui::Spacing();
     }

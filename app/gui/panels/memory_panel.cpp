@@ -4,9 +4,11 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "gui/caption.h"
+#include "gui/axis_ticks.h"
 #include "gui/palette.h"
 #include "gui/time_input.h"
 
@@ -193,6 +195,9 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   draw->AddRectFilled(p0, ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 255));
   draw->PushClipRect(p0, ImVec2(p0.x + width, bottom), true);
   auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * height; };
+  // Grid lines at binary steps behind the stack; their labels go over it at the right edge (below).
+  const std::vector<Bytes> ticks = binary_ticks(scale);
+  for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), IM_COL32(225, 225, 225, 255));
 
   constexpr float kColumn = 2.0f;  // pixels per column
   TimeNs t_prev = view.t_of(p0.x - kColumn, p0.x, width);
@@ -201,11 +206,21 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const TraceMemorySample s = column_sample(rank, t_prev, t);
     t_prev = t;
     Bytes below = 0;
-    for (Category c : kAllCategories) {
+    for (Category c : kStackingOrder) {
       if (s.by_category[c] <= 0) continue;
       draw->AddRectFilled(ImVec2(x, y_of(below + s.by_category[c])), ImVec2(x + kColumn, y_of(below)), to_imgui_color(category_rgb(c)));
       below += s.by_category[c];
     }
+  }
+  for (const Bytes tick : ticks) {
+    const float y = y_of(tick);
+    if (capacity > 0 && std::abs(y - y_of(capacity)) < ImGui::GetFontSize()) continue;  // the capacity has its label
+    const std::string label = tick_label(tick);
+    const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+    const ImVec2 at(p0.x + width - size.x - 4, y - size.y);
+    draw->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + size.x + 2, y), IM_COL32(255, 255, 255, 190));
+    draw->AddLine(ImVec2(at.x - 2, y), ImVec2(p0.x + width, y), IM_COL32(120, 120, 120, 255));
+    draw->AddText(at, IM_COL32(90, 90, 90, 255), label.c_str());
   }
   // Phase labels stack in up to three rows; where none has room, the short name goes where it overlaps least, so no
   // marker goes unnamed. A step's end (after_step) is drawn as a step boundary: darker and thicker.
@@ -249,7 +264,8 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       ImGui::Text("device use %s of %s · outside the allocator (context, cuBLAS, NCCL) %s", format_bytes(d->used).c_str(),
                   format_bytes(d->total).c_str(),
                   format_bytes(d->used > d->allocator_reserved ? d->used - d->allocator_reserved : 0).c_str());
-    for (Category c : kAllCategories) {
+    for (auto it = std::rbegin(kStackingOrder); it != std::rend(kStackingOrder); ++it) {  // top of the stack first
+      const Category c = *it;
       if (s.by_category[c] == 0) continue;
       ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(c))), ImGuiColorEditFlags_NoTooltip,
                          ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
