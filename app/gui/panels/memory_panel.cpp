@@ -212,8 +212,13 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       below += s.by_category[c];
     }
   }
-  for (const Bytes tick : ticks) {
+  // Labels no closer than 1.6 lines: on a short chart only every k-th tick is labelled.
+  const float tick_pixels = ticks.empty() ? 1 : y_of(0) - y_of(ticks.front());
+  const std::size_t label_every = static_cast<std::size_t>(std::ceil(ImGui::GetFontSize() * 1.6f / std::max(1.0f, tick_pixels)));
+  for (std::size_t i = 0; i < ticks.size(); ++i) {
+    const Bytes tick = ticks[i];
     const float y = y_of(tick);
+    if ((i + 1) % label_every != 0) continue;
     if (capacity > 0 && std::abs(y - y_of(capacity)) < ImGui::GetFontSize()) continue;  // the capacity has its label
     const std::string label = tick_label(tick);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "gui/palette.h"
 #include "gui/time_input.h"
@@ -12,6 +13,8 @@
 namespace shardscope::gui {
 
 namespace {
+
+constexpr float kMinMessageWidth = 4.0f;  // pixels
 
 struct LaneGeometry {
   float x0, width, y0, height;
@@ -45,7 +48,11 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
   const TimeNs right_edge = view.t1();
   spans.for_each_overlapping(view.t0(), view.t1(), [&](const TraceSpan& span) {
     const float xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
-    const float xb = static_cast<float>(view.x_of(span.open() ? right_edge : span.end_ns, g.x0, g.width));
+    float xb = static_cast<float>(view.x_of(span.open() ? right_edge : span.end_ns, g.x0, g.width));
+    const Op* op = op_of(data, rank, span.op);
+    // Pipeline messages stay visible (and coloured) however short: a send or receive is never a hairline.
+    const bool message = op && (op->kind == OpKind::Send || op->kind == OpKind::Recv);
+    if (message && xb - xa < kMinMessageWidth) xb = xa + kMinMessageWidth;
     if (mouse_in_lane && mouse.x >= xa && mouse.x <= std::max(xb, xa + 1)) *hovered = &span;
     if (xb - xa < 1.0f) {  // fold sub-pixel ops into one grey mark
       if (merged_count > 0 && xa > merged_b + 1.0f) flush();
@@ -55,7 +62,6 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
       return;
     }
     flush();
-    const Op* op = op_of(data, rank, span.op);
     const std::uint32_t rgb = op ? op_rgb(*op) : timeline_rgb(TimelineKind::Other);
     const ImU32 colour = to_imgui_color(rgb);
     // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
@@ -76,6 +82,46 @@ void draw_idle_hatch(ImDrawList* draw, float x0, float y0, float width, float he
   const float step = height * 0.6f;
   for (float x = x0 - height; x < x0 + width; x += step)
     draw->AddLine(ImVec2(x, y0 + height), ImVec2(x + height, y0), IM_COL32(200, 200, 200, 255));
+}
+
+// Where a rank's communication lane sits on screen this frame (rows outside the clipper's range are absent).
+struct CommLane {
+  int rank;
+  float y_mid;
+};
+
+// A line from each send's end to the end of the receive that matches it (same channel and sequence, same step),
+// between rows on screen; at most a few hundred a frame, dense pipelines fold into the boxes anyway.
+void draw_message_flows(ImDrawList* draw, const TraceData& data, const std::vector<CommLane>& lanes, const TimeView& view,
+                        float x0, float width) {
+  constexpr int kMaxLines = 400;
+  int drawn = 0;
+  auto lane_of = [&](int rank) -> const CommLane* {
+    for (const auto& lane : lanes)
+      if (lane.rank == rank) return &lane;
+    return nullptr;
+  };
+  for (const CommLane& from : lanes) {
+    const RankTimeline* sender = data.rank(from.rank);
+    if (!sender) continue;
+    sender->stream(Stream::Communication).for_each_overlapping(view.t0(), view.t1(), [&](const TraceSpan& send_span) {
+      const Op* send = op_of(data, from.rank, send_span.op);
+      if (drawn >= kMaxLines || !send || send->kind != OpKind::Send || send_span.open()) return;
+      const CommLane* to = lane_of(send->peer);
+      const RankTimeline* receiver = data.rank(send->peer);
+      if (!to || !receiver) return;
+      receiver->stream(Stream::Communication).for_each_overlapping(send_span.begin_ns, view.t1(), [&](const TraceSpan& recv_span) {
+        const Op* recv = op_of(data, send->peer, recv_span.op);
+        if (!recv || recv->kind != OpKind::Recv || recv->peer != from.rank || recv->sequence != send->sequence ||
+            recv_span.step != send_span.step || recv_span.open())
+          return;
+        const float xa = static_cast<float>(view.x_of(send_span.end_ns, x0, width));
+        const float xb = static_cast<float>(view.x_of(recv_span.end_ns, x0, width));
+        draw->AddLine(ImVec2(xa, from.y_mid), ImVec2(xb, to->y_mid), to_imgui_color(timeline_rgb(TimelineKind::SendRecv), 200), 1.5f);
+        ++drawn;
+      });
+    });
+  }
 }
 
 void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
@@ -112,6 +158,8 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
     const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
                                       [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
     const int lanes = any_copy ? 3 : 2;
+    std::vector<CommLane> comm_lanes;
+    float lanes_x0 = 0, lanes_width = 0;
     ImGuiListClipper clipper;
     clipper.Begin(static_cast<int>(data.ranks.size()));
     while (clipper.Step()) {
@@ -125,6 +173,9 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
         ImGui::InvisibleButton(("row" + std::to_string(r)).c_str(), ImVec2(width, lane_height * static_cast<float>(lanes)));
         handle_time_input(view, playback, p0.x + label_width, width);
         const float x0 = p0.x + label_width;
+        comm_lanes.push_back({r, p0.y + lane_height * 1.5f});
+        lanes_x0 = x0;
+        lanes_width = width;
         draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
         const TraceSpan* hovered = nullptr;
         for (int lane = 0; lane < lanes; ++lane) {
@@ -151,6 +202,12 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
         if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
         ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
       }
+    }
+    if (!comm_lanes.empty()) {
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      draw->PushClipRect(ImVec2(lanes_x0, ImGui::GetWindowPos().y), ImVec2(lanes_x0 + lanes_width, ImGui::GetWindowPos().y + ImGui::GetWindowHeight()), true);
+      draw_message_flows(draw, data, comm_lanes, view, lanes_x0, lanes_width);
+      draw->PopClipRect();
     }
     ImGui::EndChild();
   });
