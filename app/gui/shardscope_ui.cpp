@@ -150,6 +150,7 @@ void ShardScopeUi::draw_menu() {
     for (float scale : {1.0f, 1.25f, 1.5f, 2.0f, 2.5f})
       if (ImGui::MenuItem(("Font scale " + std::to_string(scale).substr(0, 4)).c_str(), nullptr, font_scale_ == scale)) font_scale_ = scale;
     ImGui::MenuItem("Follow the playhead", nullptr, &follow_playhead_);
+    ImGui::MenuItem("One memory scale for all devices", nullptr, &memory_panel_.one_scale);
     if (ImGui::MenuItem("Zoom to the whole run")) view_.reset();
     ImGui::EndMenu();
   }
@@ -205,7 +206,7 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   memory_panel_.draw(*session_.store(), groups_, view_, playback_);
   ImGui::EndChild();
   ImGui::BeginChild("timeline", ImVec2(0, height - caption_height - memory_height - ImGui::GetStyle().ItemSpacing.y * 2), true);
-  timeline_panel_.draw(*session_.store(), view_, playback_);
+  timeline_panel_.draw(*session_.store(), groups_, view_, playback_);
   ImGui::EndChild();
   std::string caption;
   session_.store()->read([&](const TraceData& data) {

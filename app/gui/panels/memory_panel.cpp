@@ -44,6 +44,11 @@ TraceMemorySample column_sample(const RankTimeline& rank, TimeNs t_a, TimeNs t_b
   return *best;
 }
 
+// A chart's top: the capacity (and a margin) once usage passes half of it, else the highest usage and a margin.
+Bytes chart_scale(Bytes highest, Bytes capacity) {
+  return std::max<Bytes>(1, highest > capacity / 2 ? std::max(highest, capacity) * 21 / 20 : highest * 23 / 20);
+}
+
 }  // namespace
 
 std::vector<RankGroup> group_identical_ranks(const TraceData& data) {
@@ -71,16 +76,20 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
       for (const auto& d : r.device_memory) highest = std::max(highest, d.used);  // GPU runs: the device's own count
     }
     // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it.
-    const Bytes scale = std::max<Bytes>(1, highest > capacity / 2 ? std::max(highest, capacity) * 21 / 20 : highest * 23 / 20);
-    ImGui::TextDisabled("Memory allocated by category · %s · scale %s", data.header.accounting_rules.c_str(),
-                        format_bytes(scale).c_str());
+    const Bytes scale = chart_scale(highest, capacity);
+    ImGui::TextDisabled("Memory allocated by category · %s · %s", data.header.accounting_rules.c_str(),
+                        one_scale ? ("scale " + format_bytes(scale)).c_str() : "each device to its own peak");
     const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
                                         (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
                                             ImGui::GetFrameHeightWithSpacing());
     ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
     if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
     for (const auto& group : groups)
-      if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) draw_chart(data, group, capacity, scale, view, playback, chart_height);
+      if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) {
+        const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
+        draw_chart(data, group, capacity, one_scale ? scale : chart_scale(rank.peak.allocated, capacity), view, playback,
+                   chart_height);
+      }
     ImGui::EndChild();
   });
 }

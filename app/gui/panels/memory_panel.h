@@ -22,6 +22,8 @@ std::vector<RankGroup> group_identical_ranks(const TraceData& data);
 class MemoryPanel {
  public:
   void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback);
+  // One scale for every chart (devices compare at a glance), or each chart scaled to its own peak (View menu).
+  bool one_scale = true;
 
  private:
   void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,

@@ -115,6 +115,7 @@ void draw_message_flows(ImDrawList* draw, const TraceData& data, const std::vect
         if (!recv || recv->kind != OpKind::Recv || recv->peer != from.rank || recv->sequence != send->sequence ||
             recv_span.step != send_span.step || recv_span.open())
           return;
+        if (to->y_mid == from.y_mid) return;  // both ends in one row (identical ranks drawn once)
         const float xa = static_cast<float>(view.x_of(send_span.end_ns, x0, width));
         const float xb = static_cast<float>(view.x_of(recv_span.end_ns, x0, width));
         draw->AddLine(ImVec2(xa, from.y_mid), ImVec2(xb, to->y_mid), to_imgui_color(timeline_rgb(TimelineKind::SendRecv), 200), 1.5f);
@@ -143,7 +144,7 @@ void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
 
 }  // namespace
 
-void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& playback) {
+void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback) {
   store.read([&](const TraceData& data) {
     if (data.ranks.empty()) {
       ImGui::TextDisabled("No ops yet.");
@@ -161,19 +162,22 @@ void TimelinePanel::draw(const TraceStore& store, TimeView& view, Playback& play
     std::vector<CommLane> comm_lanes;
     float lanes_x0 = 0, lanes_width = 0;
     ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(data.ranks.size()));
+    clipper.Begin(static_cast<int>(groups.size()));
     while (clipper.Step()) {
-      for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+      for (int g = clipper.DisplayStart; g < clipper.DisplayEnd; ++g) {
+        const RankGroup& group = groups[static_cast<std::size_t>(g)];
+        const int r = group.ranks.front();
+        if (static_cast<std::size_t>(r) >= data.ranks.size()) continue;
         const RankTimeline& rank = data.ranks[static_cast<std::size_t>(r)];
         const ImVec2 p0 = ImGui::GetCursorScreenPos();
         const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width);
         ImDrawList* draw = ImGui::GetWindowDrawList();
-        draw->AddText(p0, IM_COL32(30, 30, 30, 255), ("rank " + std::to_string(r)).c_str());
+        draw->AddText(p0, IM_COL32(30, 30, 30, 255), group.label.c_str());
         ImGui::SetCursorScreenPos(ImVec2(p0.x + label_width, p0.y));
         ImGui::InvisibleButton(("row" + std::to_string(r)).c_str(), ImVec2(width, lane_height * static_cast<float>(lanes)));
         handle_time_input(view, playback, p0.x + label_width, width);
         const float x0 = p0.x + label_width;
-        comm_lanes.push_back({r, p0.y + lane_height * 1.5f});
+        for (int member : group.ranks) comm_lanes.push_back({member, p0.y + lane_height * 1.5f});
         lanes_x0 = x0;
         lanes_width = width;
         draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
