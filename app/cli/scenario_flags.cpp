@@ -77,7 +77,10 @@ void ScenarioFlags::add_to(CLI::App& command) {
 Scenario ScenarioFlags::build() const {
   const Scenario base = scenario_file_.empty() ? builtin_default_scenario() : load_scenario_file(scenario_file_);
   Scenario s = apply_to(base);
-  if (scenario_to_json(s) != scenario_to_json(base)) s.name = describe_scenario(s);  // the flags changed it
+  if (scenario_to_json(s) != scenario_to_json(base)) {  // the flags changed it: the file's name and text no longer fit
+    s.name = describe_scenario(s);
+    s.description.clear();
+  }
   return s;
 }
 

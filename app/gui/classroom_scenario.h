@@ -12,6 +12,10 @@ inline Scenario classroom_scenario() {
   scenario.name = "DDP · 2 × H100 · 20 × Linear(2000) · Adam · batch 2048 · 2 steps";
   scenario.training.batch = 2048;
   scenario.training.steps = 2;
+  scenario.description =
+      "Two GPUs each hold the whole model (blue) and their own activations (yellow), which rise through forward and "
+      "fall through backward. DDP adds a bucket copy of the gradients (vermillion); Adam's state (green) appears at "
+      "the first step. In step 2, buckets are all-reduced while backward is still running.";
   return scenario;
 }
 

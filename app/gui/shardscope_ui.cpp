@@ -193,9 +193,24 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     const std::optional<StrategyKind> strategy = parse_strategy(session_.store()->header().plan ? session_.store()->header().plan->strategy : "");
     ImGui::Text("compute idle %.1f %%%s", result->bubble_fraction * 100, strategy && is_pipeline(*strategy) ? " (bubble)" : "");
   }
+  draw_plan_notes();
   ImGui::Separator();
   devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks());
   ImGui::EndChild();
+}
+
+// What the plan says about itself (the model's and the strategy's notes: approximations, what a figure follows), in
+// the window as in the CLI's reports.
+void ShardScopeUi::draw_plan_notes() {
+  const auto header = session_.store()->header();
+  if (!header.plan || header.plan->notes.empty()) return;
+  if (!ImGui::CollapsingHeader(("Notes (" + std::to_string(header.plan->notes.size()) + ")").c_str())) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.25f, 0.25f, 0.25f, 1));
+  for (const auto& note : header.plan->notes) {
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", note.c_str());
+  }
+  ImGui::PopStyleColor();
 }
 
 void ShardScopeUi::draw_right_column(float width, float height) {

@@ -50,6 +50,7 @@ class ShardScopeUi {
   };
   static std::vector<LegendItem> legend_items();
   void draw_legend();
+  void draw_plan_notes();
   void place_playhead_for_screenshot();
 
   GuiOptions options_;

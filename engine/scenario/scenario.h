@@ -91,6 +91,7 @@ struct SimulationSettings {
 
 struct Scenario {
   std::string name = "custom";
+  std::string description;  // what the scenario shows and why, for people (the window shows it under the name)
   ModelSettings model;
   TrainingSettings training;
   ClusterSettings cluster;

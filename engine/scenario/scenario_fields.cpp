@@ -42,6 +42,8 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::name>({.key = "name", .label = "Name", .kind = K::Text,
                              .help = "The scenario's title in reports, traces and the window",
                              .always_written = true}),
+      with_member<&S::description>({.key = "description", .label = "Description", .kind = K::Text,
+                                    .help = "What the scenario shows and why, in a sentence or two for a student"}),
 
       with_member<&S::model, &ModelSettings::spec>({
           .key = "model.spec", .flag = "--model", .label = "Model", .kind = K::Text,

@@ -15,9 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-// Keys people may write at the top that are not settings: free text, accepted and ignored.
-constexpr std::string_view kDescriptionKey = "description";
-
 // The JSON value as the field's type; a value of another JSON type is an error naming the field.
 FieldValue json_value(const json& value, const ScenarioField& field, const std::string& path) {
   switch (field.kind) {
@@ -68,7 +65,7 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   if (!root.is_object()) throw ScenarioError(source_name, "must hold a JSON object");
 
   Scenario s;
-  std::set<std::string> top_keys{std::string(kDescriptionKey)};
+  std::set<std::string> top_keys;
   for (const auto& field : scenario_fields())
     top_keys.emplace(field.section().empty() ? field.key : field.section());
   for (const auto section : scenario_sections()) {
@@ -80,11 +77,9 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   for (const auto& [key, value] : root.items()) {
     if (!top_keys.count(key)) throw ScenarioError(key, "unknown key; expected one of: " + known_keys(top_keys));
     const ScenarioField* field = find_scenario_field(key);
-    if (!field) continue;  // a section (read above) or the description
+    if (!field) continue;  // a section, read above
     set_field(s, *field, json_value(value, *field, key), key);
   }
-  if (const auto at = root.find(std::string(kDescriptionKey)); at != root.end() && !at->is_string())
-    throw ScenarioError(std::string(kDescriptionKey), "must be a string");
   return s;
 }
 

@@ -16,7 +16,7 @@ using testing::other_value;
 
 // The scenario file format as the README documents it (its "Scenario files" example), written out by hand.
 const std::set<std::string> kDocumentedKeys = {
-    "name",
+    "name", "description",
     "model.spec", "model.inplace_relu",
     "training.batch", "training.loss", "training.optimizer", "training.weight_decay", "training.dtype",
     "training.steps", "training.no_grad", "training.seq", "training.checkpoint",
@@ -52,7 +52,7 @@ TEST(ScenarioFields, CoverTheDocumentedFormatExactly) {
     }
   }
   EXPECT_EQ(keys, kDocumentedKeys);
-  EXPECT_EQ(flags.size(), keys.size() - 1);  // every setting has a flag; the name does not
+  EXPECT_EQ(flags.size(), keys.size() - 2);  // every setting has a flag; the name and description do not
 }
 
 TEST(ScenarioFields, EveryFieldRoundTripsThroughJson) {

@@ -87,6 +87,11 @@ void describe_strategy(StrategyKind kind) {
 bool ScenarioPanel::draw(Scenario& scenario) {
   const bool picked = draw_builtin_picker(scenario);
   bool changed = picked;
+  if (!scenario.description.empty()) {  // what the scenario is for, before its settings
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.15f, 0.15f, 0.15f, 1));
+    ImGui::TextWrapped("%s", scenario.description.c_str());
+    ImGui::PopStyleColor();
+  }
   ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
   const StrategyKind strategy_before = scenario.strategy.kind;
   for (const auto section : scenario_sections()) {
@@ -101,7 +106,10 @@ bool ScenarioPanel::draw(Scenario& scenario) {
   if (scenario.strategy.kind != strategy_before) drop_unused_options(scenario);
   if (!fields_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", fields_.error().c_str());
   ImGui::PopItemWidth();
-  if (changed && !picked) scenario.name = describe_scenario(scenario);  // an edited scenario is no longer the named one
+  if (changed && !picked) {  // an edited scenario is no longer the named and described one
+    scenario.name = describe_scenario(scenario);
+    scenario.description.clear();
+  }
   return changed;
 }
 
