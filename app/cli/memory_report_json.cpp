@@ -1,6 +1,8 @@
 // JSON form of the memory report. Keys named in the issue are the public interface:
 // ranks[i].rank, ranks[i].phases[j].{name, step, allocated_bytes, max_allocated_bytes, reserved_bytes},
-// ranks[i].peak_bytes, ranks[i].peak_by_category; model.{name, spec, parameter_count, transformer_blocks, seq}
+// ranks[i].peak_bytes, ranks[i].peak_by_category; model.{name, spec, parameter_count, transformer_blocks, seq};
+// ranks[i].peak_tensors[k].{name, category, bytes, allocated_at_op} (largest first, at most 10);
+// ranks[i].oom.{rank, op, tensor, requested_bytes, allocated_bytes, capacity_bytes} or null
 // (seq is null for models without a sequence dimension).
 #include <nlohmann/json.hpp>
 
@@ -51,8 +53,18 @@ std::string memory_json(const MemoryRun& run) {
     r["peak_by_category"] = categories_json(rank.peak_by_category);
     const Program& program = run.plan.programs[static_cast<std::size_t>(rank.rank)];
     r["peak_at"] = rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].label : "";
+    r["peak_tensors"] = json::array();
+    for (const LiveTensor& tensor : rank.peak_tensors)
+      r["peak_tensors"].push_back({{"name", tensor.name},
+                                   {"category", std::string(category_key(tensor.category))},
+                                   {"bytes", tensor.bytes},
+                                   {"allocated_at_op", program.ops[static_cast<std::size_t>(tensor.allocated_at)].label},
+                                   {"allocated_at_step", program.ops[static_cast<std::size_t>(tensor.allocated_at)].step}});
     if (rank.oom) {
-      r["oom"] = {{"op", program.ops[static_cast<std::size_t>(rank.oom->op)].label},
+      r["oom"] = {{"rank", rank.rank},
+                  {"tensor", rank.oom->tensor},
+                  {"capacity_bytes", run.report.capacity},
+                  {"op", program.ops[static_cast<std::size_t>(rank.oom->op)].label},
                   {"step", program.ops[static_cast<std::size_t>(rank.oom->op)].step},
                   {"requested_bytes", rank.oom->requested},
                   {"allocated_bytes", rank.oom->allocated_before},

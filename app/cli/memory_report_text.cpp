@@ -70,6 +70,14 @@ void print_rank(const MemoryRun& run, const RankMemory& rank, std::ostream& out)
     out << fmt::format("    {:<22} {:>12}  {:>5.1f}%\n", category_label(category), format_bytes(bytes),
                        100.0 * static_cast<double>(bytes) / static_cast<double>(rank.peak_allocated));
   }
+  if (!rank.peak_tensors.empty()) {
+    out << "  largest tensors live at the peak:\n";
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, rank.peak_tensors.size()); ++i) {
+      const LiveTensor& tensor = rank.peak_tensors[i];
+      out << fmt::format("    {:<34} {:<22} {:>12}  (allocated in step {})\n", tensor.name, category_label(tensor.category),
+                         format_bytes(tensor.bytes), program.ops[static_cast<std::size_t>(tensor.allocated_at)].step);
+    }
+  }
   if (pytorch) out << fmt::format("  peak reserved {}\n", format_bytes(rank.peak_reserved));
   if (rank.oom) {
     out << fmt::format("  OUT OF MEMORY at \"{}\" (step {}): {} requested with {} allocated, {} reserved of {} capacity\n"

@@ -3,6 +3,8 @@
 
 #include "memory/caching_allocator.h"
 
+#include <algorithm>
+
 namespace shardscope {
 
 std::string accounting_rules_label(AccountingMode mode) {
@@ -15,6 +17,28 @@ std::string accounting_rules_label(AccountingMode mode) {
 }
 
 namespace {
+
+// The tensors live right after `peak_op`, largest first (ties: earlier allocation first), from a second replay of
+// the allocs and frees up to it: cheaper than copying the live set at every new maximum.
+std::vector<LiveTensor> tensors_live_at(const Program& program, OpIndex peak_op, const std::vector<Bytes>& counted) {
+  std::vector<OpIndex> allocated_at(program.tensors.size(), -1);
+  for (OpIndex i = 0; i <= peak_op; ++i) {
+    const Op& op = program.ops[static_cast<std::size_t>(i)];
+    if (op.kind == OpKind::Alloc) allocated_at[static_cast<std::size_t>(op.tensor)] = i;
+    if (op.kind == OpKind::Free) allocated_at[static_cast<std::size_t>(op.tensor)] = -1;
+  }
+  std::vector<LiveTensor> live;
+  for (std::size_t t = 0; t < allocated_at.size(); ++t)
+    if (allocated_at[t] >= 0) {
+      const TensorInfo& info = program.tensors[t];
+      live.push_back({static_cast<TensorId>(t), info.name, info.category, counted[t], allocated_at[t]});
+    }
+  std::sort(live.begin(), live.end(), [](const LiveTensor& a, const LiveTensor& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.allocated_at < b.allocated_at;
+  });
+  if (live.size() > kPeakTensors) live.resize(kPeakTensors);
+  return live;
+}
 
 RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capacity, bool keep_series) {
   RankMemory rank;
@@ -67,6 +91,7 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
     if (keep_series) rank.series.push_back({index, allocated, reserved, by_category});
   }
   rank.peak_reserved = max_reserved;
+  if (rank.peak_op >= 0) rank.peak_tensors = tensors_live_at(program, rank.peak_op, counted);
   return rank;
 }
 

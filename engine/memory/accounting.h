@@ -42,6 +42,17 @@ struct OutOfMemory {
   Bytes reserved_before = 0;
 };
 
+// A tensor live at a rank's peak: what "what sets my peak?" is answered with.
+struct LiveTensor {
+  TensorId tensor = -1;
+  std::string name;       // the plan's tensor name ("fc7.weight grad", "DDP bucket 3", "exp_avg of fc4.weight")
+  Category category = Category::Parameters;
+  Bytes bytes = 0;        // as the accounting counts it (pytorch modes: the block's rounded size)
+  OpIndex allocated_at = -1;  // the Alloc op
+};
+
+inline constexpr std::size_t kPeakTensors = 10;  // how many of the largest live tensors a report keeps
+
 struct RankMemory {
   int rank = 0;
   std::vector<MemorySample> series;  // empty if not asked for
@@ -49,6 +60,7 @@ struct RankMemory {
   Bytes peak_allocated = 0;
   OpIndex peak_op = -1;
   CategoryBytes peak_by_category;
+  std::vector<LiveTensor> peak_tensors;  // the largest tensors live at the peak, largest first (at most kPeakTensors)
   Bytes peak_reserved = 0;
   std::optional<OutOfMemory> oom;  // the first allocation the device could not hold
 };

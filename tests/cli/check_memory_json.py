@@ -47,4 +47,24 @@ assert gpt2["model"]["name"].startswith("gpt2"), gpt2["model"]
 assert gpt2["model"]["parameter_count"] == 124_439_808, gpt2["model"]  # openai-community/gpt2 num_parameters()
 assert gpt2["model"]["seq"] == 128 and gpt2["model"]["transformer_blocks"] == 12, gpt2["model"]
 assert report["model"]["seq"] is None and report["model"]["transformer_blocks"] == 0, report["model"]
+# What sets the peak: the largest live tensors, largest first, within the peak. One step: the peak is in it, while
+# DDP's first-iteration bucket (2.x: one bucket in the first iteration) holds every gradient, 20 x (2000 x 2000 +
+# 2000) fp32 elements, counted at least at their 512 B rounding.
+for rank in memory("--world", "2")["ranks"]:
+    tensors = rank["peak_tensors"]
+    assert 0 < len(tensors) <= 10, tensors
+    for t in tensors:
+        assert set(t) >= {"name", "category", "bytes", "allocated_at_op"}, t
+    assert [t["bytes"] for t in tensors] == sorted((t["bytes"] for t in tensors), reverse=True)
+    assert sum(t["bytes"] for t in tensors) <= rank["peak_bytes"]
+    bucket_bytes = -(-20 * (2000 * 2000 + 2000) * 4 // 512) * 512
+    assert tensors[0]["category"] == "ddp_buckets" and tensors[0]["bytes"] >= bucket_bytes, tensors[0]
+    assert rank["oom"] is None
+
+# Out of memory on a 1 GiB card: the first allocation that does not fit, named with what was allocated before it.
+small = memory("--capacity-gib", "1", "--accounting", "exact")  # exact: out of memory once allocated + request > capacity
+oom = small["ranks"][0]["oom"]
+assert set(oom) >= {"rank", "op", "tensor", "requested_bytes", "allocated_bytes", "capacity_bytes"}, oom
+assert oom["rank"] == 0 and oom["capacity_bytes"] == 1 << 30
+assert oom["allocated_bytes"] + oom["requested_bytes"] > oom["capacity_bytes"], oom
 print("1 passed, 0 failed")
