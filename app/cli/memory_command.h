@@ -6,6 +6,7 @@
 #include "memory/accounting.h"
 #include "plan/plan.h"
 #include "scenario/scenario.h"
+#include "strategy/batch_fit.h"
 
 namespace shardscope::cli {
 
@@ -13,6 +14,7 @@ struct MemoryRun {
   ResolvedScenario scenario;
   Plan plan;
   MemoryReport report;
+  BatchFit fit;  // the largest batch that fits every device
 };
 
 // Throws ScenarioError for bad settings, std::logic_error if the lowered plan fails validation (a bug).

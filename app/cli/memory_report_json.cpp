@@ -74,6 +74,10 @@ std::string memory_json(const MemoryRun& run) {
     }
     root["ranks"].push_back(std::move(r));
   }
+  root["max_batch_that_fits"] = {{"batch", run.fit.batch ? json(*run.fit.batch) : json(nullptr)},
+                                 {"multiple_of", run.fit.multiple_of},
+                                 {"limited_by_rank", run.fit.limiting_rank >= 0 ? json(run.fit.limiting_rank) : json(nullptr)},
+                                 {"searched_up_to", run.fit.searched_up_to}};
   return root.dump(2);
 }
 

@@ -13,6 +13,7 @@ namespace shardscope::cli {
 
 namespace {
 
+
 // "ddp (bucket_cap_mb 25, gradient_as_bucket_view off)": the strategy and the options it uses (strategy/registry.h).
 std::string strategy_line(const Scenario& s) {
   const StrategyInfo& info = strategy_info(s.strategy.kind);
@@ -35,6 +36,17 @@ std::string with_commas(Bytes value) {
     out += digits[i];
   }
   return (value < 0 ? "-" : "") + out;
+}
+
+// "batch up to 1,234 per rank (rank 0 runs out at 1,235)".
+std::string fit_line(const BatchFit& fit) {
+  if (!fit.batch)
+    return fmt::format("no batch: even {} runs out of memory on rank {}", fit.multiple_of, std::max(0, fit.limiting_rank));
+  std::string text = fmt::format("batch up to {}", with_commas(*fit.batch));
+  if (fit.multiple_of > 1) text += fmt::format(" (multiples of the {} micro-batches)", fit.multiple_of);
+  if (fit.limiting_rank >= 0)
+    return text + fmt::format("; rank {} runs out at {}", fit.limiting_rank, with_commas(*fit.batch + fit.multiple_of));
+  return text + fmt::format(" (the search stops at {})", with_commas(fit.searched_up_to));
 }
 
 bool same_figures(const RankMemory& a, const RankMemory& b) {
@@ -106,6 +118,7 @@ void print_memory_text(const MemoryRun& run, std::ostream& out) {
                      s.training.steps, s.training.steps == 1 ? "" : "s", s.training.no_grad ? ", inference (no_grad)" : "");
   out << fmt::format("cluster    {} × {} ({} each)\n", s.cluster.world, run.scenario.device.name, format_bytes(run.report.capacity));
   out << "strategy   " << strategy_line(s) << "\n";
+  out << "fits       " << fit_line(run.fit) << "\n";
   out << fmt::format("accounting {} ({}); behaviour follows {}{}\n", accounting_name(s.accounting.mode), run.report.rules,
                      run.plan.behaviour, s.accounting.mode == AccountingMode::PyTorch2 ? ", GPU " + run.scenario.gpu_arch : "");
   out << "units      KiB/MiB/GiB = 2^10/2^20/2^30 bytes; max allocated is since the start (no reset_peak_memory_stats)\n";

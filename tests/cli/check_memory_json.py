@@ -61,6 +61,14 @@ for rank in memory("--world", "2")["ranks"]:
     assert tensors[0]["category"] == "ddp_buckets" and tensors[0]["bytes"] >= bucket_bytes, tensors[0]
     assert rank["oom"] is None
 
+# What would fit: the built-in scenario's batch of 20 fits, so the largest that fits is at least 20; on the 1 GiB
+# card below, where batch 20 runs out of memory, it is less than 20.
+fit = report["max_batch_that_fits"]
+assert set(fit) >= {"batch", "multiple_of", "limited_by_rank", "searched_up_to"}, fit
+assert fit["batch"] >= 20 and fit["multiple_of"] == 1, fit
+small_fit = memory("--capacity-gib", "1", "--accounting", "exact")["max_batch_that_fits"]
+assert small_fit["batch"] is None or small_fit["batch"] < 20, small_fit
+
 # Out of memory on a 1 GiB card: the first allocation that does not fit, named with what was allocated before it.
 small = memory("--capacity-gib", "1", "--accounting", "exact")  # exact: out of memory once allocated + request > capacity
 oom = small["ranks"][0]["oom"]

@@ -1,0 +1,24 @@
+// "What would fit?": the largest training.batch whose plan fits every device of the scenario, found by lowering and
+// accounting the plan at candidate batches (doubling, then bisecting). Pipelines keep their micro-batch count, so
+// the batches tried are its multiples.
+// Usage:
+//   const BatchFit fit = max_batch_that_fits(scenario);   // fit.batch: nullopt when not even the smallest fits
+#pragma once
+#include <optional>
+
+#include "scenario/scenario.h"
+
+namespace shardscope {
+
+struct BatchFit {
+  std::optional<int> batch;  // the largest batch that fits (per rank, as training.batch counts it); nullopt: none
+  int multiple_of = 1;       // the batches tried: multiples of this (the micro-batch count)
+  int limiting_rank = -1;    // the lowest rank out of memory at the next batch tried (-1: the search limit was hit)
+  int searched_up_to = 0;    // the largest batch tried
+};
+
+// Fits: no rank runs out of memory under the scenario's accounting mode and device capacity. A batch the scenario
+// cannot take (another setting refuses it) counts as not fitting. `limit` bounds the search.
+BatchFit max_batch_that_fits(const Scenario& scenario, int limit = 1 << 20);
+
+}  // namespace shardscope
