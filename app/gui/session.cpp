@@ -26,7 +26,10 @@ Session::RunOutput execute_on(exec::BackendKind backend, const Scenario& scenari
   exec::ExecutionOptions options;
   options.backend = backend;
   const pipeline::ExecutedRun run = pipeline::execute_scenario(scenario, store, options);
-  for (const auto& rank : run.predicted.ranks) out.predicted_peaks.push_back(rank.peak_allocated);
+  for (const auto& rank : run.predicted.ranks) {
+    out.predicted_peaks.push_back(rank.peak_allocated);
+    out.peak_tensors.push_back(rank.peak_tensors);
+  }
   if (!run.result.ok) out.error = run.result.error;
   return out;
 }
@@ -41,7 +44,11 @@ void Session::start(const Request& request) {
     try {
       if (request.mode == RunMode::ExecuteCpu) return execute_on(exec::BackendKind::Cpu, request.scenario, *store);
       if (request.mode == RunMode::ExecuteGpu) return execute_on(exec::BackendKind::Cuda, request.scenario, *store);
-      out.result = pipeline::simulate_scenario(request.scenario, *store).result;
+      const pipeline::SimulatedRun run = pipeline::simulate_scenario(request.scenario, *store);
+      out.result = run.result;
+      const MemoryReport accounted = account_memory(run.plan, run.scenario.settings.accounting.mode,
+                                                    run.scenario.device.capacity, /*keep_series=*/false);
+      for (const auto& rank : accounted.ranks) out.peak_tensors.push_back(rank.peak_tensors);
       if (!out.result->error.empty()) out.error = out.result->error;
     } catch (const std::exception& error) {
       out.error = error.what();
@@ -71,6 +78,7 @@ void Session::poll() {
   warning_.clear();
   result_ = out.result;
   predicted_peaks_ = out.predicted_peaks;
+  peak_tensors_ = out.peak_tensors;
   if (waiting_) {
     const Request next = *waiting_;
     waiting_.reset();
@@ -87,6 +95,7 @@ bool Session::open_trace(const std::string& path) {
     ++run_id_;
     result_.reset();
     predicted_peaks_.clear();
+    peak_tensors_.clear();
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
     return true;

@@ -13,6 +13,7 @@
 
 #include "gui/run_mode.h"
 #include "run/simulation_result.h"
+#include "memory/accounting.h"
 #include "scenario/scenario.h"
 #include "trace/trace_queue.h"
 #include "trace/trace_store.h"
@@ -43,6 +44,8 @@ class Session {
   // Executed runs: per rank, the peak the accounting predicts for the plan (exact on the CPU, pytorch-2 on GPUs;
   // empty for simulations).
   const std::vector<Bytes>& predicted_peaks() const { return predicted_peaks_; }
+  // Per rank, the largest tensors live at its peak, from the plan's accounting (what sets the peak); empty for traces.
+  const std::vector<std::vector<LiveTensor>>& peak_tensors() const { return peak_tensors_; }
   RunMode mode() const { return mode_; }
   std::uint64_t run_id() const { return run_id_; }  // changes whenever store() is replaced
 
@@ -50,6 +53,7 @@ class Session {
   struct RunOutput {
     std::optional<SimulationResult> result;
     std::vector<Bytes> predicted_peaks;
+    std::vector<std::vector<LiveTensor>> peak_tensors;
     std::string error;
   };
 
@@ -64,6 +68,7 @@ class Session {
   std::optional<Request> waiting_;
   RunMode mode_ = RunMode::Simulate;
   std::vector<Bytes> predicted_peaks_;
+  std::vector<std::vector<LiveTensor>> peak_tensors_;
   std::future<RunOutput> running_;
   std::shared_ptr<TraceQueue> running_queue_;  // the run in flight writes here, from its own threads
   std::shared_ptr<TraceStore> running_store_;  // poll() drains the queue into it on this thread

@@ -195,7 +195,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
   }
   draw_plan_notes();
   ImGui::Separator();
-  devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks());
+  devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks(), session_.peak_tensors());
   ImGui::EndChild();
 }
 

@@ -9,8 +9,32 @@
 
 namespace shardscope::gui {
 
+namespace {
+
+// "at the peak: DDP bucket 0 306 MiB · cuBLAS workspace 32 MiB · fc0.weight 16 MiB", all ten on hover.
+void draw_peak_tensors(const std::vector<LiveTensor>& tensors) {
+  std::string line = "at the peak:";
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, tensors.size()); ++i)
+    line += (i == 0 ? " " : " · ") + tensors[i].name + " " + format_bytes(tensors[i].bytes);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.3f, 0.3f, 0.3f, 1));
+  ImGui::TextWrapped("%s", line.c_str());
+  ImGui::PopStyleColor();
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted("Largest tensors live at the peak");
+  for (const LiveTensor& t : tensors) {
+    ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(t.category))), ImGuiColorEditFlags_NoTooltip,
+                       ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+    ImGui::SameLine();
+    ImGui::Text("%s  %s  (%s)", t.name.c_str(), format_bytes(t.bytes).c_str(), std::string(category_label(t.category)).c_str());
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
 void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
-                        const std::vector<Bytes>& predicted_peaks) {
+                        const std::vector<Bytes>& predicted_peaks, const std::vector<std::vector<LiveTensor>>& peak_tensors) {
   store.read([&](const TraceData& data) {
     if (data.ranks.empty()) return;
     for (const auto& group : groups) {
@@ -65,14 +89,14 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
         ImGui::TextColored(equal ? ImVec4(0.1f, 0.45f, 0.1f, 1) : ImVec4(0.75f, 0.35f, 0.0f, 1), "predicted %s (exact)%s",
                            format_bytes(predicted_peaks[r]).c_str(), equal ? " — equal" : "");
       }
-      if (capacity > 0) {
-        ImGui::SameLine();
+      if (capacity > 0) {  // on a line of its own: it is long, and a projector's font is large
         if (oom) ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "> %s: OUT OF MEMORY", format_bytes(capacity).c_str());
         else
           ImGui::TextDisabled("of %s (%.0f %%)%s", format_bytes(capacity).c_str(),
                               100.0 * static_cast<double>(rank.peak.allocated) / static_cast<double>(capacity),
                               capacity_on_bar ? "" : "; bar = peak");
       }
+      if (r < peak_tensors.size() && !peak_tensors[r].empty()) draw_peak_tensors(peak_tensors[r]);
       ImGui::Spacing();
     }
   });
