@@ -107,10 +107,13 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     if (r < memory.ranks.size()) {
       timing.peak_bytes = memory.ranks[r].peak_allocated;
       timing.peak_reserved_bytes = memory.ranks[r].peak_reserved;
-      if (const auto& oom = memory.ranks[r].oom)
-        timing.out_of_memory = plan.programs[r].ops[static_cast<std::size_t>(oom->op)].label + " (" + format_bytes(oom->requested) +
-                               " requested, " + format_bytes(oom->allocated_before) + " allocated, capacity " +
-                               format_bytes(memory.capacity) + ")";
+      if (const auto& oom = memory.ranks[r].oom) {
+        const std::string& label = plan.programs[r].ops[static_cast<std::size_t>(oom->op)].label;
+        timing.out_of_memory = label + " (" + format_bytes(oom->requested) + " requested, " + format_bytes(oom->allocated_before) +
+                               " allocated, capacity " + format_bytes(memory.capacity) + ")";
+        timing.oom = SimulatedOutOfMemory{label, oom->tensor, oom->requested, oom->allocated_before, memory.capacity,
+                                          times.begin_ns[base + static_cast<std::size_t>(oom->op)]};
+      }
     }
     result.ranks.push_back(timing);
   }

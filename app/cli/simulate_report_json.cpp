@@ -53,7 +53,15 @@ std::string simulate_json(const SimulateRun& run) {
                              {"exposed_comm_ns", rank.exposed_comm_ns},
                              {"wait_ns", rank.wait_ns},
                              {"end_ns", rank.end_ns},
-                             {"out_of_memory", rank.out_of_memory.empty() ? json(nullptr) : json(rank.out_of_memory)}});
+                             {"out_of_memory", rank.out_of_memory.empty() ? json(nullptr) : json(rank.out_of_memory)},
+                             {"oom", rank.oom ? json{{"rank", rank.rank},
+                                                     {"op", rank.oom->op},
+                                                     {"tensor", rank.oom->tensor},
+                                                     {"requested_bytes", rank.oom->requested_bytes},
+                                                     {"allocated_bytes", rank.oom->allocated_bytes},
+                                                     {"capacity_bytes", rank.oom->capacity_bytes},
+                                                     {"time_ns", rank.oom->time_ns}}
+                                              : json(nullptr)}});
   return root.dump(2);
 }
 

@@ -20,12 +20,23 @@
 // - bubble_fraction: the mean over ranks of 1 − utilisation (idle compute over the step window). For a pipeline
 //   with uniform stages and free communication this is GPipe's (p−1)/(m+p−1).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/units.h"
 
 namespace shardscope {
+
+// Where a rank first ran out of memory, located in simulated time.
+struct SimulatedOutOfMemory {
+  std::string op;       // the allocating op's label
+  std::string tensor;   // what it allocates
+  Bytes requested_bytes = 0;
+  Bytes allocated_bytes = 0;  // allocated before it
+  Bytes capacity_bytes = 0;
+  TimeNs time_ns = 0;   // when the allocation happens in the simulated run
+};
 
 struct RankTiming {
   int rank = 0;
@@ -40,6 +51,7 @@ struct RankTiming {
   // The first allocation the device could not hold (from the accounting), as "label (N B requested)"; empty if none.
   // The simulation carries on past it so the whole picture shows; an executed run would stop there.
   std::string out_of_memory;
+  std::optional<SimulatedOutOfMemory> oom;  // the same, field by field
 };
 
 // Step-S collectives of one kind (or point-to-point messages), each counted once, not once per member.

@@ -46,7 +46,6 @@ assert one["exposed_comm_ns"] == 32_016_000
 assert one["scenario"]["simulation"]["link_gbps"] == 10
 ar = [c for c in one["collectives"] if c["kind"] == "all-reduce"][0]
 assert abs(ar["busbw_gbps"] - 10) < 1e-6, ar  # nccl-tests: a perfect ring's busbw is the link bandwidth
-print("1 passed, 0 failed")
 
 # Out of memory: the default model's parameters alone are 20 × (2000² + 2000) × 4 B = 320.16 MB, more than a
 # 0.1 GiB device, so every rank runs out; with the preset's 80 GiB none does.
@@ -55,3 +54,15 @@ assert all(rank["out_of_memory"] for rank in small["ranks"]), small["ranks"]
 assert all(rank["out_of_memory"] is None for rank in run("simulate")["ranks"])
 text = subprocess.run([cli, "simulate", "--capacity-gib", "0.1"], check=True, capture_output=True, text=True).stdout
 assert "OUT OF MEMORY" in text, text
+
+# The out of memory located: on a 1 GiB device with exact bytes, the first allocation that does not fit, when the
+# simulated run reaches it (allocated before it + requested > capacity, inside the run).
+located = run("simulate", "--capacity-gib", "1", "--accounting", "exact")
+for rank in located["ranks"]:
+    oom = rank["oom"]
+    assert set(oom) >= {"rank", "op", "tensor", "requested_bytes", "allocated_bytes", "capacity_bytes", "time_ns"}, oom
+    assert oom["rank"] == rank["rank"] and oom["capacity_bytes"] == 1 << 30
+    assert oom["allocated_bytes"] + oom["requested_bytes"] > oom["capacity_bytes"] >= oom["allocated_bytes"], oom
+    assert 0 <= oom["time_ns"] <= located["run_time_ns"], oom
+assert all(rank["oom"] is None for rank in run("simulate")["ranks"])
+print("1 passed, 0 failed")
