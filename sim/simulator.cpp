@@ -52,6 +52,14 @@ SimulationResult simulate(const ResolvedScenario& scenario, const Plan& plan, Tr
     result.error = describe_stuck(plan, graph, times);
     emitter.emit_now(make_error_event(-1, result.run_time_ns, result.error));
   }
+  // Where each rank would have stopped, as an executed run records it: the window marks it and the device card says so.
+  for (const RankTiming& rank : result.ranks)
+    if (rank.oom)
+      emitter.emit_now(make_error_event(rank.rank, rank.oom->time_ns,
+                                        "out of memory at \"" + rank.oom->op + "\": " + format_bytes(rank.oom->requested_bytes) +
+                                            " requested, " + format_bytes(rank.oom->allocated_bytes) + " allocated, " +
+                                            format_bytes(rank.oom->capacity_bytes - rank.oom->allocated_bytes) + " free of " +
+                                            format_bytes(rank.oom->capacity_bytes)));
   emitter.emit_now(make_run_end_event(result.run_time_ns, result.error));
   sink.end();
   result.event_count = emitter.emitted();

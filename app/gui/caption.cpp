@@ -67,6 +67,14 @@ std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last) {
   return (last->step > 0 ? "step " + std::to_string(last->step) + ", " : "") + phase_display_name(last->name);
 }
 
+const TraceRunError* first_out_of_memory(const TraceData& data, int rank) {
+  const TraceRunError* first = nullptr;
+  for (const auto& error : data.errors)
+    if (error.rank == rank && error.message.find("out of memory") != std::string::npos && (!first || error.t_ns < first->t_ns))
+      first = &error;
+  return first;
+}
+
 int most_telling_rank(const TraceData& data, TimeNs t_ns) {
   int communicating = -1, computing = -1;
   for (const auto& timeline : data.ranks) {

@@ -23,6 +23,10 @@ std::string phase_short_name(const std::string& phase);
 // step; past the last marker, what that marker says ("step 2, after step").
 std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last);
 
+// The rank's first out-of-memory error (simulated: where PyTorch would raise; executed: where the run stopped), or
+// nullptr.
+const TraceRunError* first_out_of_memory(const TraceData& data, int rank);
+
 // The rank worth describing at `t_ns`: the lowest rank communicating while computing, else the lowest
 // communicating, else the lowest computing, else 0.
 int most_telling_rank(const TraceData& data, TimeNs t_ns);

@@ -223,13 +223,21 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   ImGui::BeginChild("timeline", ImVec2(0, height - caption_height - memory_height - ImGui::GetStyle().ItemSpacing.y * 2), true);
   timeline_panel_.draw(*session_.store(), groups_, view_, playback_);
   ImGui::EndChild();
-  std::string caption;
+  std::string caption, out_of_memory;
   session_.store()->read([&](const TraceData& data) {
     if (!data.ranks.empty()) caption = describe_rank_at(data, most_telling_rank(data, playback_.now_ns()), playback_.now_ns());
+    // Past a rank's failed allocation, that is the news: which rank, op, request and what was allocated.
+    for (const auto& rank : data.ranks)
+      if (const TraceRunError* oom = first_out_of_memory(data, rank.rank); oom && oom->t_ns <= playback_.now_ns()) {
+        out_of_memory = "rank " + std::to_string(rank.rank) + ": " + oom->message;
+        break;
+      }
   });
+  if (!out_of_memory.empty()) caption = out_of_memory;
   const std::string phase = phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
-  ImGui::Text("%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),
-              caption.c_str());
+  const ImVec4 colour = out_of_memory.empty() ? ImGui::GetStyleColorVec4(ImGuiCol_Text) : ImVec4(0.8f, 0.0f, 0.0f, 1);
+  ImGui::TextColored(colour, "%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),
+                     caption.c_str());
   ImGui::EndChild();
 }
 

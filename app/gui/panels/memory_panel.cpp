@@ -263,6 +263,13 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     draw->AddText(ImVec2(p0.x + width - ImGui::CalcTextSize("capacity").x - 4, y + 1), IM_COL32(200, 0, 0, 255), "capacity");
   }
   draw_device_use(rank, view, p0.x, width, y_of);
+  // Out of memory: a red line where the first allocation failed, and what follows dimmed (PyTorch would have raised).
+  if (const TraceRunError* oom = first_out_of_memory(data, rank.rank); oom && oom->t_ns <= view.t1()) {
+    const float x = std::max(p0.x, static_cast<float>(view.x_of(oom->t_ns, p0.x, width)));
+    draw->AddRectFilled(ImVec2(x, p0.y), ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 150));
+    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), IM_COL32(210, 0, 0, 255), 3.0f);
+    draw->AddText(ImVec2(x + 4, bottom - ImGui::GetFontSize() * 1.2f), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY here");
+  }
   const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
   draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
   draw->PopClipRect();

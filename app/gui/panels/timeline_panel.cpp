@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/caption.h"
 #include "gui/palette.h"
 #include "gui/time_input.h"
 
@@ -197,6 +198,10 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
             const float x = static_cast<float>(view.x_of(phase.t_ns, x0, width));
             draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(40, 40, 40, 220), 2.0f);
           }
+        if (const TraceRunError* oom = first_out_of_memory(data, r); oom && oom->t_ns >= view.t0() && oom->t_ns <= view.t1()) {
+          const float x = static_cast<float>(view.x_of(oom->t_ns, x0, width));
+          draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(210, 0, 0, 255), 3.0f);
+        }
         const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
         draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
         draw->PopClipRect();
