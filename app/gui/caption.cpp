@@ -1,6 +1,8 @@
 // Captions from the spans covering an instant.
 #include "gui/caption.h"
 
+#include <algorithm>
+
 namespace shardscope::gui {
 
 namespace {
@@ -73,6 +75,34 @@ const TraceRunError* first_out_of_memory(const TraceData& data, int rank) {
     if (error.rank == rank && error.message.find("out of memory") != std::string::npos && (!first || error.t_ns < first->t_ns))
       first = &error;
   return first;
+}
+
+std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeNs t_ns, std::size_t count) {
+  const RankTimeline* timeline = data.rank(rank);
+  if (!timeline) return {};
+  std::vector<Bytes> bytes;
+  std::vector<Category> category;
+  for (const TraceAllocation& a : timeline->allocations) {
+    if (a.t_ns > t_ns || a.tensor < 0) continue;
+    const auto id = static_cast<std::size_t>(a.tensor);
+    if (id >= bytes.size()) {
+      bytes.resize(id + 1, 0);
+      category.resize(id + 1, Category::Temporaries);
+    }
+    bytes[id] += a.bytes;
+    category[id] = a.category;
+  }
+  const Program* program = data.header.plan && static_cast<std::size_t>(rank) < data.header.plan->programs.size()
+                               ? &data.header.plan->programs[static_cast<std::size_t>(rank)]
+                               : nullptr;
+  std::vector<LiveTensorAt> live;
+  for (std::size_t id = 0; id < bytes.size(); ++id)
+    if (bytes[id] > 0)
+      live.push_back({program && id < program->tensors.size() ? program->tensors[id].name : "tensor " + std::to_string(id),
+                      category[id], bytes[id]});
+  std::stable_sort(live.begin(), live.end(), [](const LiveTensorAt& a, const LiveTensorAt& b) { return a.bytes > b.bytes; });
+  if (live.size() > count) live.resize(count);
+  return live;
 }
 
 int most_telling_rank(const TraceData& data, TimeNs t_ns) {

@@ -2,6 +2,7 @@
 // "rank 1: all-reduce bucket 3 (32.00 MiB) while computing fc7 backward". Pure logic over a TraceData.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "gui/playback.h"
 #include "trace/trace_store.h"
@@ -26,6 +27,15 @@ std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last);
 // The rank's first out-of-memory error (simulated: where PyTorch would raise; executed: where the run stopped), or
 // nullptr.
 const TraceRunError* first_out_of_memory(const TraceData& data, int rank);
+
+// The largest tensors `rank` holds at `t_ns` (after every change at t), largest first, at most `count`; names from
+// the plan in the trace header ("tensor 12" without one). For "what is that?" on a memory chart.
+struct LiveTensorAt {
+  std::string name;
+  Category category = Category::Temporaries;
+  Bytes bytes = 0;
+};
+std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeNs t_ns, std::size_t count);
 
 // The rank worth describing at `t_ns`: the lowest rank communicating while computing, else the lowest
 // communicating, else the lowest computing, else 0.

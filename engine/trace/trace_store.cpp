@@ -125,6 +125,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved_t_ns = s.t_ns;
           }
           r.memory.push_back(s);
+          r.allocations.push_back({s.t_ns, e.tensor, e.kind == TraceEventKind::Alloc ? e.bytes : -e.bytes, e.category});
           r.memory_signature = fold(r.memory_signature, s.t_ns, s.allocated);
           break;
         }

@@ -73,6 +73,14 @@ struct TraceMemoryPeak {
   TimeNs reserved_t_ns = 0;
 };
 
+// One Alloc (+bytes) or Free (−bytes) of a tensor, kept so that what is live at any instant can be named.
+struct TraceAllocation {
+  TimeNs t_ns = 0;
+  TensorId tensor = -1;
+  Bytes bytes = 0;  // as accounted; negative for a Free
+  Category category = Category::Temporaries;
+};
+
 struct TracePhaseMarker {
   std::string name;
   int step = 0;
@@ -102,6 +110,7 @@ struct RankTimeline {
   int rank = 0;
   std::array<StreamSpans, kStreamCount> streams;  // indexed by Stream
   std::vector<TraceMemorySample> memory;          // ordered by t_ns; a change reported late is kept at the latest time
+  std::vector<TraceAllocation> allocations;       // every Alloc / Free, in arrival order
   TraceMemoryPeak peak;
   std::vector<TracePhaseMarker> phases;
   std::vector<TraceDeviceMemorySample> device_memory;

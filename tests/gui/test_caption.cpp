@@ -78,5 +78,30 @@ TEST(Caption, NamesThePhaseUnderWayNotTheLastOneEnded) {
   EXPECT_EQ(at(700), "step 2, after step");     // the end of the run
 }
 
+// What a rank holds at an instant, replayed from its Alloc / Free events: a 100 B and a 300 B tensor, the first
+// freed at 30, a 200 B one from 40; without a plan in the header the tensors are named by id.
+TEST(Caption, NamesTheLargestTensorsHeldAtAnInstant) {
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(TraceHeader{});
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 10, 0, 0, Category::Activations, 100, 100, 100));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 20, 1, 1, Category::Parameters, 300, 400, 400));
+  store.emit(shardscope::testing::mem(K::Free, 0, 30, 2, 0, Category::Activations, 100, 300, 400));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 40, 3, 2, Category::Gradients, 200, 500, 500));
+  store.read([](const TraceData& d) {
+    auto names = [&](TimeNs t, std::size_t n) {
+      std::string text;
+      for (const auto& live : live_tensors_at(d, 0, t, n)) text += live.name + "=" + std::to_string(live.bytes) + " ";
+      return text;
+    };
+    EXPECT_EQ(names(25, 5), "tensor 1=300 tensor 0=100 ");
+    EXPECT_EQ(names(30, 5), "tensor 1=300 ");
+    EXPECT_EQ(names(45, 5), "tensor 1=300 tensor 2=200 ");
+    EXPECT_EQ(names(45, 1), "tensor 1=300 ");
+    EXPECT_EQ(names(5, 5), "");
+    EXPECT_EQ(live_tensors_at(d, 0, 45, 5)[1].category, Category::Gradients);
+  });
+}
+
 }  // namespace
 }  // namespace shardscope::gui

@@ -293,6 +293,14 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       ImGui::SameLine();
       ImGui::Text("%s  %s", std::string(category_label(c)).c_str(), format_bytes(s.by_category[c]).c_str());
     }
+    const auto live = live_tensors_at(data, rank.rank, t, 5);
+    if (!live.empty()) {
+      ImGui::Separator();
+      ImGui::TextDisabled("largest tensors held");
+      for (const LiveTensorAt& tensor : live)
+        ImGui::Text("%s  %s  (%s)", tensor.name.c_str(), format_bytes(tensor.bytes).c_str(),
+                    std::string(category_label(tensor.category)).c_str());
+    }
     ImGui::EndTooltip();
   }
 }
