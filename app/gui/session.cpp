@@ -1,16 +1,34 @@
 // Background simulation runs and trace loading for the window.
 #include "gui/session.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "pipeline/run_pipeline.h"
 #include "trace/trace_queue.h"
 #include "trace/trace_file_reader.h"
+#include "trace/trace_file_writer.h"
 
 namespace shardscope::gui {
 
 Session::~Session() {
   if (running_.valid()) running_.wait();
+  std::error_code ignored;
+  if (trace_file_is_recording_) std::filesystem::remove(trace_file_, ignored);
+  if (!running_trace_file_.empty() && running_trace_file_ != trace_file_) std::filesystem::remove(running_trace_file_, ignored);
+}
+
+void Session::show_running_store() {
+  store_ = running_store_;
+  ++run_id_;
+  std::error_code ignored;
+  if (trace_file_is_recording_ && trace_file_ != running_trace_file_) std::filesystem::remove(trace_file_, ignored);
+  trace_file_ = running_trace_file_;
+  trace_file_is_recording_ = !trace_file_.empty();
 }
 
 void Session::run(const Scenario& scenario, RunMode mode) {
@@ -39,9 +57,23 @@ Session::RunOutput execute_on(exec::BackendKind backend, const Scenario& scenari
 void Session::start(const Request& request) {
   running_store_ = std::make_shared<TraceStore>();
   running_queue_ = std::make_shared<TraceQueue>();
-  running_ = std::async(std::launch::async, [request, store = running_queue_]() -> RunOutput {
+  running_trace_file_ = (std::filesystem::temp_directory_path() /
+                         ("shardscope-" + std::to_string(::getpid()) + "-run-" + std::to_string(++recordings_) + ".sstrace"))
+                            .string();
+  running_ = std::async(std::launch::async, [request, queue = running_queue_, file = running_trace_file_]() -> RunOutput {
     RunOutput out;
     try {
+      // The window draws from the queue; the recording lets File → Save trace keep the run (a run goes on without
+      // one when the temporary folder cannot be written).
+      std::unique_ptr<TraceFileWriter> recording;
+      try {
+        recording = std::make_unique<TraceFileWriter>(file);
+      } catch (const std::exception&) {
+      }
+      std::vector<TraceSink*> sinks{queue.get()};
+      if (recording) sinks.push_back(recording.get());
+      TeeTraceSink both(std::move(sinks));
+      TraceSink* store = &both;
       if (request.mode == RunMode::ExecuteCpu) return execute_on(exec::BackendKind::Cpu, request.scenario, *store);
       if (request.mode == RunMode::ExecuteGpu) return execute_on(exec::BackendKind::Cuda, request.scenario, *store);
       const pipeline::SimulatedRun run = pipeline::simulate_scenario(request.scenario, *store);
@@ -63,17 +95,13 @@ void Session::poll() {
   if (running_queue_) running_queue_->drain_into(*running_store_);
   // A run replaces the picture once it has begun emitting (so a long simulation draws while it grows); a run
   // that fails before that leaves the previous picture on screen.
-  if (running_store_ && running_store_ != store_ && running_store_->generation() > 0) {
-    store_ = running_store_;
-    ++run_id_;
-  }
+  if (running_store_ && running_store_ != store_ && running_store_->generation() > 0) show_running_store();
   if (!running_.valid() || running_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
   RunOutput out = running_.get();
   running_queue_->drain_into(*running_store_);  // what arrived since the drain above
-  if (running_store_->generation() > 0 && running_store_ != store_) {
-    store_ = running_store_;
-    ++run_id_;
-  }
+  if (running_store_->generation() > 0 && running_store_ != store_) show_running_store();
+  std::error_code ignored;
+  if (running_store_ != store_) std::filesystem::remove(running_trace_file_, ignored);  // a run that drew nothing
   error_ = out.error;
   warning_.clear();
   result_ = out.result;
@@ -93,6 +121,10 @@ bool Session::open_trace(const std::string& path) {
     replay_trace(trace, *store);
     store_ = store;
     ++run_id_;
+    std::error_code ignored;
+    if (trace_file_is_recording_) std::filesystem::remove(trace_file_, ignored);
+    trace_file_ = path;
+    trace_file_is_recording_ = false;
     result_.reset();
     predicted_peaks_.clear();
     peak_tensors_.clear();

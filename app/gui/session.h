@@ -47,6 +47,9 @@ class Session {
   // Per rank, the largest tensors live at its peak, from the plan's accounting (what sets the peak); empty for traces.
   const std::vector<std::vector<LiveTensor>>& peak_tensors() const { return peak_tensors_; }
   RunMode mode() const { return mode_; }
+  // The .sstrace of what store() shows: a recording the session made of its last run (complete once !busy()), or
+  // the file opened; "" when there is none. File → Save trace copies it.
+  const std::string& trace_file() const { return trace_file_; }
   std::uint64_t run_id() const { return run_id_; }  // changes whenever store() is replaced
 
   // What a background run hands back to the GUI thread.
@@ -76,6 +79,11 @@ class Session {
   std::optional<SimulationResult> result_;
   std::string error_, warning_;
   std::uint64_t run_id_ = 0;
+  // Recordings: each run also writes its trace to a temporary file, removed when a newer run replaces it.
+  std::string running_trace_file_, trace_file_;
+  bool trace_file_is_recording_ = false;
+  std::uint64_t recordings_ = 0;
+  void show_running_store();  // the run in flight's store (and recording) becomes what the panels draw
 };
 
 }  // namespace shardscope::gui

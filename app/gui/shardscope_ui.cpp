@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include "exec/backends/backend_factory.h"
@@ -132,7 +133,21 @@ void ShardScopeUi::frame() {
 void ShardScopeUi::draw_menu() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
+    ImGui::InputTextWithHint("##path", "path/to/file (.json scenario or .sstrace)", &open_menu_path_);
+    if (ImGui::MenuItem("Open scenario", nullptr, false, !open_menu_path_.empty())) {
+      startup_error_ = scenario_panel_.open_file(open_menu_path_, edited_);
+      if (startup_error_.empty()) session_.run(edited_, mode_);
+      status_ = startup_error_.empty() ? "opened " + open_menu_path_ : startup_error_;
+    }
+    if (ImGui::MenuItem("Open trace", nullptr, false, !open_menu_path_.empty()))
+      status_ = session_.open_trace(open_menu_path_) ? "opened " + open_menu_path_ : session_.error();
+    ImGui::Separator();
     ImGui::InputText("base name", &export_path_);
+    if (ImGui::MenuItem("Save trace (.sstrace)", nullptr, false, !session_.busy() && !session_.trace_file().empty())) {
+      std::error_code error;
+      std::filesystem::copy_file(session_.trace_file(), export_path_ + ".sstrace", std::filesystem::copy_options::overwrite_existing, error);
+      status_ = error ? "cannot save " + export_path_ + ".sstrace: " + error.message() : "saved " + export_path_ + ".sstrace";
+    }
     if (ImGui::MenuItem("Export PNG", "F12")) screenshot_request_ = export_path_ + ".png";
     if (ImGui::MenuItem("Export Chrome trace (Perfetto)")) {
       std::ofstream out(export_path_ + ".json");

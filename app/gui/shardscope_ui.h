@@ -69,6 +69,7 @@ class ShardScopeUi {
   std::string status_;
   std::string startup_error_;  // --scenario that could not be loaded (the built-in scenario is shown instead)
   std::string export_path_ = "shardscope";
+  std::string open_menu_path_;  // File → Open scenario / trace
   bool placed_for_screenshot_ = false;
   double last_refresh_s_ = 0;
   bool follow_playhead_ = true;

@@ -12,6 +12,7 @@
 #include "headless_imgui.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
+#include "trace/trace_file_reader.h"
 #include "trace/trace_file_writer.h"
 
 namespace shardscope::gui {
@@ -106,6 +107,34 @@ TEST(GuiFrames, OpensATraceFile) {
   EXPECT_TRUE(ui.error().empty()) << ui.error();
   EXPECT_EQ(ui.session().store()->rank_count(), 4);  // zero1.json: 4 × A100
   EXPECT_GT(imgui.frame([&] { ui.frame(); }), 3000);
+}
+
+// File → Save trace: each run is recorded as it is drawn; the recording holds the same events as the window's store,
+// and a newer run's recording replaces (and removes) the older one.
+TEST(GuiFrames, EveryRunIsRecordedForSaveTrace) {
+  Session session;
+  auto finish = [&] {
+    for (int i = 0; i < 2000 && (session.busy() || session.store()->generation() == 0); ++i) {
+      session.poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    session.poll();
+  };
+  Scenario s;
+  s.model.spec = "mlp:4x64";
+  session.simulate(s);
+  finish();
+  const std::string first = session.trace_file();
+  ASSERT_FALSE(first.empty());
+  ASSERT_TRUE(std::filesystem::exists(first));
+  const TraceReadResult recorded = read_trace_file(first);
+  EXPECT_FALSE(recorded.truncated) << recorded.problem;
+  EXPECT_EQ(recorded.events.size(), session.store()->read([](const TraceData& d) { return d.event_count; }));
+  s.training.batch = 8;
+  session.simulate(s);
+  finish();
+  EXPECT_NE(session.trace_file(), first);
+  EXPECT_FALSE(std::filesystem::exists(first));
 }
 
 TEST(GuiFrames, ShowsATruncatedTraceAndSaysSo) {
