@@ -114,10 +114,15 @@ void ShardScopeUi::frame() {
   ImGui::SetNextWindowSize(viewport->Size);
   ImGui::Begin("ShardScope", nullptr, kFixedWindow);
   draw_menu();
-  float legend_width = 0;
-  for (const auto& item : legend_items()) legend_width += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(item.label.c_str()).x;
-  // Two groups (memory, timeline), each starting on its own line.
-  const float legend_lines = 1 + std::ceil(legend_width / std::max(1.0f, ImGui::GetContentRegionAvail().x));
+  float memory_width = 0, timeline_width = ImGui::GetFontSize() * 12;  // the timeline's own idle swatch
+  for (const auto& item : legend_items())
+    (item.memory ? memory_width : timeline_width) += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(item.label.c_str()).x;
+  // Two groups (memory, timeline), each starting on its own line; on a small screen at a projector's font scale the
+  // timeline's colours fold into one line with a tooltip, so the charts keep their room.
+  const float avail = std::max(1.0f, ImGui::GetContentRegionAvail().x);
+  const float memory_lines = std::ceil(memory_width / avail), timeline_lines = std::ceil(timeline_width / avail);
+  compact_legend_ = memory_lines + timeline_lines > 3;
+  const float legend_lines = memory_lines + (compact_legend_ ? 1 : timeline_lines);
   const float bottom = ImGui::GetFrameHeightWithSpacing() * (1.2f + legend_lines);
   const float height = ImGui::GetContentRegionAvail().y - bottom;
   const float total_width = ImGui::GetContentRegionAvail().x;
@@ -308,10 +313,26 @@ void ShardScopeUi::draw_legend() {
     if (memory && !item.memory) {
       const std::string rules = session_.store()->header().accounting_rules;
       ImGui::TextDisabled("%s%s%s", rules.c_str(), status_.empty() ? "" : " · ", status_.c_str());
-      ImGui::TextDisabled("timeline");
-      ImGui::SameLine();
       memory = false;
       first = true;
+      if (compact_legend_) {
+        ImGui::TextDisabled("timeline colours: hover here");
+        if (ImGui::IsItemHovered()) {
+          ImGui::BeginTooltip();
+          for (const LegendItem& entry : legend_items())
+            if (!entry.memory) {
+              ImGui::ColorButton(entry.label.c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(entry.rgb)),
+                                 ImGuiColorEditFlags_NoTooltip, ImVec2(square, square));
+              ImGui::SameLine();
+              ImGui::TextUnformatted(entry.label.c_str());
+            }
+          ImGui::TextUnformatted("hatched: idle (pipelines: bubble)");
+          ImGui::EndTooltip();
+        }
+        return;
+      }
+      ImGui::TextDisabled("timeline");
+      ImGui::SameLine();
     }
     place(square * 2 + ImGui::CalcTextSize(item.label.c_str()).x);
     ImGui::ColorButton(item.label.c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(item.rgb)), ImGuiColorEditFlags_NoTooltip,

@@ -50,6 +50,7 @@ class ShardScopeUi {
   };
   static std::vector<LegendItem> legend_items();
   void draw_legend();
+  bool compact_legend_ = false;  // the timeline's colours folded into a tooltip (little room)
   void draw_plan_notes();
   void place_playhead_for_screenshot();
 

@@ -92,7 +92,8 @@ bool ScenarioPanel::draw(Scenario& scenario) {
     ImGui::TextWrapped("%s", scenario.description.c_str());
     ImGui::PopStyleColor();
   }
-  ImGui::PushItemWidth(-ImGui::GetFontSize() * 9);
+  // Labels get up to 9 em but never more than 45 % of the column, so value boxes stay usable at projector font scales.
+  ImGui::PushItemWidth(-std::min(ImGui::GetFontSize() * 9, ImGui::GetContentRegionAvail().x * 0.45f));
   const StrategyKind strategy_before = scenario.strategy.kind;
   for (const auto section : scenario_sections()) {
     const ImGuiTreeNodeFlags open = section == "simulation" ? 0 : ImGuiTreeNodeFlags_DefaultOpen;
