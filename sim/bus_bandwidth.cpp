@@ -18,6 +18,7 @@ TimeNs collective_time_ns(const CollectiveShape& shape, const LinkCost& link) {
     case CollectiveKind::Reduce: ns = pipelined_reduce_ns(n, s, link); break;
     case CollectiveKind::Scatter:
     case CollectiveKind::Gather: ns = root_scatter_ns(n, s, shape.root_chunk_bytes, link); break;
+    case CollectiveKind::Barrier: ns = 0; break;  // an order between threads of one process, not a transfer
   }
   return static_cast<TimeNs>(std::llround(ns));
 }
@@ -33,6 +34,7 @@ double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
     case CollectiveKind::Gather: return (n - 1) / n;
     case CollectiveKind::Broadcast:
     case CollectiveKind::Reduce: return 1;
+    case CollectiveKind::Barrier: return 0;
   }
   return 1;
 }

@@ -55,6 +55,7 @@ void measure_collectives(const Plan& plan, const SimGraph& graph, int step, Simu
     if (instance.member_count == 0) continue;
     const Op& first = graph.op(plan, graph.members[static_cast<std::size_t>(instance.member_begin)]);
     if (first.step != step) continue;
+    if (!instance.message && instance.shape.kind == CollectiveKind::Barrier) continue;  // an order, not traffic
     Sum& sum = by_kind[instance.message ? "send/recv" : collective_kind_name(instance.shape.kind)];
     ++sum.count;
     sum.size += instance.shape.size_bytes;

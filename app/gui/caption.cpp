@@ -77,6 +77,14 @@ const TraceRunError* first_out_of_memory(const TraceData& data, int rank) {
   return first;
 }
 
+std::optional<TimeNs> run_stopped_at(const TraceData& data) {
+  std::optional<TimeNs> stopped;
+  for (const auto& error : data.errors)
+    if (error.message.find("out of memory") != std::string::npos && (!stopped || error.t_ns < *stopped))
+      stopped = error.t_ns;
+  return stopped;
+}
+
 std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeNs t_ns, std::size_t count) {
   const RankTimeline* timeline = data.rank(rank);
   if (!timeline) return {};

@@ -1,6 +1,7 @@
 // The one-line, plain-language "what is happening now" under the timeline, e.g.
 // "rank 1: all-reduce bucket 3 (32.00 MiB) while computing fc7 backward". Pure logic over a TraceData.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last);
 // The rank's first out-of-memory error (simulated: where PyTorch would raise; executed: where the run stopped), or
 // nullptr.
 const TraceRunError* first_out_of_memory(const TraceData& data, int rank);
+
+// When the run stopped: the earliest out of memory of any rank (PyTorch raises there, and torchrun's agent then
+// stops every worker, so nothing after it happened); nullopt when no rank ran out.
+std::optional<TimeNs> run_stopped_at(const TraceData& data);
 
 // The largest tensors `rank` holds at `t_ns` (after every change at t), largest first, at most `count`; names from
 // the plan in the trace header ("tensor 12" without one). For "what is that?" on a memory chart.

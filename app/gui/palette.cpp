@@ -37,6 +37,7 @@ TimelineKind timeline_kind(const Op& op) {
         case CollectiveKind::Reduce:
         case CollectiveKind::Scatter:
         case CollectiveKind::Gather: return TimelineKind::RootedCollective;
+        case CollectiveKind::Barrier: break;  // takes no time: nothing to draw
       }
       break;
     case OpKind::Send:

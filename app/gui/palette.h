@@ -36,6 +36,16 @@ bool needs_light_text(std::uint32_t rgb);
 // A box's label: the op's, with "F3 " / "B3 " in front for a micro-batch's forward / backward (pipelines).
 std::string timeline_box_label(const Op& op);
 
+// Faint marks and what they sit on. Each mark keeps at least WCAG's 3:1 non-text contrast against its background
+// (a projector washes out anything fainter): 0x828282 hatching on the 0xEBEBEB idle lane is 3.2:1, the 0x787878
+// folded sub-pixel ops 3.7:1 there, the 0x8C8C8C chart border and 0x949494 grid lines about 3.3:1 and 3.0:1 on white.
+constexpr std::uint32_t kLaneBackgroundRgb = 0xEBEBEB;
+constexpr std::uint32_t kIdleHatchRgb = 0x828282;
+constexpr std::uint32_t kFoldedOpsRgb = 0x787878;
+constexpr std::uint32_t kChartBackgroundRgb = 0xFFFFFF;
+constexpr std::uint32_t kChartBorderRgb = 0x8C8C8C;
+constexpr std::uint32_t kGridLineRgb = 0x949494;
+
 // ImGui's packed ABGR from 0xRRGGBB and an alpha in [0, 255].
 constexpr std::uint32_t to_imgui_color(std::uint32_t rgb, std::uint32_t alpha = 255) {
   return (alpha << 24) | ((rgb & 0xFF) << 16) | (rgb & 0xFF00) | ((rgb >> 16) & 0xFF);

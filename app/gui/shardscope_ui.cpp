@@ -65,6 +65,10 @@ void ShardScopeUi::refresh_after_new_run() {
     groups_ = group_identical_ranks(data);
     end = data.t_max;
     boundaries = data.boundaries;
+    if (const auto stopped = run_stopped_at(data)) {  // playback ends where the run did
+      end = std::min(end, *stopped);
+      std::erase_if(boundaries, [&](TimeNs t) { return t > end; });
+    }
     if (const RankTimeline* first = data.rank(0))
       for (const auto& p : first->phases) phases.push_back({p.name, p.step, p.t_ns});
   });
@@ -347,9 +351,9 @@ void ShardScopeUi::draw_legend() {
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImDrawList* draw = ImGui::GetWindowDrawList();
   draw->PushClipRect(p, ImVec2(p.x + square, p.y + square), true);
-  draw->AddRectFilled(p, ImVec2(p.x + square, p.y + square), IM_COL32(235, 235, 235, 255));
+  draw->AddRectFilled(p, ImVec2(p.x + square, p.y + square), to_imgui_color(kLaneBackgroundRgb));
   for (float x = p.x - square; x < p.x + square; x += square * 0.6f)
-    draw->AddLine(ImVec2(x, p.y + square), ImVec2(x + square, p.y), IM_COL32(200, 200, 200, 255));
+    draw->AddLine(ImVec2(x, p.y + square), ImVec2(x + square, p.y), to_imgui_color(kIdleHatchRgb));
   draw->PopClipRect();
   ImGui::Dummy(ImVec2(square, square));
   ImGui::SameLine();

@@ -46,6 +46,7 @@ std::string collective_kind_name(CollectiveKind kind) {
     case CollectiveKind::ReduceScatter: return "reduce-scatter";
     case CollectiveKind::Scatter: return "scatter";
     case CollectiveKind::Gather: return "gather";
+    case CollectiveKind::Barrier: return "barrier";
   }
   return "?";
 }

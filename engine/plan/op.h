@@ -18,7 +18,10 @@ enum class OpKind { Compute, Collective, Send, Recv, Alloc, Free, Phase };
 enum class Stream { Compute, Communication, Copy };
 inline constexpr int kStreamCount = 3;
 enum class ComputeKind { Forward, Backward, Loss, LossBackward, Optimizer, Copy };
-enum class CollectiveKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Scatter, Gather };
+// Barrier moves nothing: members wait until all have arrived. It stands for an order a framework imposes without
+// communicating (DataParallel's worker devices get their work only when device 0's thread issues it).
+enum class CollectiveKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Scatter, Gather, Barrier };
+inline constexpr int kCollectiveKindCount = 8;
 
 std::string op_kind_name(OpKind kind);
 std::string stream_name(Stream stream);

@@ -61,6 +61,7 @@ std::vector<std::string> optimizer_names() { return names_of(kOptimizers); }
 std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
 std::vector<std::string> accounting_names() { return names_of(kAccounting); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
+std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 
 
 Scenario builtin_default_scenario() {

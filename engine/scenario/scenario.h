@@ -73,6 +73,8 @@ struct StrategySettings {
 struct AccountingSettings {
   AccountingMode mode = AccountingMode::PyTorch2;
   std::string gpu_arch;  // empty: from the device preset
+  // PyTorch 2.x: which threads hold a cached cuBLAS workspace (cublas_workspace_policy_names()).
+  std::string cublas_workspaces = "per-thread";
 };
 
 // Cost-model parameters of the simulator (sim/). Unset fields take the device's defaults (link_preset.h).
@@ -144,6 +146,7 @@ std::vector<std::string> checkpoint_names();
 std::vector<std::string> accounting_names();
 // The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
 std::vector<std::string> gpu_arch_names();
+std::vector<std::string> cublas_workspace_policy_names();  // "per-thread", "autograd-only"
 
 // JSON (scenario_json.cpp). Unknown keys are errors, so that a typo never silently falls back to a default.
 Scenario load_scenario_file(const std::string& path);

@@ -177,6 +177,14 @@ const std::vector<ScenarioField>& table() {
           .help = "Compute capability: sets PyTorch 2's cuBLAS workspace size",
           .framework = "torch.cuda.get_device_capability()", .unset_means = "from the device preset",
           .choices = gpu_arch_names}),
+      with_member<&S::accounting, &AccountingSettings::cublas_workspaces>({
+          .key = "accounting.cublas_workspaces", .flag = "--cublas-workspaces", .label = "cuBLAS workspaces",
+          .kind = K::Choice,
+          .help = "PyTorch 2.x: per-thread = every thread that runs a GEMM keeps one cached workspace (forward's main "
+                  "thread and the autograd thread); autograd-only = only the autograd thread's (the open question in "
+                  "GPU_CHECKLIST.md; per-thread follows CublasHandlePool.cpp)",
+          .framework = "at::cuda::getCurrentCUDABlasHandle() workspaces, CUBLAS_WORKSPACE_CONFIG",
+          .choices = cublas_workspace_policy_names}),
 
       with_empty_unset_member<&S::simulation, &SimulationSettings::intra_node_link>({
           .key = "simulation.intra_node_link", .flag = "--intra-node-link", .label = "Intra-node link", .kind = K::Text,

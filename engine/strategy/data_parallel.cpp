@@ -10,10 +10,15 @@
 // held by BroadcastBackward until all replicas finish, then reduce_add_coalesced (Python _take_tensors, 10 MiB:
 // close before overflowing) flattens each chunk on every device and reduces into a new flat on device 0 whose
 // views become .grad; a grad for a replica that got no data is materialised as zeros. The optimizer runs on device 0.
+// Worker devices run nothing of their own between these calls: device 0's thread scatters, replicates and reduces
+// on their behalf, so each of those points is a Barrier (plan/op.h) over the devices it drives, and a worker's
+// allocation for the next call never comes before device 0 reaches that call (its input chunk not before device 0's
+// optimizer step and next batch; its output-gradient chunk not before device 0's loss backward).
 // For executors every step carries its operands (plan/kernel.h): device 0's chunks are slices of x and of the output
 // gradient, the broadcast lists each replica parameter, reduce_add flattens with Copy ops into the buffers it reduces.
 #include "strategy/data_parallel.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -66,7 +71,7 @@ class DataParallelLowering {
       : context_(context), plan_(plan), model_(context.scenario.model), devices_(context.world()) {
     for (int d = 0; d < devices_; ++d) {
       builders_.emplace_back(d);
-      workspaces_.emplace_back(context.behaviour.cublas_workspace_bytes);
+      workspaces_.emplace_back(context.behaviour);
     }
     const auto& settings = context.scenario.settings;
     const std::int64_t global = static_cast<std::int64_t>(settings.training.batch) * devices_;
@@ -87,6 +92,12 @@ class DataParallelLowering {
     if (transfer_.empty() || transfer_.front() != 0) transfer_.insert(transfer_.begin(), 0);
     transfer_group_ = group_of(transfer_);
     replicated_group_ = group_of(replicated_);
+    std::vector<int> driven = transfer_;
+    for (int d : replicated_)
+      if (std::find(driven.begin(), driven.end(), d) == driven.end()) driven.push_back(d);
+    std::sort(driven.begin(), driven.end());
+    driven_ = driven;
+    driven_group_ = group_of(std::move(driven));
   }
 
   void lower() {
@@ -113,6 +124,17 @@ class DataParallelLowering {
     return static_cast<int>(plan_.groups.size() - 1);
   }
 
+  // Every driven device waits here until device 0's thread gets here (what it does next, it does for them): the
+  // barrier, then a zero-cost op on the compute stream that waits for it, so that the allocations that follow (on
+  // that stream) come after it too.
+  void device0_thread_reaches(const std::string& call) {
+    for (int d : driven_) {
+      ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
+      const OpIndex barrier = b.collective(CollectiveKind::Barrier, driven_group_, 0, "device 0's thread reaches " + call, 0);
+      b.add_dep(b.compute(ComputeKind::Copy, "wait for device 0's thread (" + call + ")", 0, 0), barrier);
+    }
+  }
+
   void all_phase(const char* name) {
     for (auto& b : builders_) b.phase(name);
   }
@@ -130,6 +152,7 @@ class DataParallelLowering {
       for (int i : chunk) bytes += sizes[static_cast<std::size_t>(i)];
       const std::string name = "replicate chunk " + std::to_string(index++);
       const TensorId temp = chunk.size() == 1 ? -1 : device0().alloc(name + " flat", bytes, Category::CommunicationBuffers);
+      lower_cat_scratch(device0(), context_.behaviour, chunk.size(), name);
       for (int d : replicated_) {
         ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
         TensorId flat = -1;
@@ -171,6 +194,7 @@ class DataParallelLowering {
     user_.next_batch(b0, model_, global_batch_, training.loss, group_of({0}));  // the whole batch, on device 0
 
     // scatter
+    device0_thread_reaches("scatter (input)");
     std::vector<TensorSlice> inputs(static_cast<std::size_t>(devices_));
     for (int d : transfer_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
@@ -239,6 +263,7 @@ class DataParallelLowering {
 
     // backward: scatter the output gradient, run each replica's backward
     const TensorId grad_out = loss_pass.loss_backward();
+    device0_thread_reaches("scatter (output gradient)");
     std::vector<TensorSlice> grad_chunks(static_cast<std::size_t>(devices_));
     for (int d : transfer_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
@@ -262,6 +287,8 @@ class DataParallelLowering {
     std::vector<ReplicaGradSink> sinks(static_cast<std::size_t>(devices_), ReplicaGradSink(slot_of_));
     for (int d : used_)
       passes[static_cast<std::size_t>(d)]->backward(grad_chunks[static_cast<std::size_t>(d)], sinks[static_cast<std::size_t>(d)]);
+    // BroadcastBackward runs once every replica's gradients exist, on device 0's autograd thread.
+    device0_thread_reaches("reduce_add_coalesced");
     for (int d : replicated_) {  // materialize_grads: zeros for a replica that produced none
       if (chunk(d) > 0) continue;
       for (std::size_t i = 0; i < slots_.size(); ++i)
@@ -269,6 +296,7 @@ class DataParallelLowering {
             builders_[static_cast<std::size_t>(d)].alloc(slots_[i].name + " zero grad", slots_[i].bytes, Category::Gradients);
     }
     reduce_add_coalesced(sinks);
+    loss_pass.release_seed();  // loss.backward() returns after reduce_add's AccumulateGrads
     all_phase(phase::kBeforeStep);
 
     std::vector<ParamSlot*> params;
@@ -295,8 +323,11 @@ class DataParallelLowering {
       const std::string name = "reduce_add chunk " + std::to_string(index++);
       std::vector<std::pair<int, TensorId>> flats;
       for (int d : replicated_)
-        if (chunk.size() > 1)
-          flats.emplace_back(d, builders_[static_cast<std::size_t>(d)].alloc(name + " flat", bytes, Category::CommunicationBuffers));
+        if (chunk.size() > 1) {
+          ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
+          flats.emplace_back(d, b.alloc(name + " flat", bytes, Category::CommunicationBuffers));
+          lower_cat_scratch(b, context_.behaviour, chunk.size(), name);
+        }
       // Becomes .grad, unless a .grad already exists (1.8 keeps it), then it is added in and dropped.
       const bool becomes_grad = slots_[static_cast<std::size_t>(chunk.front())].grad < 0;
       const TensorId result =
@@ -358,7 +389,8 @@ class DataParallelLowering {
   std::vector<std::int64_t> chunks_;
   std::int64_t global_batch_ = 0;
   std::vector<int> used_, replicated_, transfer_;  // with a chunk; holding a replica; used_ and device 0
-  int transfer_group_ = -1, replicated_group_ = -1;
+  std::vector<int> driven_;                        // transfer_ and replicated_: every device DataParallel touches
+  int transfer_group_ = -1, replicated_group_ = -1, driven_group_ = -1;
   std::vector<ParamSlot> slots_;
   std::vector<std::vector<int>> slot_of_;
   UserTensors user_;

@@ -48,6 +48,7 @@ void DdpTraining::broadcast_module_states() {
     const TensorId flat = bucket.size() == 1 ? -1
                                               : b_.alloc("broadcast_coalesced flat " + std::to_string(index), bytes,
                                                          Category::CommunicationBuffers);
+    lower_cat_scratch(b_, context_.behaviour, bucket.size(), "broadcast_coalesced flat " + std::to_string(index));
     // _sync_module_states is synchronous: the constructor returns after the broadcasts.
     const OpIndex broadcast = b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
                                             "broadcast module states, bucket " + std::to_string(index) + " (" + format_bytes(bytes) + ")", 0);

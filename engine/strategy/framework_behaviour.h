@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/units.h"
+#include "plan/program_builder.h"
 #include "scenario/scenario.h"
 
 namespace shardscope {
@@ -24,11 +25,31 @@ struct FrameworkBehaviour {
   // cached per (handle, stream): 4096*1024*2 + 16*1024*8 = 8,519,680 B, or 32 MiB on sm90 (PR #89027).
   // 1.x lets cuBLAS allocate it outside the allocator (0 here).
   Bytes cublas_workspace_bytes = 0;
+  // Whether threads other than autograd's (forward's main thread, DataParallel's parallel_apply workers) keep one
+  // too: setWorkspaceForHandle runs on every getCurrentCUDABlasHandle(), and the cuBLASLt path of addmm takes its
+  // handle from there (accounting.cublas_workspaces; a GPU run settles it, ../shared/GPU_CHECKLIST.md).
+  bool forward_threads_hold_workspace = true;
+  // A biased Linear forward is addmm(bias, x, W.t()), which takes the cuBLASLt path (gemm_and_bias in
+  // aten/src/ATen/cuda/CUDABlas.cpp): 2.0-2.3 allocate its workspace from the caching allocator for the call and
+  // free it after (CUBLASLT_WORKSPACE_SIZE, default 1024 KiB); later 2.x cache it per handle and stream, which
+  // holds the same bytes while the GEMM runs. 1.x: 0 (cuBLASLt allocates outside the allocator).
+  Bytes cublaslt_workspace_bytes = 0;
+  // aten/src/ATen/native/cuda/Shape.cu, 1.8: a CUDA cat of more than one input (parallel_cat: flatten_dense_tensors
+  // in broadcast_coalesced and reduce_add_coalesced) first allocates a device buffer for the inputs' metadata,
+  // CAT_ARRAY_BATCH_SIZE (128) × sizeof(CatArrInputTensor<T, unsigned>) (a pointer and three 32-bit values, padded
+  // to 24 B) = 3,072 B, through the caching allocator, freed when the cat returns. Later versions pass the metadata
+  // as kernel arguments (CatArrInputTensorMetadata), so 2.x allocates nothing.
+  Bytes cat_metadata_bytes = 0;
   // torch/distributed/optim/zero_redundancy_optimizer.py: parameters sorted by size (descending) before the
   // greedy partition from 1.10; 1.8/1.9 take them in registration order.
   bool zero_partition_sorted_by_size = true;
 };
 
-FrameworkBehaviour framework_behaviour(AccountingMode mode, const std::string& gpu_arch);
+FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch);
+
+// torch.cat's own allocations besides its output when it flattens `inputs` tensors (FrameworkBehaviour::
+// cat_metadata_bytes): allocated and freed right after the output, which the caller has just allocated.
+void lower_cat_scratch(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, std::size_t inputs,
+                       const std::string& what);
 
 }  // namespace shardscope

@@ -11,7 +11,7 @@ LocalTraining::LocalTraining(const LoweringContext& context, ProgramBuilder& bui
       model_(context.scenario.model),
       mixed_precision_(is_mixed_precision(context.scenario.settings.training.dtype)),
       element_bytes_(dtype_bytes(context.scenario.settings.training.dtype)),
-      workspaces_(context.behaviour.cublas_workspace_bytes) {}
+      workspaces_(context.behaviour) {}
 
 std::vector<ParamSlot*> LocalTraining::optimizer_params() {
   std::vector<ParamSlot*> all;

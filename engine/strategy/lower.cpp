@@ -12,7 +12,7 @@ namespace shardscope {
 
 Plan lower_plan(const ResolvedScenario& scenario) {
   const auto& settings = scenario.settings;
-  LoweringContext context{scenario, framework_behaviour(settings.accounting.mode, scenario.gpu_arch)};
+  LoweringContext context{scenario, framework_behaviour(settings.accounting, scenario.gpu_arch)};
   Plan plan;
   plan.strategy = strategy_name(settings.strategy.kind);
   plan.behaviour = context.behaviour.name;

@@ -79,7 +79,7 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
   }
   transient.push_back(b_.alloc(layer.name + " recomputed attention scores",
                                settings_.batch * layer.attention_saved_bytes_per_sample, Category::Activations));
-  workspaces_.touch(b_, settings_.backward_thread);
+  workspaces_.touch_backward(b_, settings_.backward_thread);
   if (mode == CheckpointMode::Full)
     b_.compute(ComputeKind::Forward, layer.name + " recompute", layer.forward_flops_per_sample * batch,
                2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes, static_cast<int>(l));
@@ -118,7 +118,7 @@ TensorId ModelPass::forward(TensorSlice input_view) {
       out = b_.alloc(layer.name + " output", activation_bytes(layer.out_numel), Category::Activations);
     }
     const bool gemm = layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock;
-    if (gemm) workspaces_.touch(b_, settings_.forward_thread);
+    if (gemm) workspaces_.touch_forward(b_, settings_.forward_thread);
     if (grad) {
       auto& saved = saved_[l];
       if (layer.saves_input) { b_.retain(current); saved.push_back(current); }
@@ -136,6 +136,12 @@ TensorId ModelPass::forward(TensorSlice input_view) {
         saved.push_back(weight);
       }
     }
+    // addmm with a bias and more than one row takes the cuBLASLt path and its per-call workspace (FrameworkBehaviour).
+    // Transformer blocks' biased GEMMs (GPT-2's Conv1D addmm) would too: not modelled, one such buffer in a block.
+    TensorId lt_workspace = -1;
+    if (layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1 && settings_.batch > 1 &&
+        workspaces_.cublaslt_bytes() > 0)
+      lt_workspace = b_.alloc(layer.name + " cuBLASLt workspace", workspaces_.cublaslt_bytes(), Category::Temporaries);
     if (!layer.is_view) {
       const OpIndex op = b_.compute(ComputeKind::Forward, layer.name + " forward",
                                     layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
@@ -144,6 +150,7 @@ TensorId ModelPass::forward(TensorSlice input_view) {
                                     static_cast<int>(l));
       annotate_forward(op, l, current, out);
     }
+    if (lt_workspace >= 0) b_.release(lt_workspace);
     b_.release(current);
     current = out;
     if (settings_.hooks) settings_.hooks->after_layer_forward(static_cast<int>(l));
@@ -220,7 +227,7 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
 }
 
 TensorId ModelPass::loss_backward() {
-  const TensorId root = b_.alloc("grad of loss (ones)", kFp32Bytes, Category::Temporaries);
+  seed_ = b_.alloc("grad of loss (ones)", kFp32Bytes, Category::Temporaries);
   TensorId grad = b_.alloc("loss grad input", output_bytes(), Category::Temporaries);
   const OpIndex op = b_.compute(ComputeKind::LossBackward, "loss backward",
                                 3.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);
@@ -230,7 +237,6 @@ TensorId ModelPass::loss_backward() {
   else if (loss_shared_ >= 0 && loss_saved_.size() == 2)
     b_.set_kernel(op, Kernel::NllLossBackward, {operand(loss_saved_[1]), whole(grad)});
   b_.set_scale(op, settings_.loss_scale);
-  b_.release(root);
   for (TensorId t : loss_saved_) b_.release(t);
   loss_saved_.clear();
   if (loss_shared_ >= 0) {  // NllLossBackward done; now LogSoftmaxBackward
@@ -247,7 +253,18 @@ TensorId ModelPass::loss_backward() {
   return grad;
 }
 
+void ModelPass::release_seed() {
+  if (seed_ >= 0) b_.release(seed_);
+  seed_ = -1;
+}
+
 TensorId ModelPass::backward(TensorSlice grad_output_view, GradSink& sink) {
+  const TensorId input_grad = backward_layers(grad_output_view, sink);
+  release_seed();  // backward returns once the last AccumulateGrad has run
+  return input_grad;
+}
+
+TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink) {
   grad_output_view_ = grad_output_view;
   TensorId grad = grad_output_view.tensor;
   for (std::size_t i = settings_.end_layer; i-- > settings_.first_layer;) {
@@ -259,7 +276,7 @@ TensorId ModelPass::backward(TensorSlice grad_output_view, GradSink& sink) {
     const std::vector<TensorId> recomputed = recompute_block(i);
     TensorId grad_input = -1;
     if (needs_input_grad) grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries);
-    if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch(b_, settings_.backward_thread);
+    if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch_backward(b_, settings_.backward_thread);
     if (layer.tied_layer >= 0) {
       const Category category = sink.grad_category(layer.tied_layer, layer.tied_param);
       const Bytes bytes = model_.layers[static_cast<std::size_t>(layer.tied_layer)].params[static_cast<std::size_t>(layer.tied_param)].numel * settings_.param_element_bytes;

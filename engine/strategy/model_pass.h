@@ -12,20 +12,31 @@
 #include "model/model.h"
 #include "plan/program_builder.h"
 #include "scenario/scenario.h"
+#include "strategy/framework_behaviour.h"
 
 namespace shardscope {
 
 constexpr Bytes kFp32Bytes = 4;
 
 // One cuBLAS workspace per (thread, stream), created at the thread's first GEMM and kept
-// (aten/src/ATen/cuda/CublasHandlePool.cpp, 2.x). Threads: "main" (forward) and "autograd" (backward).
+// (aten/src/ATen/cuda/CublasHandlePool.cpp, 2.x). Threads: "main" (forward) and "autograd" (backward); forward
+// threads only when FrameworkBehaviour::forward_threads_hold_workspace. Also the size of cuBLASLt's per-call one.
 class CublasWorkspaces {
  public:
-  explicit CublasWorkspaces(Bytes bytes) : bytes_(bytes) {}
-  void touch(ProgramBuilder& builder, const std::string& thread);
+  explicit CublasWorkspaces(const FrameworkBehaviour& behaviour)
+      : bytes_(behaviour.cublas_workspace_bytes), forward_threads_(behaviour.forward_threads_hold_workspace),
+        lt_bytes_(behaviour.cublaslt_workspace_bytes) {}
+  void touch_forward(ProgramBuilder& builder, const std::string& thread) {
+    if (forward_threads_) touch(builder, thread);
+  }
+  void touch_backward(ProgramBuilder& builder, const std::string& thread) { touch(builder, thread); }
+  Bytes cublaslt_bytes() const { return lt_bytes_; }
 
  private:
+  void touch(ProgramBuilder& builder, const std::string& thread);
   Bytes bytes_;
+  bool forward_threads_;
+  Bytes lt_bytes_;
   std::set<std::string> seen_;
 };
 
@@ -84,8 +95,12 @@ class ModelPass {
   // forward's input). Returns the scalar loss, one reference for the caller.
   TensorId loss_forward(TensorId output, TensorSlice target);
   TensorId loss_forward(TensorId output, TensorId target) { return loss_forward(output, whole(target)); }
-  // loss.backward() down to the model output: returns the gradient of the output (one reference).
+  // loss.backward() down to the model output: returns the gradient of the output (one reference). The seed
+  // gradient (ones_like(loss)) stays allocated until backward() has run (or release_seed()).
   TensorId loss_backward();
+  // torch.autograd.backward holds the seed in its grad_tensors until it returns (torch/autograd/__init__.py, 1.8
+  // and 2.x): a caller whose backward runs in other passes (DataParallel's replicas) releases it where that ends.
+  void release_seed();
   // Backward through the layers from the output gradient (reference handed over). Returns the gradient of the
   // pass's input (one reference for the caller) when the input requires grad and first_layer > 0 (a pipeline
   // stage sends it back), else -1.
@@ -110,6 +125,7 @@ class ModelPass {
   TensorSlice weight_of(std::size_t layer, const LayerParams& params) const;
   void save_block_activations(std::size_t layer);
   std::vector<TensorId> recompute_block(std::size_t layer);
+  TensorId backward_layers(TensorSlice grad_output, GradSink& sink);
 
   ProgramBuilder& b_;
   const Model& model_;
@@ -120,6 +136,7 @@ class ModelPass {
   std::vector<std::vector<TensorId>> saved_;  // per layer, what its autograd node holds
   std::vector<TensorId> loss_saved_;          // tensors held by the loss nodes
   TensorId loss_shared_ = -1;                 // cross-entropy: log_softmax output, saved by two nodes
+  TensorId seed_ = -1;                        // ones_like(loss), while backward runs
   // What forward's input, the loss's target and backward's incoming gradient are views of.
   TensorSlice input_view_, target_view_, grad_output_view_;
   // Gradients of tied weights waiting in autograd's InputBuffer for the owner's use: (layer, param) -> tensor.

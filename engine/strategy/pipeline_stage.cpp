@@ -39,7 +39,7 @@ class StageTraining : public GradSink {
       : context_(context), b_(builder), model_(context.scenario.model), settings_(context.scenario.settings),
         stage_(stage), stages_(settings_.strategy.stages), dp_(settings_.strategy.dp), replica_(replica),
         dp_group_(dp_group), gradients_(gradients), mixed_(is_mixed_precision(settings_.training.dtype)),
-        element_bytes_(dtype_bytes(settings_.training.dtype)), workspaces_(context.behaviour.cublas_workspace_bytes) {
+        element_bytes_(dtype_bytes(settings_.training.dtype)), workspaces_(context.behaviour) {
     std::tie(first_, end_) = stage_layers(model_.layers.size(), stages_, stage_);
   }
 

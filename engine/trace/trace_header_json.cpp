@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kOpKindCount = 7, kComputeKindCount = 6, kCollectiveKindCount = 7;
+constexpr int kOpKindCount = 7, kComputeKindCount = 6;
 
 json legend() {
   json l;

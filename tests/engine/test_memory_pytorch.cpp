@@ -55,8 +55,19 @@ TEST(PyTorch18, DdpTwentyLinearBucketsReuseBroadcastCache) {
   constexpr Bytes buckets = 16'016'384 + 32'218'112 + 8 * 32'016'384 + 16'498'688;
   EXPECT_EQ(r.phase(0, "wrapped", 0).allocated, kParamsCounted + buckets);
   EXPECT_EQ(r.phase(0, "wrapped", 0).reserved, kParamsReserved + kBroadcastSegments);  // no new segment
-  // While the two broadcast flats were in flight, both counted on top of the parameters.
-  EXPECT_EQ(r.phase(0, "wrapped", 0).max_allocated, kParamsCounted + kBroadcastSegments);
+  // While the two broadcast flats were in flight, both counted on top of the parameters, and the second flat's cat
+  // held its metadata buffer: 128 inputs × 24 B = 3,072 B (1.8's parallel_cat, Shape.cu), a multiple of 512, taken
+  // from the biases' small segment (no new segment).
+  EXPECT_EQ(r.phase(0, "wrapped", 0).max_allocated, kParamsCounted + kBroadcastSegments + 3'072);
+}
+
+// 2.x passes cat's metadata as kernel arguments: no buffer, so DDP's construction peaks at the two flats alone.
+TEST(PyTorch2, NoCatMetadataBuffer) {
+  const auto r = run(make("mlp:20x2000", StrategyKind::Ddp, 2, 20, AccountingMode::PyTorch2));
+  for (const Op& op : r.plan.programs[0].ops) {
+    if (op.kind != OpKind::Alloc) continue;
+    EXPECT_EQ(r.plan.programs[0].tensors[static_cast<std::size_t>(op.tensor)].name.rfind("cat metadata", 0), std::string::npos);
+  }
 }
 
 // cuBLAS workspaces (2.x): the first GEMM of the forward (main thread) and of the backward (autograd thread) each
@@ -74,6 +85,41 @@ TEST(PyTorch2, CublasWorkspacesPerThread) {
   s.accounting.mode = AccountingMode::PyTorch18;
   const auto v18 = run(s);
   EXPECT_EQ(a100.phase(0, "before_step", 1).allocated - v18.phase(0, "before_step", 1).allocated, 2 * 8'519'680);
+}
+
+// accounting.cublas_workspaces autograd-only: forward's main thread keeps none, so on an A100 the forward holds one
+// workspace (8,519,680 B) less, and after backward the difference is still that one (autograd's is in both).
+TEST(PyTorch2, CublasWorkspacesAutogradOnly) {
+  auto s = make("mlp:1x1000", StrategyKind::Single, 1, 4, AccountingMode::PyTorch2);
+  s.cluster.device = "A100-80";
+  const auto per_thread = run(s);
+  s.accounting.cublas_workspaces = "autograd-only";
+  const auto autograd_only = run(s);
+  EXPECT_EQ(per_thread.phase(0, "forward", 1).allocated - autograd_only.phase(0, "forward", 1).allocated, 8'519'680);
+  EXPECT_EQ(per_thread.phase(0, "before_step", 1).allocated - autograd_only.phase(0, "before_step", 1).allocated, 8'519'680);
+}
+
+// A biased Linear's forward is addmm on the cuBLASLt path (gemm_and_bias), whose workspace, CUBLASLT_WORKSPACE_SIZE
+// = 1024 KiB by default, is allocated for the GEMM and freed after it: in the plan one such allocation right before
+// each Linear forward op and freed right after it, under 2.x only.
+TEST(PyTorch2, CublasLtWorkspaceAroundEachBiasedForwardGemm) {
+  for (const AccountingMode mode : {AccountingMode::PyTorch2, AccountingMode::PyTorch18}) {
+    const auto r = run(make("mlp:3x1000", StrategyKind::Single, 1, 4, mode));
+    const Program& p = r.plan.programs[0];
+    int gemms = 0, wrapped = 0;
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+      const Op& op = p.ops[i];
+      if (op.kind != OpKind::Compute || op.compute_kind != ComputeKind::Forward || op.step != 1) continue;
+      ++gemms;
+      const Op& before = p.ops[i - 1];
+      const Op& after = p.ops[i + 1];
+      if (before.kind == OpKind::Alloc && after.kind == OpKind::Free && before.tensor == after.tensor &&
+          p.tensors[static_cast<std::size_t>(before.tensor)].bytes == 1024 * 1024)
+        ++wrapped;
+    }
+    EXPECT_EQ(gemms, 3);
+    EXPECT_EQ(wrapped, mode == AccountingMode::PyTorch2 ? 3 : 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, BothProfiles, ::testing::Values(AccountingMode::PyTorch18, AccountingMode::PyTorch2),

@@ -19,6 +19,29 @@ double distance(std::uint32_t a, std::uint32_t b) {
   return std::sqrt(sum);
 }
 
+// WCAG 2.x contrast ratio: relative luminance from linearised sRGB channels, (lighter + 0.05) / (darker + 0.05).
+double luminance(std::uint32_t rgb) {
+  auto linear = [&](int shift) {
+    const double c = static_cast<double>((rgb >> shift) & 0xFF) / 255.0;
+    return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+  };
+  return 0.2126 * linear(16) + 0.7152 * linear(8) + 0.0722 * linear(0);
+}
+double contrast(std::uint32_t a, std::uint32_t b) {
+  const double la = luminance(a), lb = luminance(b);
+  return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+// Projectors wash out faint marks: hatching, folded ops, chart borders and grid lines keep WCAG's 3:1 non-text
+// contrast against what they are drawn on.
+TEST(Palette, FaintMarksKeepThreeToOneContrast) {
+  EXPECT_NEAR(contrast(0x000000, 0xFFFFFF), 21.0, 1e-9);  // the formula's own end points
+  EXPECT_GE(contrast(kIdleHatchRgb, kLaneBackgroundRgb), 3.0);
+  EXPECT_GE(contrast(kFoldedOpsRgb, kLaneBackgroundRgb), 3.0);
+  EXPECT_GE(contrast(kChartBorderRgb, kChartBackgroundRgb), 3.0);
+  EXPECT_GE(contrast(kGridLineRgb, kChartBackgroundRgb), 3.0);
+}
+
 TEST(Palette, TimelineColoursAreUiMdsSecondSet) {
   EXPECT_EQ(timeline_rgb(TimelineKind::Forward), 0x4D4D4Du);
   EXPECT_EQ(timeline_rgb(TimelineKind::Backward), 0x8C8C8Cu);

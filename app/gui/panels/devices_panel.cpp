@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "gui/caption.h"
 #include "gui/palette.h"
 
 namespace shardscope::gui {
@@ -96,7 +97,14 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
                               100.0 * static_cast<double>(rank.peak.allocated) / static_cast<double>(capacity),
                               capacity_on_bar ? "" : "; bar = peak");
       }
-      if (r < peak_tensors.size() && !peak_tensors[r].empty()) draw_peak_tensors(peak_tensors[r]);
+      if (r < peak_tensors.size() && !peak_tensors[r].empty()) {
+        draw_peak_tensors(peak_tensors[r]);
+      } else {  // an opened trace file has no accounting: replay its allocations up to the peak
+        std::vector<LiveTensor> replayed;
+        for (LiveTensorAt& t : live_tensors_at(data, rank.rank, rank.peak.t_ns, kPeakTensors))
+          replayed.push_back({.name = std::move(t.name), .category = t.category, .bytes = t.bytes});
+        if (!replayed.empty()) draw_peak_tensors(replayed);
+      }
       ImGui::Spacing();
     }
   });

@@ -138,7 +138,7 @@ void MemoryPanel::draw_aggregate(const TraceData& data, Bytes capacity, Bytes sc
     draw->AddLine(ImVec2(p0.x, y_of(capacity)), ImVec2(p0.x + width, y_of(capacity)), IM_COL32(200, 0, 0, 255), 2.0f);
   const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
   draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
-  draw->AddRect(p0, ImVec2(p0.x + width, bottom), IM_COL32(160, 160, 160, 255));
+  draw->AddRect(p0, ImVec2(p0.x + width, bottom), to_imgui_color(kChartBorderRgb));
   if (ImGui::IsItemHovered()) {
     const int c = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - p0.x) / kColumn), 0, columns - 1);
     ImGui::SetTooltip("all ranks: least %s, most %s allocated", format_bytes(e.low[static_cast<std::size_t>(c)]).c_str(),
@@ -206,7 +206,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * height; };
   // Grid lines at binary steps behind the stack; their labels go over it at the right edge (below).
   const std::vector<Bytes> ticks = binary_ticks(scale);
-  for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), IM_COL32(225, 225, 225, 255));
+  for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), to_imgui_color(kGridLineRgb));
 
   constexpr float kColumn = 2.0f;  // pixels per column
   TimeNs t_prev = view.t_of(p0.x - kColumn, p0.x, width);
@@ -263,20 +263,25 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     draw->AddText(ImVec2(p0.x + width - ImGui::CalcTextSize("capacity").x - 4, y + 1), IM_COL32(200, 0, 0, 255), "capacity");
   }
   draw_device_use(rank, view, p0.x, width, y_of);
-  // Out of memory: a red line where the first allocation failed, and what follows dimmed (PyTorch would have raised).
-  if (const TraceRunError* oom = first_out_of_memory(data, rank.rank); oom && oom->t_ns <= view.t1()) {
-    const float x = std::max(p0.x, static_cast<float>(view.x_of(oom->t_ns, p0.x, width)));
-    draw->AddRectFilled(ImVec2(x, p0.y), ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 150));
-    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), IM_COL32(210, 0, 0, 255), 3.0f);
-    draw->AddText(ImVec2(x + 4, bottom - ImGui::GetFontSize() * 1.2f), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY here");
+  // Out of memory: the run ends at the first failed allocation of any rank (PyTorch raises, the other workers are
+  // stopped), so nothing after it is drawn; a red line where this rank's own allocation failed.
+  if (const auto stopped = run_stopped_at(data); stopped && *stopped <= view.t1()) {
+    const float x = std::max(p0.x, static_cast<float>(view.x_of(*stopped, p0.x, width)));
+    draw->AddRectFilled(ImVec2(x, p0.y), ImVec2(p0.x + width, bottom), IM_COL32(245, 245, 245, 255));
+    const TraceRunError* oom = first_out_of_memory(data, rank.rank);
+    const bool own = oom && oom->t_ns == *stopped;
+    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255), 3.0f);
+    draw->AddText(ImVec2(x + 4, bottom - ImGui::GetFontSize() * 1.2f), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(70, 70, 70, 255),
+                  own ? "OUT OF MEMORY here: the run stops" : "run stopped (another rank ran out of memory)");
   }
   const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
   draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
   draw->PopClipRect();
-  draw->AddRect(p0, ImVec2(p0.x + width, bottom), IM_COL32(160, 160, 160, 255));
+  draw->AddRect(p0, ImVec2(p0.x + width, bottom), to_imgui_color(kChartBorderRgb));
 
   if (ImGui::IsItemHovered()) {
-    const TimeNs t = view.t_of(ImGui::GetIO().MousePos.x, p0.x, width);
+    TimeNs t = view.t_of(ImGui::GetIO().MousePos.x, p0.x, width);
+    if (const auto stopped = run_stopped_at(data)) t = std::min(t, *stopped);  // nothing happened after
     const TraceMemorySample s = rank.memory_at(t);
     ImGui::BeginTooltip();
     ImGui::Text("%s at %s", group.label.c_str(), format_duration(t).c_str());

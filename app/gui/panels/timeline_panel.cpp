@@ -43,7 +43,7 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
   int merged_count = 0;
   auto flush = [&] {
     if (merged_count == 0) return;
-    draw->AddRectFilled(ImVec2(merged_a, g.y0 + 1), ImVec2(std::max(merged_b, merged_a + 1), y1), IM_COL32(120, 120, 120, 200));
+    draw->AddRectFilled(ImVec2(merged_a, g.y0 + 1), ImVec2(std::max(merged_b, merged_a + 1), y1), to_imgui_color(kFoldedOpsRgb));
     merged_count = 0;
   };
   const TimeNs right_edge = view.t1();
@@ -51,6 +51,7 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     const float xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
     float xb = static_cast<float>(view.x_of(span.open() ? right_edge : span.end_ns, g.x0, g.width));
     const Op* op = op_of(data, rank, span.op);
+    if (op && op->kind == OpKind::Collective && op->collective_kind == CollectiveKind::Barrier) return;  // moves nothing
     // Pipeline messages stay visible (and coloured) however short: a send or receive is never a hairline.
     const bool message = op && (op->kind == OpKind::Send || op->kind == OpKind::Recv);
     if (message && xb - xa < kMinMessageWidth) xb = xa + kMinMessageWidth;
@@ -82,7 +83,7 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
 void draw_idle_hatch(ImDrawList* draw, float x0, float y0, float width, float height) {
   const float step = height * 0.6f;
   for (float x = x0 - height; x < x0 + width; x += step)
-    draw->AddLine(ImVec2(x, y0 + height), ImVec2(x + height, y0), IM_COL32(200, 200, 200, 255));
+    draw->AddLine(ImVec2(x, y0 + height), ImVec2(x + height, y0), to_imgui_color(kIdleHatchRgb));
 }
 
 // Where a rank's communication lane sits on screen this frame (rows outside the clipper's range are absent).
@@ -186,7 +187,7 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
         for (int lane = 0; lane < lanes; ++lane) {
           const Stream stream = static_cast<Stream>(lane);
           const float y0 = p0.y + lane_height * static_cast<float>(lane);
-          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), IM_COL32(235, 235, 235, 255));
+          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
           if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
           const TraceSpan* lane_hover = nullptr;
           draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
@@ -198,9 +199,14 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
             const float x = static_cast<float>(view.x_of(phase.t_ns, x0, width));
             draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(40, 40, 40, 220), 2.0f);
           }
-        if (const TraceRunError* oom = first_out_of_memory(data, r); oom && oom->t_ns >= view.t0() && oom->t_ns <= view.t1()) {
-          const float x = static_cast<float>(view.x_of(oom->t_ns, x0, width));
-          draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(210, 0, 0, 255), 3.0f);
+        // The run ends at the first out of memory (memory_panel.cpp): what the plan would have done next is covered.
+        if (const auto stopped = run_stopped_at(data); stopped && *stopped <= view.t1()) {
+          const float x = std::max(x0, static_cast<float>(view.x_of(*stopped, x0, width)));
+          const float y1 = p0.y + lane_height * static_cast<float>(lanes);
+          draw->AddRectFilled(ImVec2(x, p0.y), ImVec2(x0 + width, y1), IM_COL32(245, 245, 245, 255));
+          const TraceRunError* oom = first_out_of_memory(data, r);
+          const bool own = oom && oom->t_ns == *stopped;
+          draw->AddLine(ImVec2(x, p0.y), ImVec2(x, y1), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255), 3.0f);
         }
         const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
         draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);

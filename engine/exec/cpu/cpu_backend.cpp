@@ -87,6 +87,8 @@ void CpuRankBackend::run_communication(const CommunicationLaunch& launch) {
       const auto output = root && !has_own ? std::span<float>{} : floats(operand(launch, own, "output"));
       return communicator_.scatter(group, rank_, input, output, launch.root);
     }
+    case CollectiveKind::Barrier:
+      return communicator_.barrier(group, rank_);
     case CollectiveKind::Gather: {  // root: [own input-, output]; others: [input]
       const bool root = rank_ == launch.root;
       const bool has_own = !launch.operands.empty() && launch.operands[0].present();

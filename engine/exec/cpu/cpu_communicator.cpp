@@ -10,7 +10,7 @@ namespace shardscope::exec::cpu {
 
 namespace {
 
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, Scatter, Gather };
+enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, Scatter, Gather, Barrier };
 
 const char* collective_name(CollectiveKind kind) {
   switch (kind) {
@@ -21,6 +21,7 @@ const char* collective_name(CollectiveKind kind) {
     case CollectiveKind::Reduce: return "reduce";
     case CollectiveKind::Scatter: return "scatter";
     case CollectiveKind::Gather: return "gather";
+    case CollectiveKind::Barrier: return "barrier";
   }
   return "?";
 }
@@ -254,6 +255,21 @@ void CpuCommunicator::all_gather(std::span<const int> group, int rank, std::span
   const int me = member_index(state.ranks, rank, "calling");
   RingStepper stepper(*this, state, me, CollectiveKind::AllGather, data, -1);
   ring_all_gather_steps(stepper, 0, me, n, data);
+  stepper.finish(n - 1);
+}
+
+// n - 1 empty ring steps: after step t a member knows that the members up to t + 1 places to its left have
+// arrived, so after n - 1 steps all have.
+void CpuCommunicator::barrier(std::span<const int> group, int rank) {
+  GroupState& state = group_state(group, rank, "barrier");
+  const int n = static_cast<int>(state.ranks.size());
+  if (n == 1) return;
+  const int me = member_index(state.ranks, rank, "calling");
+  RingStepper stepper(*this, state, me, CollectiveKind::Barrier, {}, -1);
+  for (int t = 0; t < n - 1; ++t) {
+    stepper.begin_step(t);
+    stepper.end_step(t);
+  }
   stepper.finish(n - 1);
 }
 

@@ -61,6 +61,9 @@ class CpuCommunicator {
   void reduce(std::span<const int> group, int rank, std::span<float> data, int root_rank,
               ReduceOp op = ReduceOp::Sum);
 
+  // Returns once every member has called it; moves nothing.
+  void barrier(std::span<const int> group, int rank);
+
   // Rooted copies with per-member sizes (torch.cuda.comm.scatter / gather with unequal chunks): every member
   // publishes its buffer, the root copies between it and its own, one member at a time in group order, then releases
   // them. Member k's part of the root's concatenated buffer starts after the parts of members 0..k-1.

@@ -160,6 +160,8 @@ void LocalCollectives::perform(const CommunicationLaunch& l, const std::vector<i
       }
       return;
     }
+    case CollectiveKind::Barrier:  // meeting here was the whole of it
+      return;
     case CollectiveKind::Scatter:
     case CollectiveKind::Gather: {
       // Member k's part of the root's buffer starts after the parts of members 0..k-1 (group order); the root's

@@ -229,6 +229,15 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
     case CollectiveKind::Scatter:
     case CollectiveKind::Gather:
       return enqueue_rooted(l, comm, me, index_in(l.group, l.root), stream);
+    case CollectiveKind::Barrier: {
+      // NCCL has no barrier: a one-element all-reduce on a scratch word (stream-ordered, outside the tracked
+      // allocator, as enqueue_rooted's sizes) that run() waits on, so no member goes on before all have arrived.
+      float* word = nullptr;
+      check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&word), sizeof(float), stream), "cudaMallocAsync (barrier)");
+      check_nccl(ncclAllReduce(word, word, 1, ncclFloat, ncclSum, comm, stream), "ncclAllReduce (barrier)");
+      check_cuda(cudaFreeAsync(word, stream), "cudaFreeAsync (barrier)");
+      return comm;
+    }
   }
   throw std::invalid_argument("the CUDA backend does not run " + collective_kind_name(l.collective));
 }
