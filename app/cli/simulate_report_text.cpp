@@ -51,8 +51,8 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << fmt::format("  bubble         {:.1f}% (mean idle compute over each rank's step, optimizer and overheads included)\n",
                      100.0 * r.bubble_fraction);
   // The schedule's own bubble, to set against the published (p−1)/(m+p−1): without the optimizer and set-up.
-  out << fmt::format("  sched. bubble  {:.1f}% (schedule_bubble_fraction: mean idle compute from the first forward to the "
-                     "last backward on any rank; uniform pipeline: (p−1)/(m+p−1))\n",
+  out << fmt::format("  sched. bubble  {:.1f}% (mean idle compute from the first forward to the last backward, any rank; "
+                     "uniform stages: (p−1)/(m+p−1))\n",
                      100.0 * r.schedule_bubble_fraction);
   out << fmt::format("  whole run      {}, {} trace events\n", format_duration(r.run_time_ns), r.event_count);
   if (!r.collectives.empty()) {
