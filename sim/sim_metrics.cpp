@@ -1,4 +1,5 @@
-// measure_simulation: step window, per-rank busy / communication / exposure / waiting, collective bandwidths.
+// measure_simulation: step window, per-rank windows, busy / communication / exposure / waiting, the bubble (over
+// the step and over the forward/backward schedule), collective bandwidths.
 #include "sim/sim_metrics.h"
 
 #include <algorithm>
@@ -68,6 +69,40 @@ void measure_collectives(const Plan& plan, const SimGraph& graph, int step, Simu
     result.collectives.push_back({kind, sum.count, sum.size, sum.time, sum.time > 0 ? sum.bus_bytes / static_cast<double>(sum.time) : 0});
 }
 
+// The pipeline schedule's extent in step S: from the earliest begin of a step-S forward to the latest end of a
+// step-S forward or backward, over all ranks (compute stream; forward-only plans end at their last forward).
+// One region for every rank, not one per rank: a stage's own first forward starts r forwards late and its last
+// backward ends r backwards early, and that fill and drain idle is exactly the bubble being measured.
+Interval schedule_region(const Plan& plan, const SimGraph& graph, const OpTimes& times, int step) {
+  TimeNs begin = std::numeric_limits<TimeNs>::max(), end = std::numeric_limits<TimeNs>::min();
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const auto& ops = plan.programs[r].ops;
+    const std::size_t base = static_cast<std::size_t>(graph.rank_offset[r]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.step != step || op.kind != OpKind::Compute || op.stream != Stream::Compute) continue;
+      const bool forward = op.compute_kind == ComputeKind::Forward;
+      if (!forward && op.compute_kind != ComputeKind::Backward) continue;
+      if (times.end_ns[base + i] < 0) continue;  // never ran (a stuck plan)
+      if (forward) begin = std::min(begin, times.begin_ns[base + i]);
+      end = std::max(end, times.end_ns[base + i]);
+    }
+  }
+  if (begin > end) return {0, 0};  // no forward ran in step S
+  return {begin, end};
+}
+
+// Length of [window.first, window.second) covered by `busy` (disjoint, sorted).
+TimeNs covered_length(const std::vector<Interval>& busy, Interval window) {
+  TimeNs covered = 0;
+  for (const auto& [begin, end] : busy) {
+    if (end <= window.first) continue;
+    if (begin >= window.second) break;
+    covered += std::min(end, window.second) - std::max(begin, window.first);
+  }
+  return covered;
+}
+
 }  // namespace
 
 SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, const OpTimes& times, const MemoryReport& memory) {
@@ -75,9 +110,13 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
   for (const auto& program : plan.programs)
     for (const auto& op : program.ops) result.step = std::max(result.step, op.step);
   for (TimeNs end : times.end_ns) result.run_time_ns = std::max(result.run_time_ns, end);
+  const Interval region = schedule_region(plan, graph, times, result.step);
+  const TimeNs region_ns = region.second - region.first;
 
   TimeNs window_begin = std::numeric_limits<TimeNs>::max(), window_end = 0;
   std::vector<Interval> comm, compute;
+  double schedule_idle_sum = 0;
+  std::vector<TimeNs> rank_begins;  // -1: the rank ran no step-S op
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {
     const auto& ops = plan.programs[r].ops;
     const std::size_t base = static_cast<std::size_t>(graph.rank_offset[r]);
@@ -85,14 +124,20 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     timing.rank = static_cast<int>(r);
     comm.clear();
     compute.clear();
+    // The rank's own start of step S (see simulation_result.h): the end of its earlier steps' ops, pulled back
+    // to any step-S op that began before that; a rank with no earlier op starts when its first step-S op could.
+    TimeNs earlier_end = -1, first_begin = std::numeric_limits<TimeNs>::max(), first_arrival = std::numeric_limits<TimeNs>::max();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
       const TimeNs begin = times.begin_ns[base + i], end = times.end_ns[base + i];
       if (end < 0) continue;  // never ran (a stuck plan)
       const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
       if (computes && end > begin) compute.emplace_back(begin, end);
+      if (op.step < result.step) earlier_end = std::max(earlier_end, end);
       if (op.step != result.step) continue;
       window_begin = std::min(window_begin, begin);
+      first_begin = std::min(first_begin, begin);
+      first_arrival = std::min(first_arrival, times.arrival_ns[base + i]);
       timing.end_ns = std::max(timing.end_ns, end);
       if (computes) timing.compute_busy_ns += end - begin;
       if (is_communication(op)) {
@@ -100,11 +145,15 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
         if (end > begin) comm.emplace_back(begin, end);
       }
     }
+    const bool ran_step = first_begin != std::numeric_limits<TimeNs>::max();
+    rank_begins.push_back(!ran_step ? -1 : earlier_end >= 0 ? std::min(earlier_end, first_begin) : first_arrival);
     window_end = std::max(window_end, timing.end_ns);
     std::sort(comm.begin(), comm.end());
     merge_union(comm);
     for (const auto& [begin, end] : comm) timing.comm_ns += end - begin;
     timing.exposed_comm_ns = uncovered_length(comm, compute);  // compute: one in-order stream, already sorted
+    if (region_ns > 0)
+      schedule_idle_sum += static_cast<double>(region_ns - covered_length(compute, region)) / static_cast<double>(region_ns);
     if (r < memory.ranks.size()) {
       timing.peak_bytes = memory.ranks[r].peak_allocated;
       timing.peak_reserved_bytes = memory.ranks[r].peak_reserved;
@@ -123,13 +172,19 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
   result.step_end_ns = window_end;
   result.step_time_ns = window_end - window_begin;
 
+  // Each rank's window ends where step S ends on every rank: a stage that is done early is idle until the
+  // last one drains (the pipeline bubble's second half), as in the single global window this replaced.
   double idle_sum = 0;
   for (RankTiming& timing : result.ranks) {
-    timing.utilisation = result.step_time_ns > 0 ? static_cast<double>(timing.compute_busy_ns) / static_cast<double>(result.step_time_ns) : 0;
+    const TimeNs begin = rank_begins[static_cast<std::size_t>(timing.rank)];
+    timing.begin_ns = begin < 0 ? window_begin : std::min(begin, window_end);  // a rank without step-S ops: the step
+    const TimeNs window = window_end - timing.begin_ns;
+    timing.utilisation = window > 0 ? static_cast<double>(timing.compute_busy_ns) / static_cast<double>(window) : 0;
     idle_sum += 1 - timing.utilisation;
     if (timing.end_ns > result.ranks[static_cast<std::size_t>(result.critical_rank)].end_ns) result.critical_rank = timing.rank;
   }
   result.bubble_fraction = result.ranks.empty() || result.step_time_ns == 0 ? 0 : idle_sum / static_cast<double>(result.ranks.size());
+  result.schedule_bubble_fraction = result.ranks.empty() ? 0 : schedule_idle_sum / static_cast<double>(result.ranks.size());
   if (!result.ranks.empty()) {
     const RankTiming& critical = result.ranks[static_cast<std::size_t>(result.critical_rank)];
     result.total_comm_ns = critical.comm_ns;

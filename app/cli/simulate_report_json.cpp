@@ -1,5 +1,6 @@
 // JSON form of the simulation summary. Keys named in the issue are the public interface: step_time_ns,
-// total_comm_ns, exposed_comm_ns, bubble_fraction, ranks[i].{rank, peak_bytes}; the rest is documented here.
+// total_comm_ns, exposed_comm_ns, bubble_fraction, ranks[i].{rank, peak_bytes}; the rest is documented here and
+// defined in engine/run/simulation_result.h.
 #include <nlohmann/json.hpp>
 
 #include "cli/simulate_command.h"
@@ -36,6 +37,7 @@ std::string simulate_json(const SimulateRun& run) {
   root["total_comm_ns"] = r.total_comm_ns;
   root["exposed_comm_ns"] = r.exposed_comm_ns;
   root["bubble_fraction"] = r.bubble_fraction;
+  root["schedule_bubble_fraction"] = r.schedule_bubble_fraction;
   root["events"] = r.event_count;
   root["error"] = r.error.empty() ? json(nullptr) : json(r.error);
   root["collectives"] = json::array();
@@ -49,6 +51,7 @@ std::string simulate_json(const SimulateRun& run) {
                              {"peak_reserved_bytes", rank.peak_reserved_bytes},
                              {"compute_busy_ns", rank.compute_busy_ns},
                              {"utilisation", rank.utilisation},
+                             {"begin_ns", rank.begin_ns},
                              {"comm_ns", rank.comm_ns},
                              {"exposed_comm_ns", rank.exposed_comm_ns},
                              {"wait_ns", rank.wait_ns},

@@ -19,8 +19,8 @@ std::string percent(TimeNs part, TimeNs whole) {
 }
 
 bool same_figures(const RankTiming& a, const RankTiming& b) {
-  return a.compute_busy_ns == b.compute_busy_ns && a.comm_ns == b.comm_ns && a.exposed_comm_ns == b.exposed_comm_ns &&
-         a.wait_ns == b.wait_ns && a.peak_bytes == b.peak_bytes && a.out_of_memory == b.out_of_memory;
+  return a.compute_busy_ns == b.compute_busy_ns && a.utilisation == b.utilisation && a.comm_ns == b.comm_ns &&
+         a.exposed_comm_ns == b.exposed_comm_ns && a.wait_ns == b.wait_ns && a.peak_bytes == b.peak_bytes && a.out_of_memory == b.out_of_memory;
 }
 
 }  // namespace
@@ -48,7 +48,12 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << fmt::format("  communication  {} on the critical rank {}, of which exposed {} ({} of the step)\n",
                      format_duration(r.total_comm_ns), r.critical_rank, format_duration(r.exposed_comm_ns),
                      percent(r.exposed_comm_ns, r.step_time_ns));
-  out << fmt::format("  bubble         {:.1f}% (mean idle compute over the step)\n", 100.0 * r.bubble_fraction);
+  out << fmt::format("  bubble         {:.1f}% (mean idle compute over each rank's step, optimizer and overheads included)\n",
+                     100.0 * r.bubble_fraction);
+  // The schedule's own bubble, to set against the published (p−1)/(m+p−1): without the optimizer and set-up.
+  out << fmt::format("  sched. bubble  {:.1f}% (mean idle compute from the first forward to the last backward, any rank; "
+                     "uniform stages: (p−1)/(m+p−1))\n",
+                     100.0 * r.schedule_bubble_fraction);
   out << fmt::format("  whole run      {}, {} trace events\n", format_duration(r.run_time_ns), r.event_count);
   if (!r.collectives.empty()) {
     out << "  collectives    kind            count        bytes          time    busbw\n";
@@ -75,7 +80,8 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
       out << fmt::format("  OUT OF MEMORY  rank {} first at {}\n", t.rank, t.out_of_memory);
       break;  // the first rank names it; the JSON has every rank
     }
-  out << "  (util = compute busy / step time; waiting = time collectives waited for slower peers; peak = allocated, "
+  out << "  (util = compute busy / the rank's step, from its own start of the step to the step's end; waiting = time "
+         "collectives waited for slower peers; peak = allocated, "
       << accounting_name(s.accounting.mode) << " accounting)\n";
 }
 

@@ -7,6 +7,13 @@
 // Definitions (all times in simulated ns):
 // - step window: from the earliest begin of any op of step S on any rank to the latest end of any op of step S
 //   on any rank. step_time_ns = its length (the makespan of step S over all ranks).
+// - a rank's window (begin_ns to step_end_ns): from the rank's own start of step S to the end of the step window.
+//   The rank's start is the end of its last op of an earlier step (its set-up, or step S−1), or the begin of a
+//   step-S op that began before that; a plan without earlier ops starts when its first step-S op became ready.
+//   Per rank because with several steps the ranks do not enter step S together (a pipeline's first stage is
+//   still in step S−1's backward when the last stage may already start step S's bookkeeping), so one global
+//   start would count a rank's own step-(S−1) work as step-S idle. It ends at the global end: a rank that is done
+//   early is idle until step S ends everywhere (the pipeline's drain).
 // - a rank's comm_ns: the length of the union of its step-S collective / send / recv intervals [begin, end),
 //   where begin is when the transfer starts (the last member's arrival), so waiting is not counted.
 // - a rank's exposed_comm_ns: the part of that union during which the rank's compute stream runs no compute op,
@@ -14,11 +21,23 @@
 // - a rank's wait_ns: over its step-S collectives / messages, the sum of (begin − arrival), arrival being when the
 //   op's stream and deps let it start: time spent waiting for slower peers.
 // - a rank's compute_busy_ns: the sum of its step-S compute ops' durations on the compute stream;
-//   utilisation = compute_busy_ns / step_time_ns.
+//   utilisation = compute_busy_ns / (step_end_ns − begin_ns), i.e. over the rank's window.
 // - critical rank: the rank whose last step-S op ends last (lowest rank on ties). total_comm_ns and
 //   exposed_comm_ns are that rank's figures: the communication on the path that sets the step time.
-// - bubble_fraction: the mean over ranks of 1 − utilisation (idle compute over the step window). For a pipeline
-//   with uniform stages and free communication this is GPipe's (p−1)/(m+p−1).
+// - bubble_fraction: the mean over ranks of 1 − utilisation (idle compute over each rank's window). It counts
+//   all idle of the step: the optimizer step, the loss, kernel launch gaps, waiting for slower stages. For a
+//   pipeline with uniform stages, free communication and nothing but forwards and backwards this is GPipe's
+//   (p−1)/(m+p−1).
+// - schedule_bubble_fraction: the idle compute inside the step's forward/backward schedule. The schedule region
+//   runs from the earliest begin of a step-S Forward compute op on any rank to the latest end of a step-S Forward
+//   or Backward compute op on any rank (ComputeKind; forward-only plans end at their last forward). A rank's idle
+//   is the region's length minus the union of its compute-stream busy intervals inside it (any compute op, so a
+//   stage's optimizer step running while an earlier stage still drains counts as busy); the figure is the mean
+//   over ranks of idle / region. The region is common to all ranks, not each rank's own first forward to last
+//   backward: stage r's own span misses the r forwards of fill before it and the r backwards of drain after
+//   it, the very idle the bubble is. With uniform stages and zero-cost messages it equals (p−1)/(m+p−1) exactly
+//   for GPipe and 1F1B (both take (m+p−1)(f+b), each stage computing m(f+b) of it); the optimizer, set-up and
+//   the previous step lie outside the region, so it is the figure to set against the published bubble.
 #pragma once
 #include <optional>
 #include <string>
@@ -45,6 +64,7 @@ struct RankTiming {
   TimeNs comm_ns = 0;
   TimeNs exposed_comm_ns = 0;
   TimeNs wait_ns = 0;
+  TimeNs begin_ns = 0;        // the start of the rank's window: its own start of step S
   TimeNs end_ns = 0;          // the end of the rank's last step-S op
   Bytes peak_bytes = 0;       // from the memory accounting (whole run, as memory reports it)
   Bytes peak_reserved_bytes = 0;
@@ -73,6 +93,7 @@ struct SimulationResult {
   TimeNs total_comm_ns = 0;
   TimeNs exposed_comm_ns = 0;
   double bubble_fraction = 0;
+  double schedule_bubble_fraction = 0;
   std::vector<RankTiming> ranks;
   std::vector<CollectiveTiming> collectives;
   std::size_t event_count = 0;  // trace events emitted, RunEnd included

@@ -30,14 +30,15 @@ inline ResolvedScenario round_number_scenario(double gbps, double latency_us, in
 // forward_ns and backward backward_ns; activations and gradients are zero-byte messages (free with zero latency).
 // Forward activations travel on the communication stream, gradients on the copy stream, each in schedule order,
 // so that one direction's rendezvous never waits behind the other's (as PyTorch runs P2P on separate streams).
+// `steps` repeats the schedule as steps 1, 2, …; nothing (no optimizer) lies between them.
 enum class PipelineSchedule { GPipe, OneForwardOneBackward };
 
-inline Plan pipeline_plan(PipelineSchedule schedule, int stages, int micro_batches, TimeNs forward_ns, TimeNs backward_ns) {
+inline Plan pipeline_plan(PipelineSchedule schedule, int stages, int micro_batches, TimeNs forward_ns, TimeNs backward_ns,
+                          int steps = 1) {
   Plan plan;
   plan.strategy = "hand-built pipeline";
   for (int r = 0; r < stages; ++r) {
     ProgramBuilder b(r);
-    b.set_step(1);
     std::vector<OpIndex> gradient_messages;
     auto forward = [&](int j) {
       b.set_micro_batch(j);
@@ -54,20 +55,23 @@ inline Plan pipeline_plan(PipelineSchedule schedule, int stages, int micro_batch
       if (recv >= 0) b.add_dep(g, recv);
       if (r > 0) gradient_messages.push_back(b.send(r - 1, 0, "send gradient", {g}));
     };
-    if (schedule == PipelineSchedule::GPipe) {
-      // GPipe (Huang et al. 2019): all forwards, then all backwards (last micro-batch first).
-      for (int j = 0; j < micro_batches; ++j) forward(j);
-      for (int j = micro_batches - 1; j >= 0; --j) backward(j);
-    } else {
-      // 1F1B / PipeDream-Flush (Narayanan et al. 2021): stage r runs p − r − 1 warm-up forwards, then alternates
-      // one forward and one backward, then drains the remaining backwards.
-      const int warmup = std::min(stages - r - 1, micro_batches);
-      for (int j = 0; j < warmup; ++j) forward(j);
-      for (int i = 0; i < micro_batches - warmup; ++i) {
-        forward(warmup + i);
-        backward(i);
+    for (int step = 1; step <= steps; ++step) {
+      b.set_step(step);
+      if (schedule == PipelineSchedule::GPipe) {
+        // GPipe (Huang et al. 2019): all forwards, then all backwards (last micro-batch first).
+        for (int j = 0; j < micro_batches; ++j) forward(j);
+        for (int j = micro_batches - 1; j >= 0; --j) backward(j);
+      } else {
+        // 1F1B / PipeDream-Flush (Narayanan et al. 2021): stage r runs p − r − 1 warm-up forwards, then
+        // alternates one forward and one backward, then drains the remaining backwards.
+        const int warmup = std::min(stages - r - 1, micro_batches);
+        for (int j = 0; j < warmup; ++j) forward(j);
+        for (int i = 0; i < micro_batches - warmup; ++i) {
+          forward(warmup + i);
+          backward(i);
+        }
+        for (int j = micro_batches - warmup; j < micro_batches; ++j) backward(j);
       }
-      for (int j = micro_batches - warmup; j < micro_batches; ++j) backward(j);
     }
     Program program = b.finish();
     for (OpIndex i : gradient_messages) program.ops[static_cast<std::size_t>(i)].stream = Stream::Copy;
