@@ -85,6 +85,32 @@ std::optional<TimeNs> run_stopped_at(const TraceData& data) {
   return stopped;
 }
 
+std::size_t samples_before_stop(const RankTimeline& rank, std::optional<TimeNs> stopped, Bytes capacity) {
+  if (!stopped) return rank.memory.size();
+  std::size_t n = 0;
+  for (; n < rank.memory.size(); ++n) {
+    const TraceMemorySample& s = rank.memory[n];
+    if (s.t_ns > *stopped) break;
+    if (s.t_ns == *stopped && capacity > 0 && (s.allocated > capacity || s.reserved > capacity)) break;
+  }
+  return n;
+}
+
+TraceMemoryPeak peak_before_stop(const RankTimeline& rank, std::optional<TimeNs> stopped, Bytes capacity) {
+  if (!stopped) return rank.peak;
+  TraceMemoryPeak peak;
+  const std::size_t n = samples_before_stop(rank, stopped, capacity);
+  for (std::size_t i = 0; i < n; ++i) {
+    const TraceMemorySample& s = rank.memory[i];
+    if (s.allocated > peak.allocated) peak = {s.allocated, s.t_ns, s.by_category, peak.reserved, peak.reserved_t_ns};
+    if (s.reserved > peak.reserved) {
+      peak.reserved = s.reserved;
+      peak.reserved_t_ns = s.t_ns;
+    }
+  }
+  return peak;
+}
+
 std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeNs t_ns, std::size_t count) {
   const RankTimeline* timeline = data.rank(rank);
   if (!timeline) return {};

@@ -32,6 +32,12 @@ const TraceRunError* first_out_of_memory(const TraceData& data, int rank);
 // When the run stopped: the earliest out of memory of any rank (PyTorch raises there, and torchrun's agent then
 // stops every worker, so nothing after it happened); nullopt when no rank ran out.
 std::optional<TimeNs> run_stopped_at(const TraceData& data);
+// How far a rank's memory samples really happened when the run stopped at `stopped`: those before it and those at
+// that instant up to the first that does not fit `capacity` (the failed allocation: allocated or reserved past it).
+// Returns one past the last sample that happened (all of them when the run did not stop).
+std::size_t samples_before_stop(const RankTimeline& rank, std::optional<TimeNs> stopped, Bytes capacity);
+// The rank's peak over those samples (its whole-run peak when the run did not stop).
+TraceMemoryPeak peak_before_stop(const RankTimeline& rank, std::optional<TimeNs> stopped, Bytes capacity);
 
 // The largest tensors `rank` holds at `t_ns` (after every change at t), largest first, at most `count`; names from
 // the plan in the trace header ("tensor 12" without one). For "what is that?" on a memory chart.

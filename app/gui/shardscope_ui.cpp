@@ -60,10 +60,10 @@ void ShardScopeUi::refresh_after_new_run() {
   // The store keeps the boundaries sorted and the ranks' series signatures as events arrive: nothing is sorted here.
   std::vector<TimeNs> boundaries;
   std::vector<PhaseMark> phases;
-  TimeNs end = 0;
+  TimeNs end = 0, full_end = 0;
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
-    end = data.t_max;
+    end = full_end = data.t_max;
     boundaries = data.boundaries;
     if (const auto stopped = run_stopped_at(data)) {  // playback ends where the run did
       end = std::min(end, *stopped);
@@ -73,11 +73,13 @@ void ShardScopeUi::refresh_after_new_run() {
       for (const auto& p : first->phases) phases.push_back({p.name, p.step, p.t_ns});
   });
   playback_.set_timeline(std::move(boundaries), std::move(phases), end);
+  // A run that stopped gets a little room past its end, so the red line and its label are not on the edge.
+  const TimeNs view_end = std::max<TimeNs>(end == full_end ? end : end + end / 12, 1);
   if (new_run) {
-    view_.set_run_range(0, std::max<TimeNs>(end, 1));
+    view_.set_run_range(0, view_end);
     playback_.seek(options_.screenshot.empty() ? 0 : end);
   } else {
-    view_.set_run_range(0, std::max<TimeNs>(end, 1));
+    view_.set_run_range(0, view_end);
   }
 }
 
@@ -216,6 +218,12 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     // "Bubble" is the pipeline word; elsewhere the compute stream simply waits (for communication, for device 0).
     const std::optional<StrategyKind> strategy = parse_strategy(session_.store()->header().plan ? session_.store()->header().plan->strategy : "");
     ImGui::Text("compute idle %.1f %%%s", result->bubble_fraction * 100, strategy && is_pipeline(*strategy) ? " (bubble)" : "");
+    if (strategy && is_pipeline(*strategy)) {
+      ImGui::Text("schedule bubble %.1f %%", result->schedule_bubble_fraction * 100);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Idle compute between the step's first forward and its last backward, the region GPipe's\n"
+                          "(p-1)/(m+p-1) describes; compute idle above also counts the loss and optimizer step");
+    }
   }
   draw_plan_notes();
   ImGui::Separator();
@@ -239,7 +247,8 @@ void ShardScopeUi::draw_plan_notes() {
 
 void ShardScopeUi::draw_right_column(float width, float height) {
   ImGui::BeginChild("right", ImVec2(width, height), false);
-  const float caption_height = ImGui::GetFrameHeightWithSpacing() * 1.4f;
+  // Two lines: a long caption (an out-of-memory report, a projector's font scale) wraps instead of running off.
+  const float caption_height = ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetStyle().ItemSpacing.y * 2;
   const float memory_height = (height - caption_height) * 0.55f;
   ImGui::BeginChild("memory", ImVec2(0, memory_height), true);
   memory_panel_.draw(*session_.store(), groups_, view_, playback_);
@@ -260,8 +269,10 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   if (!out_of_memory.empty()) caption = out_of_memory;
   const std::string phase = phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
   const ImVec4 colour = out_of_memory.empty() ? ImGui::GetStyleColorVec4(ImGuiCol_Text) : ImVec4(0.8f, 0.0f, 0.0f, 1);
+  ImGui::PushTextWrapPos(0.0f);
   ImGui::TextColored(colour, "%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),
                      caption.c_str());
+  ImGui::PopTextWrapPos();
   ImGui::EndChild();
 }
 
@@ -316,7 +327,9 @@ void ShardScopeUi::draw_legend() {
   for (const LegendItem& item : legend_items()) {
     if (memory && !item.memory) {
       const std::string rules = session_.store()->header().accounting_rules;
-      ImGui::TextDisabled("%s%s%s", rules.c_str(), status_.empty() ? "" : " · ", status_.c_str());
+      const std::string rules_text = rules + (status_.empty() ? "" : " · ") + status_;
+      place(ImGui::CalcTextSize(rules_text.c_str()).x);
+      ImGui::TextDisabled("%s", rules_text.c_str());
       memory = false;
       first = true;
       if (compact_legend_) {

@@ -35,8 +35,9 @@ void draw_time_ruler(const TimeView& view, float x0, float width) {
   const float height = ImGui::GetFontSize() * 1.2f;
   ImGui::Dummy(ImVec2(width + (x0 - p0.x), height));
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  // A tick step of 1, 2 or 5 × 10^k ns giving about one label per 8 font widths.
-  const double wanted = view.span_ns() / std::max(1.0, static_cast<double>(width / (ImGui::GetFontSize() * 5)));
+  // A tick step of 1, 2 or 5 × 10^k ns leaving room for a label as wide as the widest one ("100.000 ms") between ticks.
+  const float label_room = ImGui::CalcTextSize(format_duration(view.t1()).c_str()).x + ImGui::GetFontSize() * 1.5f;
+  const double wanted = view.span_ns() / std::max(1.0, static_cast<double>(width / label_room));
   double step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0))));
   for (double factor : {2.0, 5.0, 10.0})
     if (step < wanted) step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0)))) * factor;
@@ -45,7 +46,9 @@ void draw_time_ruler(const TimeView& view, float x0, float width) {
     const auto t = static_cast<TimeNs>(i * step);
     const float x = static_cast<float>(view.x_of(t, x0, width));
     draw->AddLine(ImVec2(x, p0.y + height * 0.6f), ImVec2(x, p0.y + height), IM_COL32(120, 120, 120, 255));
-    draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(90, 90, 90, 255), format_duration(t).c_str());
+    const std::string label = format_duration(t);
+    if (x + 2 + ImGui::CalcTextSize(label.c_str()).x <= x0 + width)  // a label cut at the edge reads as another number
+      draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(90, 90, 90, 255), label.c_str());
   }
 }
 

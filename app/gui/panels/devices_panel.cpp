@@ -45,12 +45,18 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
       for (const auto& d : data.header.devices)
         if (d.rank == rank.rank) device = &d;
       const Bytes capacity = device ? device->capacity : 0;
-      const TraceMemorySample now = rank.memory_at(playback.now_ns());
+      const std::optional<TimeNs> stopped = run_stopped_at(data);
+      const TraceMemoryPeak rank_peak = peak_before_stop(rank, stopped, capacity);
+      TraceMemorySample now = rank.memory_at(playback.now_ns());
+      if (stopped && playback.now_ns() >= *stopped) {  // the last allocation that happened
+        const std::size_t n = samples_before_stop(rank, stopped, capacity);
+        now = n > 0 ? rank.memory[n - 1] : TraceMemorySample{};
+      }
       // Simulated: the plan went over the capacity. Executed: the run stopped on this rank's failed allocation.
       const bool failed_allocation = std::any_of(data.errors.begin(), data.errors.end(), [&](const TraceRunError& e) {
         return e.rank == rank.rank && e.message.find("out of memory") != std::string::npos;
       });
-      const bool oom = (capacity > 0 && rank.peak.allocated > capacity) || failed_allocation;
+      const bool oom = (capacity > 0 && rank_peak.allocated > capacity) || failed_allocation;
 
       ImGui::Text("%s%s%s", group.label.c_str(), device ? " · " : "", device ? device->name.c_str() : "");
       const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -60,7 +66,7 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
       ImDrawList* draw = ImGui::GetWindowDrawList();
       // The bar spans the run's peak, so a run using 2 % of an 80 GB card still shows its categories; the capacity
       // is on it (a red line) when the peak comes within half of it.
-      const Bytes peak = std::max<Bytes>(rank.peak.allocated, 1);
+      const Bytes peak = std::max<Bytes>(rank_peak.allocated, 1);
       const bool capacity_on_bar = capacity > 0 && peak * 2 >= capacity;
       const Bytes full = capacity_on_bar ? std::max(capacity, peak) * 21 / 20 : peak * 11 / 10;
       auto x_of = [&](Bytes b) { return p0.x + static_cast<float>(static_cast<double>(b) / static_cast<double>(full)) * width; };
@@ -71,7 +77,7 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
         draw->AddRectFilled(ImVec2(x_of(below), p0.y), ImVec2(x_of(below + now.by_category[c]), p0.y + height), to_imgui_color(category_rgb(c)));
         below += now.by_category[c];
       }
-      const float peak_x = x_of(rank.peak.allocated);
+      const float peak_x = x_of(rank_peak.allocated);
       draw->AddLine(ImVec2(peak_x, p0.y - 2), ImVec2(peak_x, p0.y + height + 2), IM_COL32(30, 30, 30, 255), 2.0f);
       if (capacity_on_bar) {
         const float cap_x = x_of(capacity);
@@ -84,9 +90,9 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
         const float x = x_of(predicted_peaks[r]);
         for (float y = p0.y - 3; y < p0.y + height + 3; y += 4) draw->AddLine(ImVec2(x, y), ImVec2(x, y + 2), IM_COL32(0, 90, 200, 255), 2.0f);
       }
-      ImGui::Text("now %s · peak %s", format_bytes(now.allocated).c_str(), format_bytes(rank.peak.allocated).c_str());
+      ImGui::Text("now %s · peak %s", format_bytes(now.allocated).c_str(), format_bytes(rank_peak.allocated).c_str());
       if (has_prediction) {
-        const bool equal = predicted_peaks[r] == rank.peak.allocated;
+        const bool equal = predicted_peaks[r] == rank_peak.allocated;
         ImGui::TextColored(equal ? ImVec4(0.1f, 0.45f, 0.1f, 1) : ImVec4(0.75f, 0.35f, 0.0f, 1), "predicted %s (exact)%s",
                            format_bytes(predicted_peaks[r]).c_str(), equal ? " — equal" : "");
       }
@@ -94,14 +100,14 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
         if (oom) ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "> %s: OUT OF MEMORY", format_bytes(capacity).c_str());
         else
           ImGui::TextDisabled("of %s (%.0f %%)%s", format_bytes(capacity).c_str(),
-                              100.0 * static_cast<double>(rank.peak.allocated) / static_cast<double>(capacity),
+                              100.0 * static_cast<double>(rank_peak.allocated) / static_cast<double>(capacity),
                               capacity_on_bar ? "" : "; bar = peak");
       }
       if (r < peak_tensors.size() && !peak_tensors[r].empty()) {
         draw_peak_tensors(peak_tensors[r]);
       } else {  // an opened trace file has no accounting: replay its allocations up to the peak
         std::vector<LiveTensor> replayed;
-        for (LiveTensorAt& t : live_tensors_at(data, rank.rank, rank.peak.t_ns, kPeakTensors))
+        for (LiveTensorAt& t : live_tensors_at(data, rank.rank, rank_peak.t_ns, kPeakTensors))
           replayed.push_back({.name = std::move(t.name), .category = t.category, .bytes = t.bytes});
         if (!replayed.empty()) draw_peak_tensors(replayed);
       }

@@ -64,7 +64,9 @@ bool FieldWidgets::draw(const ScenarioField& field, Scenario& scenario) {
     }
     tooltip(field);
     ImGui::SameLine();
+    ImGui::PushTextWrapPos(0.0f);  // wrap at the column's edge rather than cut the hint mid-word
     ImGui::TextDisabled("%s: %s", label.c_str(), std::string(field.unset_means).c_str());
+    ImGui::PopTextWrapPos();
     tooltip(field);
   } else {
     changed = draw_value(field, value);

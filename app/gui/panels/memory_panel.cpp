@@ -186,13 +186,15 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
   const ImVec2 corner = ImGui::GetCursorScreenPos();
   const float margin = time_axis_margin();
-  const bool oom = capacity > 0 && rank.peak.allocated > capacity;
+  const std::optional<TimeNs> stopped = run_stopped_at(data);
+  const TraceMemoryPeak peak = peak_before_stop(rank, stopped, capacity);  // nothing after an out of memory happened
+  const bool oom = (capacity > 0 && peak.allocated > capacity) || first_out_of_memory(data, rank.rank);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   // The margin: which ranks, their peak, and the scale.
   const float line = ImGui::GetTextLineHeight();
   draw->AddText(corner, IM_COL32(20, 20, 20, 255), group.label.c_str());
   draw->AddText(ImVec2(corner.x, corner.y + line), oom ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255),
-                ("peak " + format_bytes(rank.peak.allocated)).c_str());
+                ("peak " + format_bytes(peak.allocated)).c_str());
   if (oom) draw->AddText(ImVec2(corner.x, corner.y + 2 * line), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY");
   draw->AddText(ImVec2(corner.x, corner.y + height - line), IM_COL32(130, 130, 130, 255), "0");
   ImGui::SetCursorScreenPos(ImVec2(corner.x + margin, corner.y));
@@ -232,6 +234,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const std::string label = tick_label(tick);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     const ImVec2 at(p0.x + width - size.x - 4, y - size.y);
+    if (at.y < p0.y + 2 * ImGui::GetFontSize()) continue;  // the phase labels' rows: the grid line alone says enough
     draw->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + size.x + 2, y), IM_COL32(255, 255, 255, 190));
     draw->AddLine(ImVec2(at.x - 2, y), ImVec2(p0.x + width, y), IM_COL32(120, 120, 120, 255));
     draw->AddText(at, IM_COL32(90, 90, 90, 255), label.c_str());
@@ -271,8 +274,11 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const TraceRunError* oom = first_out_of_memory(data, rank.rank);
     const bool own = oom && oom->t_ns == *stopped;
     draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255), 3.0f);
-    draw->AddText(ImVec2(x + 4, bottom - ImGui::GetFontSize() * 1.2f), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(70, 70, 70, 255),
-                  own ? "OUT OF MEMORY here: the run stops" : "run stopped (another rank ran out of memory)");
+    const char* label = own ? "OUT OF MEMORY here: the run stops" : "run stopped (another rank ran out of memory)";
+    const float label_width = ImGui::CalcTextSize(label).x;
+    const float label_x = x + 4 + label_width <= p0.x + width ? x + 4 : std::max(p0.x, x - 4 - label_width);  // never cut
+    draw->AddText(ImVec2(label_x, bottom - ImGui::GetFontSize() * 1.2f), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(70, 70, 70, 255),
+                  label);
   }
   const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
   draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);

@@ -14,7 +14,10 @@ bool draw_run_mode(RunMode& mode, const exec::GpuInventory& gpus) {
   changed |= ImGui::RadioButton("Execute on CPU", &choice, static_cast<int>(RunMode::ExecuteCpu));
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Run the plan for real: each rank a thread, real math and collectives, measured memory");
+  // At projector font scales the third choice goes to the next line rather than past the column's edge.
+  const float gpu_width = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("Execute on GPU").x;
   ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < gpu_width) ImGui::NewLine();
   ImGui::BeginDisabled(!gpus.usable());
   changed |= ImGui::RadioButton("Execute on GPU", &choice, static_cast<int>(RunMode::ExecuteGpu));
   ImGui::EndDisabled();
