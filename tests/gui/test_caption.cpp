@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "gui/caption.h"
+#include "trace/run_events.h"
 #include "engine/trace_test_helpers.h"
 #include "plan/program_builder.h"
 
@@ -100,6 +101,30 @@ TEST(Caption, NamesTheLargestTensorsHeldAtAnInstant) {
     EXPECT_EQ(names(45, 1), "tensor 1=300 ");
     EXPECT_EQ(names(5, 5), "");
     EXPECT_EQ(live_tensors_at(d, 0, 45, 5)[1].category, Category::Gradients);
+  });
+}
+
+// PyTorch raises at the first allocation that does not fit and torchrun stops the other workers: what the trace holds
+// from there on (the plan went on as if memory were unlimited) never happened. Capacity 1,000 B: rank 0 holds 400 B
+// at t = 20, then asks for 700 B there (1,100 B: the failure), then 50 B more; rank 1 allocates only at t = 30.
+TEST(Caption, NothingHappensAfterTheFirstOutOfMemory) {
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(TraceHeader{});
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 10, 0, 0, Category::Activations, 100, 100, 100));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 20, 1, 1, Category::Parameters, 300, 400, 400));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 20, 2, 2, Category::OptimizerState, 700, 1100, 1100));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 20, 3, 3, Category::OptimizerState, 50, 1150, 1150));
+  store.emit(shardscope::testing::mem(K::Alloc, 1, 30, 0, 0, Category::Activations, 100, 100, 100));
+  store.emit(make_error_event(0, 20, "out of memory at \"alloc exp_avg\": 700 B requested, 400 B allocated"));
+  store.end();
+  store.read([](const TraceData& d) {
+    ASSERT_TRUE(run_stopped_at(d).has_value());
+    EXPECT_EQ(*run_stopped_at(d), 20);
+    EXPECT_EQ(samples_before_stop(*d.rank(0), run_stopped_at(d), 1000), 2u);
+    EXPECT_EQ(peak_before_stop(*d.rank(0), run_stopped_at(d), 1000).allocated, 400);
+    EXPECT_EQ(samples_before_stop(*d.rank(1), run_stopped_at(d), 1000), 0u);
+    EXPECT_EQ(peak_before_stop(*d.rank(0), std::nullopt, 1000).allocated, 1150);  // a run that did not stop: all of it
   });
 }
 
