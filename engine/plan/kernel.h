@@ -29,7 +29,11 @@
 // Collectives, Send and Recv take their buffer(s) in `args` too: all-reduce / broadcast / reduce: [buffer...] (one
 // coalesced call over the listed buffers, in order);
 // reduce-scatter: [input, output] (output = this member's chunk of the reduced input: member i of n owns elements
-// [i·len/n, (i+1)·len/n) when n divides the length);
+// [i·len/n, (i+1)·len/n) when n divides the length), or in place with parts that differ in size and need not be
+// contiguous, [{}, member 0's parts..., {}, member 1's parts..., ..., {}, member n−1's parts...] (one absent slice
+// opens each member's list, in group order; each part ends reduced on the member it is listed under and is
+// undefined on the others: a coalesced series of reduces, DeepSpeed ZeRO-2's reduce_scatter of a bucket whose
+// owners' slices interleave);
 // all-gather: [input, output] (all_gather_into_tensor: member i's input lands in chunk i of the contiguous output;
 // the input may be that chunk itself, in place) or [input, output_0, ..., output_{n-1}] (all_gather into a tensor
 // list: one output per member in group order, each the input's size, the caller's own output may be the input;

@@ -66,6 +66,10 @@ template <>
 struct Codec<AccountingMode> : EnumCodec<AccountingMode, accounting_name, parse_accounting> {};
 template <>
 struct Codec<Dtype> : EnumCodec<Dtype, dtype_name, parse_dtype> {};
+template <>
+struct Codec<Zero2Reduce> : EnumCodec<Zero2Reduce, zero2_reduce_name, parse_zero2_reduce> {};
+template <>
+struct Codec<Zero3Init> : EnumCodec<Zero3Init, zero3_init_name, parse_zero3_init> {};
 
 // A count where 0 means "derive it" (cluster.world): unset <-> 0.
 struct ZeroIsUnset {

@@ -36,6 +36,10 @@ const std::array<std::pair<OptimizerKind, const char*>, 4> kOptimizers = {{{Opti
 const std::array<std::pair<AccountingMode, const char*>, 3> kAccounting = {{{AccountingMode::Exact, "exact"},
                                                                            {AccountingMode::PyTorch18, "pytorch-1.8"},
                                                                            {AccountingMode::PyTorch2, "pytorch-2"}}};
+const std::array<std::pair<Zero2Reduce, const char*>, 2> kZero2Reduce = {{{Zero2Reduce::ReduceScatter, "reduce-scatter"},
+                                                                         {Zero2Reduce::AllReduce, "all-reduce"}}};
+const std::array<std::pair<Zero3Init, const char*>, 2> kZero3Init = {{{Zero3Init::Partitioned, "partitioned"},
+                                                                     {Zero3Init::Materialize, "materialize"}}};
 }  // namespace
 
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
@@ -46,6 +50,10 @@ std::string accounting_name(AccountingMode mode) { return name_of(kAccounting, m
 std::optional<AccountingMode> parse_accounting(const std::string& text) { return lookup(kAccounting, text); }
 std::string checkpoint_name(CheckpointMode mode) { return name_of(kCheckpoint, mode); }
 std::optional<CheckpointMode> parse_checkpoint(const std::string& text) { return lookup(kCheckpoint, text); }
+std::string zero2_reduce_name(Zero2Reduce mode) { return name_of(kZero2Reduce, mode); }
+std::optional<Zero2Reduce> parse_zero2_reduce(const std::string& text) { return lookup(kZero2Reduce, text); }
+std::string zero3_init_name(Zero3Init mode) { return name_of(kZero3Init, mode); }
+std::optional<Zero3Init> parse_zero3_init(const std::string& text) { return lookup(kZero3Init, text); }
 
 namespace {
 template <typename Enum, std::size_t N>
@@ -60,6 +68,8 @@ std::vector<std::string> loss_names() { return names_of(kLosses); }
 std::vector<std::string> optimizer_names() { return names_of(kOptimizers); }
 std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
 std::vector<std::string> accounting_names() { return names_of(kAccounting); }
+std::vector<std::string> zero2_reduce_names() { return names_of(kZero2Reduce); }
+std::vector<std::string> zero3_init_names() { return names_of(kZero3Init); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 

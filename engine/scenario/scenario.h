@@ -23,6 +23,11 @@ enum class StrategyKind {
 enum class LossKind { Mse, CrossEntropy };
 enum class OptimizerKind { Sgd, Momentum, Adam, AdamW };
 enum class AccountingMode { Exact, PyTorch18, PyTorch2 };
+// zero2: how a reduce bucket is reduced (DeepSpeed's zero_optimization.reduce_scatter, true by default).
+enum class Zero2Reduce { ReduceScatter, AllReduce };
+// zero3: how the model comes to be sharded: created as shards (deepspeed.zero.Init, FSDP from the meta device), or
+// built whole on the device and then sharded.
+enum class Zero3Init { Partitioned, Materialize };
 
 struct ModelSettings {
   std::string spec = "mlp:20x2000";
@@ -68,6 +73,10 @@ struct StrategySettings {
   // (FSDP size_based_auto_wrap_policy; unset: one unit per layer with parameters).
   // zero2: the chunk of the post-step parameter all-gather (DeepSpeed allgather_bucket_size; unset: 5e8 elements).
   std::optional<double> allgather_bucket_mb;
+  // zero2: reduce-scatter (each rank receives only the reduced slices it owns) or all-reduce of each bucket.
+  Zero2Reduce zero2_reduce = Zero2Reduce::ReduceScatter;
+  // zero3: partitioned (only the rank's shards are ever allocated) or materialize (whole model first, then sharded).
+  Zero3Init zero3_init = Zero3Init::Partitioned;
 };
 
 struct AccountingSettings {
@@ -137,6 +146,10 @@ std::string accounting_name(AccountingMode mode);
 std::string checkpoint_name(CheckpointMode mode);
 std::optional<CheckpointMode> parse_checkpoint(const std::string& text);
 std::optional<AccountingMode> parse_accounting(const std::string& text);
+std::string zero2_reduce_name(Zero2Reduce mode);
+std::optional<Zero2Reduce> parse_zero2_reduce(const std::string& text);
+std::string zero3_init_name(Zero3Init mode);
+std::optional<Zero3Init> parse_zero3_init(const std::string& text);
 std::string all_strategy_names();
 // The names each enum accepts, in declaration order (the field table's choices).
 std::vector<std::string> strategy_names();
@@ -144,6 +157,8 @@ std::vector<std::string> loss_names();
 std::vector<std::string> optimizer_names();
 std::vector<std::string> checkpoint_names();
 std::vector<std::string> accounting_names();
+std::vector<std::string> zero2_reduce_names();
+std::vector<std::string> zero3_init_names();
 // The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
 std::vector<std::string> gpu_arch_names();
 std::vector<std::string> cublas_workspace_policy_names();  // "per-thread", "autograd-only"

@@ -166,6 +166,19 @@ const std::vector<ScenarioField>& table() {
           .framework = "FSDP size_based_auto_wrap_policy / DeepSpeed allgather_bucket_size",
           .unset_means = "zero3: one unit per layer; zero2: DeepSpeed's 5e8 elements", .min = 0,
           .min_exclusive = true}),
+      with_member<&S::strategy, &StrategySettings::zero2_reduce>({
+          .key = "strategy.zero2_reduce", .flag = "--zero2-reduce", .label = "ZeRO-2 reduction", .kind = K::Choice,
+          .help = "How each gradient bucket is reduced: reduce-scatter (each rank receives only the reduced slices it "
+                  "owns, half an all-reduce's traffic; DeepSpeed's reduce_scatter: true, its default) or all-reduce "
+                  "(reduce_scatter: false)",
+          .framework = "DeepSpeed zero_optimization.reduce_scatter", .choices = zero2_reduce_names}),
+      with_member<&S::strategy, &StrategySettings::zero3_init>({
+          .key = "strategy.zero3_init", .flag = "--zero3-init", .label = "ZeRO-3 model creation", .kind = K::Choice,
+          .help = "partitioned: each rank creates only its own shards (deepspeed.zero.Init; FSDP with a meta-device "
+                  "model and param_init_fn); materialize: build on the device, then shard (the whole model resident "
+                  "at creation)",
+          .framework = "deepspeed.zero.Init / FSDP(module on device 'meta', param_init_fn=)",
+          .choices = zero3_init_names}),
 
       with_member<&S::accounting, &AccountingSettings::mode>({
           .key = "accounting.mode", .flag = "--accounting", .label = "Accounting", .kind = K::Choice,

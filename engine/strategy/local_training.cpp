@@ -79,10 +79,14 @@ void LocalTraining::training_step() {
   b_.phase(phase::kAfterStep);
 }
 
-void LocalTraining::lower() {
-  b_.set_step(0);
+void LocalTraining::create_model() {
   slots_ = allocate_parameters(b_, model_, element_bytes_);
   slot_of_ = slots_by_layer(slots_, model_.layers.size());
+}
+
+void LocalTraining::lower() {
+  b_.set_step(0);
+  create_model();
   b_.phase(phase::kModelCreated);
   wrap();
   b_.phase(phase::kWrapped);

@@ -34,6 +34,8 @@ class LocalTraining : public GradSink {
   void take_grad(int layer, int param, TensorId grad) override;
 
  protected:
+  // model = Net().to(dev): slots_ and slot_of_ made, every parameter allocated whole (ZeRO-3 may create shards only).
+  virtual void create_model();
   virtual void wrap() {}
   virtual void before_forward() {}
   virtual LayerParams pass_params();      // default: each parameter's own tensor

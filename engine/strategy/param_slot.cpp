@@ -5,7 +5,7 @@
 
 namespace shardscope {
 
-std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model, Bytes element_bytes) {
+std::vector<ParamSlot> describe_parameters(const Model& model, Bytes element_bytes) {
   std::vector<ParamSlot> slots;
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     const Layer& layer = model.layers[l];
@@ -16,10 +16,17 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
       slot.index = static_cast<int>(p);
       slot.numel = layer.params[p].numel;
       slot.bytes = slot.numel * element_bytes;
-      slot.tensor = builder.alloc(slot.name, slot.bytes, Category::Parameters, /*persistent=*/true);
-      builder.add_initial_values(slot.tensor, parameter_init(model, slot, 0, 0, slot.numel));
       slots.push_back(slot);
     }
+  }
+  return slots;
+}
+
+std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model, Bytes element_bytes) {
+  std::vector<ParamSlot> slots = describe_parameters(model, element_bytes);
+  for (auto& slot : slots) {  // registration order, as Module._apply
+    slot.tensor = builder.alloc(slot.name, slot.bytes, Category::Parameters, /*persistent=*/true);
+    builder.add_initial_values(slot.tensor, parameter_init(model, slot, 0, 0, slot.numel));
   }
   return slots;
 }

@@ -39,6 +39,8 @@ struct ParamSlot {
 // (2 under mixed precision: model.half() before .to(device), as deepspeed.initialize does for a CPU-built model).
 // Each tensor carries its initial values (ParameterInit) for executors.
 std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model, Bytes element_bytes = 4);
+// The same slots with nothing allocated (tensor -1): a model created as shards only (ZeRO-3's partitioned init).
+std::vector<ParamSlot> describe_parameters(const Model& model, Bytes element_bytes);
 // The initial values of `slot`'s elements [first_element, first_element + numel), placed at byte `offset`.
 ParameterInit parameter_init(const Model& model, const ParamSlot& slot, Bytes offset, std::int64_t first_element,
                              std::int64_t numel);

@@ -60,12 +60,13 @@ const std::vector<StrategyInfo>& table() {
        .description = "Optimizer state and gradients sharded: gradients reduced through a bucket, each rank keeps "
                       "its partition's, then the parameters are all-gathered",
        .counterpart = "DeepSpeed ZeRO stage 2 (stage_1_and_2.py)", .layout = RankLayout::Replicas,
-       .options = {"strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb"},
+       .options = {"strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce"},
        .lower = lower_replicas<Zero2Training>, .notes = zero2_notes, .no_inference = kZeroInference},
       {.kind = StrategyKind::Zero3, .name = "zero3",
        .description = "Parameters sharded too: each unit all-gathered before its forward and backward, freed after use",
        .counterpart = "DeepSpeed ZeRO stage 3 (stage3.py) / PyTorch FSDP FULL_SHARD", .layout = RankLayout::Replicas,
-       .options = {"strategy.prefetch", "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb"},
+       .options = {"strategy.prefetch", "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb",
+                   "strategy.zero3_init"},
        .lower = lower_replicas<Zero3Training>, .notes = zero3_notes},
       {.kind = StrategyKind::ModelParallel, .name = "mp",
        .description = "Naive model parallelism: consecutive layers per device, the whole batch at once, so one "

@@ -8,11 +8,21 @@
 //   loss.backward() and dropped after it. Each gradient autograd makes is copied into the buffer, divided by N
 //   (average_tensor divides the bucket by the world size before reducing it), and .grad is re-pointed at the buffer,
 //   so the autograd tensor dies; a parameter larger than the bucket is divided and reduced alone.
-//   When the next gradient would not fit, the bucket is reduced: all-reduce (the reduction SHARDING_MEMORY.md
-//   describes), then the rank copies the slices it owns (each bucketed parameter's flat range intersected with its
-//   partition) into its gradient partition (grads_in_partition, made at the first reduction and kept). Gradients
-//   owned by others are dropped. With overlap_comm off the reduction runs on the compute stream: the copy-out waits
-//   for it, and only then may the bucket be refilled.
+//   When the next gradient would not fit, the bucket is reduced (strategy.zero2_reduce, below), then the rank copies
+//   the slices it owns (each bucketed parameter's flat range intersected with its partition) into its gradient
+//   partition (grads_in_partition, made at the first reduction and kept). Gradients owned by others are dropped.
+//   With overlap_comm off the reduction runs on the compute stream: the copy-out waits for it, and only then may the
+//   bucket be refilled.
+// - The reduction. reduce-scatter (reduce_scatter: true, the default): average_tensor reduces each owner's slices of
+//   the bucket into that owner (rank_and_offsets), so a rank receives only what it owns: the ZeRO paper's
+//   reduce-scatter, (N−1)/N of the bucket per rank instead of an all-reduce's 2(N−1)/N. It is timed as one
+//   reduce-scatter of the bucket; its operands are plan/kernel.h's per-member form, as the owners' slices
+//   interleave and differ in size. all-reduce (reduce_scatter: false): gradient_reduction_w_predivide all-reduces
+//   the bucket. DeepSpeed up to v0.12.3 runs either in place on the ipg buffer (dist.reduce on its narrowed slices,
+//   or dist.all_reduce on it), so the two options hold the same memory. Since v0.12.4 the reduce_scatter path
+//   with use_multi_rank_bucket_allreduce (default true) instead flattens the bucket's slices into a copy and
+//   all-reduces that (allreduce_and_scatter): all-reduce traffic plus a bucket-sized copy, which neither option
+//   models.
 // - step(): the partition's gradients cast to fp32 (a transient 4P/N under 16-bit), Adam on the fp32 partition,
 //   copy back into the rank's slice of the flat buffer, then the flat buffer is all-gathered in place in
 //   max(1, partition × N / allgather_bucket_size) chunks (all_gather_dp_groups), at least one element each; with
@@ -31,12 +41,20 @@ std::vector<std::string> zero2_notes(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
   const Bytes element = dtype_bytes(scenario.settings.training.dtype);
   const std::int64_t bucket = mib_option_numel(strategy.reduce_bucket_mb, element, kDeepSpeedBucketNumel);
+  const std::string reduction =
+      strategy.zero2_reduce == Zero2Reduce::ReduceScatter
+          ? "ZeRO-2 reduces each bucket by reduce-scatter (DeepSpeed reduce_scatter: true, the ZeRO paper's volume): each "
+            "rank receives only the slices it owns, half an all-reduce's traffic; DeepSpeed since v0.12.4 runs it as a "
+            "flattened all-reduce unless use_multi_rank_bucket_allreduce is false (--zero2-reduce all-reduce times that)"
+          : "ZeRO-2 all-reduces each bucket (DeepSpeed reduce_scatter: false), twice the traffic of --zero2-reduce "
+            "reduce-scatter";
   return {"ZeRO-2 follows DeepSpeed stage_1_and_2.py (v0.14, overlap_comm off): after step() each rank holds the whole "
           "parameters, 1/N of the gradients and an fp32 partition with Adam's state: 2P + 14P/N bytes under 16-bit Adam "
           "(the paper's 2Ψ + 14Ψ/N); step() adds a transient fp32 copy of the gradient partition (4P/N), the peak the "
           "code's estimate_zero2_model_states_mem_needs (2P + 18P/N) allows for",
           "ZeRO-2 reduce bucket: " + std::to_string(bucket) + " elements (" + format_bytes(bucket * element) +
-              ") allocated for every backward whatever N is (reduce_bucket_size, --reduce-bucket-mb)"};
+              ") allocated for every backward whatever N is (reduce_bucket_size, --reduce-bucket-mb)",
+          reduction};
 }
 
 Zero2Training::Zero2Training(const LoweringContext& context, ProgramBuilder& builder) : LocalTraining(context, builder) {
@@ -104,13 +122,50 @@ void Zero2Training::copy_owned_slices(OpIndex reduction, TensorId source, const 
   if (!pairs.empty()) b_.set_kernel(copy, Kernel::Copy, std::move(pairs));  // nothing of this reduction is owned here
 }
 
+OpIndex Zero2Training::reduce(TensorId source, Bytes bytes, const std::vector<std::pair<int, std::int64_t>>& params,
+                              const std::string& what) {
+  const bool scatter = context_.scenario.settings.strategy.zero2_reduce == Zero2Reduce::ReduceScatter;
+  // Payloads as plan/op.h counts them: the full buffer for both.
+  const OpIndex reduction = b_.collective(scatter ? CollectiveKind::ReduceScatter : CollectiveKind::AllReduce,
+                                          context_.world_group, bytes, (scatter ? "reduce-scatter " : "all-reduce ") + what,
+                                          -1, {b_.last_compute()});
+  b_.set_kernel(reduction, Kernel::None, scatter ? owner_parts(source, params) : std::vector{TensorSlice{source, 0, bytes}});
+  reductions_.push_back(reduction);
+  return reduction;
+}
+
+// DeepSpeed's rank_and_offsets: each bucketed parameter cut where partitions end, each piece listed under its owner
+// (rank r owns flat elements [r·P/N, (r+1)·P/N)); pieces of one owner that follow each other in the bucket merged.
+std::vector<TensorSlice> Zero2Training::owner_parts(TensorId source, const std::vector<std::pair<int, std::int64_t>>& params) const {
+  std::vector<std::vector<TensorSlice>> parts(static_cast<std::size_t>(context_.world()));
+  for (const auto& [index, at] : params) {
+    const ParamSlot& slot = slots_[static_cast<std::size_t>(index)];
+    const std::int64_t first = slot.offset / element_bytes_;
+    for (std::int64_t lo = first; lo < first + slot.numel;) {
+      const std::int64_t owner = lo / partition_numel_;
+      const std::int64_t hi = std::min(first + slot.numel, (owner + 1) * partition_numel_);
+      const TensorSlice piece{source, (at + lo - first) * element_bytes_, (hi - lo) * element_bytes_};
+      auto& list = parts[static_cast<std::size_t>(owner)];
+      if (!list.empty() && list.back().offset + list.back().bytes == piece.offset) {
+        list.back().bytes += piece.bytes;
+      } else {
+        list.push_back(piece);
+      }
+      lo = hi;
+    }
+  }
+  std::vector<TensorSlice> args;
+  for (const auto& list : parts) {  // the world group lists the ranks in order
+    args.push_back(TensorSlice{});
+    args.insert(args.end(), list.begin(), list.end());
+  }
+  return args;
+}
+
 void Zero2Training::reduce_bucket() {
   if (numel_in_bucket_ == 0) return;
   const Bytes bytes = numel_in_bucket_ * element_bytes_;
-  const OpIndex reduction = b_.collective(CollectiveKind::AllReduce, context_.world_group, bytes,
-                                          "all-reduce ZeRO-2 reduce bucket (" + format_bytes(bytes) + ")", -1, {b_.last_compute()});
-  b_.set_kernel(reduction, Kernel::None, {TensorSlice{ipg_buffer_, 0, bytes}});
-  reductions_.push_back(reduction);
+  const OpIndex reduction = reduce(ipg_buffer_, bytes, bucketed_, "ZeRO-2 reduce bucket (" + format_bytes(bytes) + ")");
   if (partition_.grad < 0)
     partition_.grad = b_.alloc("gradient partition (grads_in_partition)", partition_.bytes, Category::Gradients, true);
   copy_owned_slices(reduction, ipg_buffer_, bucketed_, bytes, "copy the owned slices of the bucket into the gradient partition");
@@ -132,10 +187,7 @@ void Zero2Training::take_grad(int layer, int param, TensorId grad) {
     const OpIndex divide = b_.compute(ComputeKind::Copy, "divide " + slot.name + " gradient by the world size", 0, 2 * bytes);
     b_.set_kernel(divide, Kernel::Scale, {whole(grad)});
     b_.set_scale(divide, average);
-    const OpIndex reduction = b_.collective(CollectiveKind::AllReduce, context_.world_group, bytes,
-                                            "all-reduce " + slot.name + " gradient (larger than the bucket)", -1, {b_.last_compute()});
-    b_.set_kernel(reduction, Kernel::None, {whole(grad)});
-    reductions_.push_back(reduction);
+    const OpIndex reduction = reduce(grad, bytes, {{index, 0}}, slot.name + " gradient (larger than the bucket)");
     if (partition_.grad < 0)
       partition_.grad = b_.alloc("gradient partition (grads_in_partition)", partition_.bytes, Category::Gradients, true);
     copy_owned_slices(reduction, grad, {{index, 0}}, bytes, "copy the owned slice of " + slot.name + " gradient into the gradient partition");

@@ -28,7 +28,13 @@ class Zero2Training : public LocalTraining {
 
  private:
   void reduce_bucket();
-  // After `reduction` (all-reduced gradients in `source`, parameter slots_[i] at element offset `at`): copies what
+  // Reduces `bytes` of gradients in `source` (parameter slots_[i] at element offset `at` of it) as the zero2_reduce
+  // option says; `what` names them in the op's label.
+  OpIndex reduce(TensorId source, Bytes bytes, const std::vector<std::pair<int, std::int64_t>>& params,
+                 const std::string& what);
+  // The reduce-scatter's operands (plan/kernel.h's per-member form): each rank's slices of `source`.
+  std::vector<TensorSlice> owner_parts(TensorId source, const std::vector<std::pair<int, std::int64_t>>& params) const;
+  // After `reduction` (reduced gradients in `source`, parameter slots_[i] at element offset `at`): copies what
   // falls in this rank's partition into the gradient partition.
   void copy_owned_slices(OpIndex reduction, TensorId source, const std::vector<std::pair<int, std::int64_t>>& params,
                          Bytes reduced_bytes, const std::string& label);

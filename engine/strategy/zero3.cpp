@@ -3,7 +3,13 @@
 // Adam's state: 16P/N under mixed precision, the paper's stage 3. When and how units are gathered follows
 // PyTorch FSDP2 (torch/distributed/_composable/fsdp, 2.4):
 // - a unit is a run of consecutive layers with parameters (fully_shard on each, or size_based_auto_wrap_policy
-//   with allgather_bucket_mb); at wrapping each unit's parameters are copied into their shard and freed;
+//   with allgather_bucket_mb);
+// - model creation (strategy.zero3_init): partitioned (the default) allocates only the rank's shard of each unit, with
+//   the parameters' initial values, as FSDP2's fully_shard on a meta-device model followed by to_empty and
+//   reset_parameters on the shards; nothing of the whole model is ever resident. (deepspeed.zero.Init and FSDP1's
+//   param_init_fn get there one module or unit at a time, each briefly whole before it is partitioned: a peak of
+//   one unit, not modelled.) materialize builds the whole model on the device (model_created holds it all) and
+//   shards it at wrapping, unit by unit: each unit's shard allocated, then its whole parameters freed;
 // - before a unit's forward and again before its backward: foreach_all_gather into a flat output buffer, then
 //   foreach_all_gather_copy_out into the unsharded parameters, after which the flat buffer is dropped: twice the
 //   unit's size while the copy-out runs. `prefetch` units ahead are gathered at the same time (BACKWARD_PRE /
@@ -39,14 +45,20 @@ std::vector<std::string> zero3_notes(const ResolvedScenario& scenario) {
               " units are gathered at once; each gather briefly holds the all-gather output beside the copied-out "
               "parameters (twice the unit); a fixed reduce bucket (--reduce-bucket-mb) does not shrink with N; and at "
               "small N the parameter saving over ZeRO-2 is only 2P(1 - 1/N)",
-          "ZeRO-3: the model is built whole on the device and then sharded (FSDP over a device-built model), so "
-          "model_created shows the full parameters; DeepSpeed's zero.Init or a meta-device model would avoid that peak",
+          scenario.settings.strategy.zero3_init == Zero3Init::Materialize
+              ? "ZeRO-3 --zero3-init materialize: the model is built whole on the device and then sharded (FSDP over a "
+                "device-built model), so model_created shows the full parameters; partitioned (deepspeed.zero.Init, "
+                "a meta-device model) avoids that peak"
+              : "ZeRO-3 --zero3-init partitioned: each rank creates only its shards (deepspeed.zero.Init, FSDP from a "
+                "meta-device model), so no whole parameter is ever resident; materialize shows the full model at "
+                "model_created",
           "ZeRO-3 not modelled: parameters DeepSpeed keeps gathered (persistence threshold, reuse distance), the root "
           "unit kept unsharded after forward, allocator fragmentation"};
 }
 
 Zero3Training::Zero3Training(const LoweringContext& context, ProgramBuilder& builder) : LocalTraining(context, builder) {}
 
+// Units, each unit's padded size and its shard's place in the fp32 partition.
 void Zero3Training::form_units() {
   const auto& strategy = context_.scenario.settings.strategy;
   const std::int64_t min_unit_numel = mib_option_numel(strategy.allgather_bucket_mb, element_bytes_, 0);
@@ -72,43 +84,60 @@ void Zero3Training::form_units() {
     unit_of_layer_[l] = static_cast<int>(units_.size()) - 1;
   }
   const std::int64_t world = context_.world();
-  for (auto& unit : units_) unit.padded_numel = (unit.padded_numel + world - 1) / world * world;
+  partition_numel_ = 0;
+  for (auto& unit : units_) {
+    unit.padded_numel = (unit.padded_numel + world - 1) / world * world;
+    unit.partition_offset = partition_numel_;
+    partition_numel_ += shard_numel(unit);
+  }
 }
 
 TensorSlice Zero3Training::partition_piece(const Unit& unit) const {
   return TensorSlice{partition_.master, unit.partition_offset * kFp32Bytes, shard_numel(unit) * kFp32Bytes};
 }
 
-void Zero3Training::wrap() {
-  form_units();
-  handles_.assign(model_.layers.size(), {});
-  std::int64_t partition_numel = 0;
-  for (std::size_t u = 0; u < units_.size(); ++u) {
-    Unit& unit = units_[u];
-    const std::int64_t shard = shard_numel(unit);
-    unit.shard = b_.alloc("unit " + std::to_string(u) + " parameter shard", shard * element_bytes_, Category::Parameters, true);
-    // Rank r holds elements [r·S, (r+1)·S) of the unit's flat concatenation: the pieces of the parameters that fall
-    // there, copied from the whole parameters before they are freed (executors write the values at allocation).
-    const std::int64_t begin = b_.rank() * shard;
-    for (int s : unit.slots) {
-      const ParamSlot& slot = slots_[static_cast<std::size_t>(s)];
-      const std::int64_t first = offset_in_unit_[static_cast<std::size_t>(s)];
-      const std::int64_t lo = std::max(first, begin), hi = std::min(first + slot.numel, begin + shard);
-      if (lo < hi) b_.add_initial_values(unit.shard, parameter_init(model_, slot, (lo - begin) * element_bytes_, lo - first, hi - lo));
-    }
-    unit.partition_offset = partition_numel;
-    partition_numel += shard;
-    for (int l = unit.first_layer; l <= unit.last_layer; ++l)
-      for (int s : slot_of_[static_cast<std::size_t>(l)]) b_.release(slots_[static_cast<std::size_t>(s)].tensor);
+void Zero3Training::allocate_shard(int u) {
+  Unit& unit = units_[static_cast<std::size_t>(u)];
+  const std::int64_t shard = shard_numel(unit);
+  unit.shard = b_.alloc("unit " + std::to_string(u) + " parameter shard", shard * element_bytes_, Category::Parameters, true);
+  // Rank r holds elements [r·S, (r+1)·S) of the unit's flat concatenation: the pieces of the parameters that fall
+  // there (copied from the whole parameters, or initialised in place; executors write the values at allocation).
+  const std::int64_t begin = b_.rank() * shard;
+  for (int s : unit.slots) {
+    const ParamSlot& slot = slots_[static_cast<std::size_t>(s)];
+    const std::int64_t first = offset_in_unit_[static_cast<std::size_t>(s)];
+    const std::int64_t lo = std::max(first, begin), hi = std::min(first + slot.numel, begin + shard);
+    if (lo < hi) b_.add_initial_values(unit.shard, parameter_init(model_, slot, (lo - begin) * element_bytes_, lo - first, hi - lo));
   }
+}
+
+void Zero3Training::create_model() {
+  if (context_.scenario.settings.strategy.zero3_init == Zero3Init::Materialize) return LocalTraining::create_model();
+  slots_ = describe_parameters(model_, element_bytes_);
+  slot_of_ = slots_by_layer(slots_, model_.layers.size());
+  form_units();
+  for (std::size_t u = 0; u < units_.size(); ++u) allocate_shard(static_cast<int>(u));
+}
+
+void Zero3Training::wrap() {
+  if (context_.scenario.settings.strategy.zero3_init == Zero3Init::Materialize) {
+    form_units();
+    for (std::size_t u = 0; u < units_.size(); ++u) {  // one unit at a time: the whole model plus one shard at most
+      allocate_shard(static_cast<int>(u));
+      const Unit& unit = units_[u];
+      for (int l = unit.first_layer; l <= unit.last_layer; ++l)
+        for (int s : slot_of_[static_cast<std::size_t>(l)]) b_.release(slots_[static_cast<std::size_t>(s)].tensor);
+    }
+  }
+  handles_.assign(model_.layers.size(), {});
   for (std::size_t l = 0; l < model_.layers.size(); ++l)
     for (std::size_t p = 0; p < model_.layers[l].params.size(); ++p)
       handles_[l].push_back(whole(b_.alloc(model_.layers[l].name + "." + model_.layers[l].params[p].name + " (sharded handle)", 0,
                                            Category::Parameters, true)));
-  partition_ = zero_partition(b_, partition_numel, element_bytes_, "fp32 partition (fp32_partitioned_groups_flat)");
+  partition_ = zero_partition(b_, partition_numel_, element_bytes_, "fp32 partition (fp32_partitioned_groups_flat)");
   // fp32_partitioned_groups_flat starts as a copy of the shards (a cast under 16-bit, which the CPU backend does not run).
   const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the parameter shards into the fp32 partition", 0,
-                                  partition_.bytes + partition_numel * kFp32Bytes);
+                                  partition_.bytes + partition_numel_ * kFp32Bytes);
   if (!mixed_precision_) {
     std::vector<TensorSlice> pairs;
     for (const Unit& unit : units_) {

@@ -24,6 +24,7 @@ class Zero3Training : public LocalTraining, public LayerHooks {
   void after_layer_backward(int layer) override;
 
  protected:
+  void create_model() override;
   void wrap() override;
   void before_forward() override;
   LayerParams pass_params() override;
@@ -48,6 +49,7 @@ class Zero3Training : public LocalTraining, public LayerHooks {
   std::int64_t shard_numel(const Unit& unit) const { return unit.padded_numel / context_.world(); }
   TensorSlice partition_piece(const Unit& unit) const;  // the unit's shard's place in the fp32 partition
   void form_units();
+  void allocate_shard(int unit);  // the rank's 1/N of the unit's parameters, with their initial values
   void gather(int unit, const std::string& why);
   void bind_operands(int unit);  // the pass's kernels read the unit's layers from its gathered buffer, or the handles
   void release_gathered(int unit);
@@ -57,6 +59,7 @@ class Zero3Training : public LocalTraining, public LayerHooks {
   std::vector<int> unit_of_layer_;  // -1 for layers without parameters
   std::vector<std::int64_t> offset_in_unit_;  // per slot: its first element in its unit's flat concatenation
   LayerParams handles_;             // nn.Parameter objects whose storage FSDP swaps in and out: no bytes of their own
+  std::int64_t partition_numel_ = 0;  // the rank's shards of every unit, concatenated
   ParamSlot partition_;             // what the optimizer sees: the rank's flat fp32 partition
   TensorId previous_reduce_input_ = -1;
   std::vector<OpIndex> reductions_;

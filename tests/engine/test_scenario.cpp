@@ -61,6 +61,20 @@ TEST(ScenarioJson, RoundTrips) {
   EXPECT_EQ(back.model.spec, s.model.spec);
 }
 
+// The ZeRO options by their public names: strategy.zero2_reduce and strategy.zero3_init, with DeepSpeed's defaults.
+TEST(ScenarioJson, ZeroOptionsReadByName) {
+  const Scenario defaults = parse_scenario_json("{}", "x");
+  EXPECT_EQ(defaults.strategy.zero2_reduce, Zero2Reduce::ReduceScatter);
+  EXPECT_EQ(defaults.strategy.zero3_init, Zero3Init::Partitioned);
+  const Scenario zero2 = parse_scenario_json(R"({"strategy": {"name": "zero2", "zero2_reduce": "all-reduce"}})", "x");
+  EXPECT_EQ(zero2.strategy.zero2_reduce, Zero2Reduce::AllReduce);
+  const Scenario zero3 = parse_scenario_json(R"({"strategy": {"name": "zero3", "zero3_init": "materialize"}})", "x");
+  EXPECT_EQ(zero3.strategy.zero3_init, Zero3Init::Materialize);
+  EXPECT_EQ(parse_scenario_json(scenario_to_json(zero3), "x").strategy.zero3_init, Zero3Init::Materialize);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "zero2", "zero2_reduce": "reduce"}})").find("strategy.zero2_reduce"),
+            std::string::npos);
+}
+
 TEST(ScenarioJson, DefaultsAreTheBuiltInScenario) {
   const auto r = resolve_scenario(parse_scenario_json("{}", "x"));
   EXPECT_EQ(r.settings.cluster.world, 2);

@@ -42,13 +42,15 @@ TEST(StrategyRegistry, OptionsAreStrategyFieldsOfTheScenarioFile) {
   const std::set<std::string_view> strategy_options = {
       "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch", "strategy.stages",
       "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
-      "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb"};
+      "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init"};
   for (const auto& row : strategies())
     for (const auto key : row.options) {
       EXPECT_TRUE(strategy_options.count(key)) << row.name << ": " << key;
       EXPECT_NE(find_scenario_field(key), nullptr) << key;
     }
   EXPECT_EQ(strategies_accepting("strategy.prefetch"), std::vector<std::string>{"zero3"});
+  EXPECT_EQ(strategies_accepting("strategy.zero2_reduce"), std::vector<std::string>{"zero2"});
+  EXPECT_EQ(strategies_accepting("strategy.zero3_init"), std::vector<std::string>{"zero3"});
   EXPECT_EQ(strategies_accepting("strategy.micro_batches"), (std::vector<std::string>{"pp-gpipe", "pp-1f1b"}));
 }
 

@@ -51,6 +51,42 @@ TEST(ZeroPaperFigure1, ModelStatesPerDevice) {
   }
 }
 
+// ZeRO-3 created partitioned (strategy.zero3_init's default: deepspeed.zero.Init, FSDP from a meta-device model):
+// Figure 1's (2 + 2 + K)Ψ/N = 16 × 7.5e9 / 64 = 1.875e9 B of model states are all resident at the peak, and the peak
+// holds nothing else of the model. It comes at the first optimizer step, when Adam's state has just been created; the
+// working set the plan adds there is the step's own, 8Ψ/N: the fp32 copy of the gradient partition (4Ψ/N, as
+// DeepSpeed's stage-3 step casts the 16-bit gradients) and torch.optim.Adam's exp_avg_sq.sqrt() (4Ψ/N, foreach) —
+// no gathered unit or reduce-scatter buffer is alive then (one gathered layer is 2Ψ/128 = 117 MB, the (p + 3)
+// units of Zero3.CommunicationBuffersGrowWithPrefetch at prefetch 1 are 469 MB, both below those 8Ψ/N = 938 MB), and
+// the loss (4 B) is the only activation. Padding: 128 units × < 64 elements × 16 B, as above.
+// Built whole on the device and then sharded (materialize), the peak is the fp16 model itself, 2Ψ = 15 GB.
+TEST(ZeroPaperFigure1, Zero3HoldsTheFigureAtThePeakWhenCreatedPartitioned) {
+  constexpr double kPsi = 7.5e9, kN = 64, kPadding = 128.0 * 64 * 16;
+  const auto partitioned = run(paper_scenario(StrategyKind::Zero3));
+  auto materialize_scenario = paper_scenario(StrategyKind::Zero3);
+  materialize_scenario.strategy.zero3_init = Zero3Init::Materialize;
+  const auto materialize = run(materialize_scenario);
+  for (int rank : {0, 63}) {
+    const auto& memory = partitioned.report.ranks[static_cast<std::size_t>(rank)];
+    const auto& at_peak = memory.peak_by_category;
+    const auto model_states = static_cast<double>(at_peak[Category::Parameters] + at_peak[Category::Gradients] +
+                                                  at_peak[Category::OptimizerState]);
+    EXPECT_NEAR(model_states / 1e9, 1.9, 0.05) << "rank " << rank;
+    EXPECT_NEAR(model_states, 16 * kPsi / kN, kPadding) << "rank " << rank;
+    EXPECT_NEAR(static_cast<double>(at_peak[Category::Temporaries]), 8 * kPsi / kN, kPadding) << "rank " << rank;
+    EXPECT_EQ(at_peak[Category::CommunicationBuffers], 0) << "rank " << rank;
+    EXPECT_LE(at_peak[Category::Activations], 4) << "rank " << rank;
+    EXPECT_NEAR(static_cast<double>(memory.peak_allocated), 24 * kPsi / kN, kPadding) << "rank " << rank;
+    // At model creation only the rank's 16-bit shards exist: 2Ψ/N.
+    EXPECT_NEAR(static_cast<double>(partitioned.phase(rank, "model_created", 0).allocated), 2 * kPsi / kN, 128.0 * 64 * 2);
+    const auto& whole_first = materialize.report.ranks[static_cast<std::size_t>(rank)];
+    EXPECT_GE(static_cast<double>(whole_first.peak_allocated), 2 * kPsi) << "rank " << rank;
+    EXPECT_GE(static_cast<double>(materialize.phase(rank, "model_created", 0).allocated), 2 * kPsi) << "rank " << rank;
+    // After the step both hold the same (the figure's model states): only the way there differs.
+    EXPECT_EQ(materialize.phase(rank, "after_step", 1).allocated, partitioned.phase(rank, "after_step", 1).allocated);
+  }
+}
+
 // ZeRO-2 in fp32 (DeepSpeed keeps an fp32 partition even then): 4P whole parameters + 4P/N gradients + 4P/N fp32
 // partition + 8P/N Adam = 4P + 16P/N. P = 4,096,000 parameters, N = 4: 16,384,000 + 16,384,000 = 32,768,000 B.
 TEST(Zero2, Fp32ModelStatesHandCount) {

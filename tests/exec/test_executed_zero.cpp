@@ -52,20 +52,24 @@ const std::vector<Variant> kTrainingVariants = {
 };
 
 // ZeRO-2 bucket settings: one bucket and one all-gather; about one bucket per parameter and a few all-gather chunks;
-// every weight larger than the bucket (extra_large_param_to_reduce) and many chunks.
+// every weight larger than the bucket (extra_large_param_to_reduce) and many chunks; all reduced by reduce-scatter
+// (the default) but the last, which all-reduces.
 const std::vector<Variant> kZero2Buckets = {
     {"reduce 25 MiB, all-gather default", [](Scenario& s) { s.strategy.reduce_bucket_mb = 25; }},
     {"reduce 0.001 MiB, all-gather 0.001 MiB", [](Scenario& s) { s.strategy.reduce_bucket_mb = 0.001; s.strategy.allgather_bucket_mb = 0.001; }},
     {"reduce 0.0001 MiB, all-gather 0.0001 MiB", [](Scenario& s) { s.strategy.reduce_bucket_mb = 0.0001; s.strategy.allgather_bucket_mb = 0.0001; }},
+    {"reduce 0.001 MiB, all-reduce", [](Scenario& s) { s.strategy.reduce_bucket_mb = 0.001; s.strategy.zero2_reduce = Zero2Reduce::AllReduce; }},
 };
 
-// ZeRO-3 unit and prefetch settings: a unit per layer; two layers per unit; one unit for the whole model.
+// ZeRO-3 unit and prefetch settings: a unit per layer; two layers per unit; one unit for the whole model; all created
+// as shards (the default) but the last, built whole and then sharded.
 const std::vector<Variant> kZero3Units = {
     {"unit per layer, prefetch 1", [](Scenario& s) { s.strategy.prefetch = 1; }},
     {"unit per layer, prefetch 0, reduce bucket 0.01 MiB", [](Scenario& s) { s.strategy.prefetch = 0; s.strategy.reduce_bucket_mb = 0.01; }},
     {"two layers per unit, prefetch 1", [](Scenario& s) { s.strategy.allgather_bucket_mb = 0.002; s.strategy.prefetch = 1; }},
     {"two layers per unit, prefetch 2", [](Scenario& s) { s.strategy.allgather_bucket_mb = 0.002; s.strategy.prefetch = 2; }},
     {"one unit", [](Scenario& s) { s.strategy.allgather_bucket_mb = 25; s.strategy.prefetch = 0; }},
+    {"unit per layer, built whole then sharded", [](Scenario& s) { s.strategy.zero3_init = Zero3Init::Materialize; }},
 };
 
 int count_ops(const Plan& plan, CollectiveKind kind, int step) {
@@ -139,15 +143,23 @@ TEST(ExecutedZero, SettingsForceSeveralBucketsChunksAndUnits) {
     Scenario s = zero(StrategyKind::Zero2, 2);
     kZero2Buckets[0].apply(s);
     const Plan plan = plan_of(s);
-    EXPECT_EQ(count_ops(plan, CollectiveKind::AllReduce, 1), 1);
+    EXPECT_EQ(count_ops(plan, CollectiveKind::ReduceScatter, 1), 1);
+    EXPECT_EQ(count_ops(plan, CollectiveKind::AllReduce, 1), 0);
     EXPECT_EQ(count_ops(plan, CollectiveKind::AllGather, 1), 1);
   }
   {
     Scenario s = zero(StrategyKind::Zero2, 2);
     kZero2Buckets[1].apply(s);
     const Plan plan = plan_of(s);
-    EXPECT_GE(count_ops(plan, CollectiveKind::AllReduce, 1), 4);
+    EXPECT_GE(count_ops(plan, CollectiveKind::ReduceScatter, 1), 4);
     EXPECT_GE(count_ops(plan, CollectiveKind::AllGather, 1), 3);
+  }
+  {
+    Scenario s = zero(StrategyKind::Zero2, 2);
+    kZero2Buckets[3].apply(s);
+    const Plan plan = plan_of(s);
+    EXPECT_GE(count_ops(plan, CollectiveKind::AllReduce, 1), 4);
+    EXPECT_EQ(count_ops(plan, CollectiveKind::ReduceScatter, 1), 0);
   }
   {
     Scenario s = zero(StrategyKind::Zero2, 3);
@@ -163,7 +175,7 @@ TEST(ExecutedZero, SettingsForceSeveralBucketsChunksAndUnits) {
       if (t.name.find("bit16_groups_flat") != std::string::npos) flat = t.bytes;
     EXPECT_EQ(flat, 1089 * 4);  // 1,088 parameters padded to a multiple of 3
   }
-  const std::pair<std::size_t, int> units[] = {{0, 4}, {2, 2}, {4, 1}};
+  const std::pair<std::size_t, int> units[] = {{0, 4}, {2, 2}, {4, 1}, {5, 4}};
   for (const auto& [variant, expected] : units) {
     Scenario s = zero(StrategyKind::Zero3, 3);
     kZero3Units[variant].apply(s);
@@ -171,6 +183,56 @@ TEST(ExecutedZero, SettingsForceSeveralBucketsChunksAndUnits) {
     EXPECT_EQ(count_tensors(plan, "parameter shard"), expected) << kZero3Units[variant].what;
     EXPECT_EQ(count_ops(plan, CollectiveKind::ReduceScatter, 1), expected) << kZero3Units[variant].what;
   }
+}
+
+// Reduce-scatter's per-member form (plan/kernel.h): parts of different sizes, not contiguous, listed under their
+// members (one member with none); each ends reduced on its member; a list per member is required.
+TEST(ExecutedZero, CpuBackendReducesEachPartIntoItsMember) {
+  for (int n : {1, 2, 3}) {
+    // Part p covers [kStart[p], kStart[p] + kSize[p]) of a 12-element buffer and belongs to member p % n.
+    constexpr std::size_t kStart[] = {0, 5, 9}, kSize[] = {3, 4, 2}, kLength = 12;
+    cpu::CpuBackend backend(n);
+    std::vector<std::vector<float>> buffers(static_cast<std::size_t>(n), std::vector<float>(kLength));
+    std::vector<std::string> errors(static_cast<std::size_t>(n));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r)
+      threads.emplace_back([&, r] {
+        auto& buffer = buffers[static_cast<std::size_t>(r)];
+        for (std::size_t i = 0; i < kLength; ++i) buffer[i] = static_cast<float>(r + 1) * static_cast<float>(i);
+        CommunicationLaunch launch;
+        launch.collective = CollectiveKind::ReduceScatter;
+        for (int k = 0; k < n; ++k) launch.group.push_back(k);
+        for (int member = 0; member < n; ++member) {
+          launch.operands.push_back(DeviceBuffer{});
+          for (std::size_t p = 0; p < 3; ++p)
+            if (static_cast<int>(p) % n == member)
+              launch.operands.push_back(DeviceBuffer{reinterpret_cast<std::byte*>(buffer.data() + kStart[p]),
+                                                     static_cast<Bytes>(kSize[p] * sizeof(float))});
+        }
+        try {
+          backend.rank(r).run_communication(launch);
+        } catch (const std::exception& e) {
+          errors[static_cast<std::size_t>(r)] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    const float ranks_sum = static_cast<float>(n * (n + 1) / 2);  // Σ (r + 1)
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << "n=" << n;
+      for (std::size_t p = 0; p < 3; ++p) {
+        if (static_cast<int>(p) % n != r) continue;
+        for (std::size_t i = kStart[p]; i < kStart[p] + kSize[p]; ++i)
+          EXPECT_EQ(buffers[static_cast<std::size_t>(r)][i], ranks_sum * static_cast<float>(i)) << "n=" << n << " rank " << r << " [" << i << "]";
+      }
+    }
+  }
+  cpu::CpuBackend backend(2);
+  std::vector<float> data(4);
+  CommunicationLaunch launch;
+  launch.collective = CollectiveKind::ReduceScatter;
+  launch.group = {0, 1};
+  launch.operands = {DeviceBuffer{}, DeviceBuffer{reinterpret_cast<std::byte*>(data.data()), 4 * sizeof(float)}};
+  EXPECT_THROW(backend.rank(0).run_communication(launch), std::invalid_argument);  // one list for 2 members
 }
 
 // All-gather into a list of outputs (plan/kernel.h): outputs strided through one buffer, the caller's own output its

@@ -1,5 +1,5 @@
 // CpuBackend: communication launches mapped onto CpuCommunicator's in-place ring collectives and rooted
-// scatter / gather; host copies.
+// scatter / gather (a reduce-scatter's per-member form onto its reduces); host copies.
 #include "exec/cpu/cpu_backend.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "exec/cpu/cpu_kernel_dispatch.h"
 #include "exec/cpu/ring_chunks.h"
 #include "exec/cpu/span_checks.h"
+#include "exec/member_parts.h"
 
 namespace shardscope::exec::cpu {
 
@@ -61,6 +62,12 @@ void CpuRankBackend::run_communication(const CommunicationLaunch& launch) {
     case CollectiveKind::Reduce:
       return each_buffer([&](std::span<float> buffer) { communicator_.reduce(group, rank_, buffer, launch.root); });
     case CollectiveKind::ReduceScatter: {
+      // The per-member form (plan/kernel.h): each part reduced into its member, in place, one reduce after another.
+      if (reduces_into_members(launch.operands)) {
+        for (const MemberPart& part : member_parts(launch.operands, group.size()))
+          communicator_.reduce(group, rank_, floats(launch.operands[part.operand]), group[static_cast<std::size_t>(part.member)]);
+        return;
+      }
       // NCCL's out-of-place form: the input is reduced in place (left with partial sums), this rank's chunk copied out.
       const auto input = floats(operand(launch, 0, "input"));
       const auto output = floats(operand(launch, 1, "output"));

@@ -7,6 +7,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_kernels.h"
 #include "exec/cuda/rooted_buffers.h"
+#include "exec/member_parts.h"
 #include "exec/run_control.h"
 
 namespace shardscope::exec::cuda {
@@ -117,6 +118,12 @@ void LocalCollectives::perform(const CommunicationLaunch& l, const std::vector<i
       }
       return;
     case CollectiveKind::ReduceScatter: {
+      // The per-member form (plan/kernel.h): each part summed into the member it is listed under, in place.
+      if (reduces_into_members(m.arrived.at(first).operands)) {
+        for (const MemberPart& part : member_parts(m.arrived.at(first).operands, members.size()))
+          all_reduce(members, m, part.operand, members[static_cast<std::size_t>(part.member)]);
+        return;
+      }
       // Inputs summed into the first member's input (left with the sum, as the CPU backend leaves partial sums),
       // then every member's chunk copied out of it.
       all_reduce(members, m, 0, first);

@@ -9,6 +9,7 @@
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/rooted_buffers.h"
 #include "exec/cuda_host/tcp_rendezvous.h"
+#include "exec/member_parts.h"
 #include "exec/run_control.h"
 
 namespace shardscope::exec::cuda {
@@ -177,6 +178,17 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       return comm;
     }
     case CollectiveKind::ReduceScatter: {
+      // The per-member form (plan/kernel.h): one in-place ncclReduce per part, rooted at its member, fused by a group.
+      if (reduces_into_members(l.operands)) {
+        const std::vector<MemberPart> parts = member_parts(l.operands, l.group.size());  // may throw: before the group
+        check_nccl(ncclGroupStart(), "ncclGroupStart");
+        for (const MemberPart& part : parts) {
+          const DeviceBuffer& b = l.operands[part.operand];
+          check_nccl(ncclReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, part.member, comm, stream), "ncclReduce");
+        }
+        check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+        return comm;
+      }
       const DeviceBuffer& input = buffer(0, "input");
       const DeviceBuffer& output = buffer(1, "output");
       const std::size_t count = input.float_count();
