@@ -173,7 +173,7 @@ const std::vector<ScenarioField>& table() {
                   "(reduce_scatter: false)",
           .framework = "DeepSpeed zero_optimization.reduce_scatter", .choices = zero2_reduce_names}),
       with_member<&S::strategy, &StrategySettings::zero3_init>({
-          .key = "strategy.zero3_init", .flag = "--zero3-init", .label = "ZeRO-3 model creation", .kind = K::Choice,
+          .key = "strategy.zero3_init", .flag = "--zero3-init", .label = "ZeRO-3 init", .kind = K::Choice,
           .help = "partitioned: each rank creates only its own shards (deepspeed.zero.Init; FSDP with a meta-device "
                   "model and param_init_fn); materialize: build on the device, then shard (the whole model resident "
                   "at creation)",

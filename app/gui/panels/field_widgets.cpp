@@ -73,6 +73,9 @@ bool FieldWidgets::draw(const ScenarioField& field, Scenario& scenario) {
     tooltip(field);
     if (field.may_be_unset()) {
       ImGui::SameLine();
+      // At projector scales the button goes under the field rather than past the column's edge.
+      if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("default").x + ImGui::GetStyle().FramePadding.x * 2)
+        ImGui::NewLine();
       if (ImGui::SmallButton("default")) {
         value = FieldValue{};
         changed = true;
