@@ -51,7 +51,10 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     const float xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
     float xb = static_cast<float>(view.x_of(span.open() ? right_edge : span.end_ns, g.x0, g.width));
     const Op* op = op_of(data, rank, span.op);
-    if (op && op->kind == OpKind::Collective && op->collective_kind == CollectiveKind::Barrier) return;  // moves nothing
+    // A barrier moves nothing, and an op that took no time (a wait marker: "wait for device 0's thread") has nothing
+    // to show; neither becomes a grey mark.
+    if (op && op->kind == OpKind::Collective && op->collective_kind == CollectiveKind::Barrier) return;
+    if (!span.open() && span.end_ns == span.begin_ns) return;
     // Pipeline messages stay visible (and coloured) however short: a send or receive is never a hairline.
     const bool message = op && (op->kind == OpKind::Send || op->kind == OpKind::Recv);
     if (message && xb - xa < kMinMessageWidth) xb = xa + kMinMessageWidth;
