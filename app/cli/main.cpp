@@ -1,4 +1,4 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, gpus, strategies.
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, gpus, strategies.
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
@@ -7,6 +7,7 @@
 //   shardscope-cli run scenario.json --backend cuda --nnodes 2 --node-rank 1 --master node0:29500
 //   shardscope-cli gpus
 //   shardscope-cli strategies --json
+//   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
 // Exit codes: 0 ok, 2 bad arguments or scenario (or a plan the backend cannot run), 3 internal error or failed run,
 // 4 the backend cannot run on this machine (cuda: not built, or no usable GPU).
 #include <iostream>
@@ -14,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/compare_command.h"
 #include "cli/gpus_command.h"
 #include "cli/memory_command.h"
 #include "cli/run_command.h"
@@ -24,6 +26,7 @@
 #include "core/version.h"
 #include "exec/backends/backend_factory.h"
 #include "pipeline/run_pipeline.h"
+#include "trace/trace_file_reader.h"
 
 int main(int argc, char** argv) {
   using namespace shardscope;
@@ -61,6 +64,12 @@ int main(int argc, char** argv) {
   run->add_option("--out", trace_out, "Write the trace (.sstrace) while running; the GUI opens it with --trace");
   run->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
   run->add_option("--csv", csv_out, "Write the memory series as CSV");
+
+  std::string compare_a, compare_b;
+  auto* compare = app.add_subcommand("compare", "Two runs' peaks per rank and category side by side, and a − b");
+  compare->add_option("A", compare_a, "Scenario file (.json) or trace file (.sstrace)")->required();
+  compare->add_option("B", compare_b, "Scenario file (.json) or trace file (.sstrace)")->required();
+  compare->add_flag("--json", json, "Print JSON instead of text");
 
   auto* gpus = app.add_subcommand("gpus", "The CUDA GPUs the cuda backend would use, or why there are none");
   gpus->add_flag("--json", json, "Print JSON instead of text");
@@ -119,6 +128,14 @@ int main(int argc, char** argv) {
         return 3;
       }
     }
+    if (compare->parsed()) {
+      const cli::Comparison comparison{cli::load_run_peaks(compare_a), cli::load_run_peaks(compare_b)};
+      if (json) {
+        std::cout << cli::compare_json(comparison) << "\n";
+      } else {
+        cli::print_compare_text(comparison, std::cout);
+      }
+    }
     if (strategies->parsed()) {
       if (json) {
         std::cout << cli::strategies_json() << "\n";
@@ -138,6 +155,9 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << error.what() << "\n";
     return 4;
   } catch (const ScenarioError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  } catch (const TraceFileError& error) {  // compare's trace inputs
     std::cerr << "error: " << error.what() << "\n";
     return 2;
   } catch (const exec::UnsupportedPlanError& error) {

@@ -1,0 +1,121 @@
+// The compare command: each side's peaks from a scenario (the memory command's accounting) or a trace file (the
+// peaks a TraceStore keeps while it replays the file), printed side by side with a − b.
+#include "cli/compare_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/memory_command.h"
+#include "core/units.h"
+#include "trace/trace_file_reader.h"
+#include "trace/trace_format.h"
+#include "trace/trace_store.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+bool is_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof trace_format::kMagic] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == static_cast<std::streamsize>(sizeof magic) && std::equal(magic, magic + sizeof magic, trace_format::kMagic);
+}
+
+RunPeaks trace_peaks(const std::string& path) {
+  const TraceReadResult trace = read_trace_file(path);
+  TraceStore store;
+  replay_trace(trace, store);
+  std::string name;
+  if (const auto scenario = nlohmann::json::parse(trace.header.scenario_json, nullptr, false);
+      scenario.is_object() && scenario.contains("name") && scenario["name"].is_string())
+    name = scenario["name"].get<std::string>();
+  RunPeaks run{path, "trace", name, {}};
+  store.read([&](const TraceData& data) {
+    for (const RankTimeline& rank : data.ranks) run.ranks.push_back({rank.peak.allocated, rank.peak.by_category});
+  });
+  return run;
+}
+
+RunPeaks scenario_peaks(const std::string& path) {
+  const MemoryRun memory = run_memory(load_scenario_file(path));
+  RunPeaks run{path, "scenario", memory.scenario.settings.name, {}};
+  for (const RankMemory& rank : memory.report.ranks) run.ranks.push_back({rank.peak_allocated, rank.peak_by_category});
+  return run;
+}
+
+const RankPeak* rank_of(const RunPeaks& run, std::size_t r) { return r < run.ranks.size() ? &run.ranks[r] : nullptr; }
+
+std::size_t rank_count(const Comparison& c) { return std::max(c.a.ranks.size(), c.b.ranks.size()); }
+
+nlohmann::json categories_json(const RankPeak* peak) {
+  if (!peak) return nullptr;
+  nlohmann::json object = nlohmann::json::object();
+  for (Category c : kAllCategories) object[std::string(category_key(c))] = peak->by_category[c];
+  return object;
+}
+
+nlohmann::json run_json(const RunPeaks& run) {
+  Bytes peak = 0;
+  for (const RankPeak& r : run.ranks) peak = std::max(peak, r.peak);
+  return {{"source", run.source}, {"kind", run.kind}, {"name", run.name}, {"ranks", run.ranks.size()}, {"peak_bytes", peak}};
+}
+
+std::string signed_bytes(Bytes b) { return b == 0 ? "0" : (b > 0 ? "+" : "−") + format_bytes(b > 0 ? b : -b); }
+
+}  // namespace
+
+RunPeaks load_run_peaks(const std::string& path) { return is_trace_file(path) ? trace_peaks(path) : scenario_peaks(path); }
+
+std::string compare_json(const Comparison& c) {
+  using nlohmann::json;
+  json root;
+  root["a"] = run_json(c.a);
+  root["b"] = run_json(c.b);
+  root["ranks"] = json::array();
+  for (std::size_t r = 0; r < rank_count(c); ++r) {
+    const RankPeak* a = rank_of(c.a, r);
+    const RankPeak* b = rank_of(c.b, r);
+    json rank{{"rank", r}, {"a", categories_json(a)}, {"b", categories_json(b)}};
+    json peak{{"a", a ? json(a->peak) : json(nullptr)}, {"b", b ? json(b->peak) : json(nullptr)}};
+    if (a && b) {
+      json difference = json::object();
+      for (Category cat : kAllCategories) difference[std::string(category_key(cat))] = a->by_category[cat] - b->by_category[cat];
+      rank["difference"] = difference;
+      peak["difference"] = a->peak - b->peak;
+    } else {
+      rank["difference"] = nullptr;
+      rank["missing_in"] = a ? "b" : "a";
+      peak["difference"] = nullptr;
+    }
+    rank["peak_bytes"] = peak;
+    root["ranks"].push_back(rank);
+  }
+  return root.dump(2);
+}
+
+void print_compare_text(const Comparison& c, std::ostream& out) {
+  out << fmt::format("a: {} ({}: {})\nb: {} ({}: {})\n", c.a.name, c.a.kind, c.a.source, c.b.name, c.b.kind, c.b.source);
+  out << "Peak allocated per rank, by category at each run's peak; difference = a − b\n";
+  for (std::size_t r = 0; r < rank_count(c); ++r) {
+    const RankPeak* a = rank_of(c.a, r);
+    const RankPeak* b = rank_of(c.b, r);
+    out << fmt::format("\nrank {}{}\n", r, !a ? "  (missing in a)" : !b ? "  (missing in b)" : "");
+    out << fmt::format("  {:<24} {:>12} {:>12} {:>13}\n", "category", "a", "b", "a − b");
+    auto row = [&](const std::string& label, Bytes x, Bytes y) {
+      out << fmt::format("  {:<24} {:>12} {:>12} {:>13}\n", label, a ? format_bytes(x) : "—", b ? format_bytes(y) : "—",
+                         a && b ? signed_bytes(x - y) : "—");
+    };
+    for (Category cat : kAllCategories) {
+      const Bytes x = a ? a->by_category[cat] : 0, y = b ? b->by_category[cat] : 0;
+      if (x != 0 || y != 0) row(std::string(category_label(cat)), x, y);
+    }
+    row("peak", a ? a->peak : 0, b ? b->peak : 0);
+  }
+}
+
+}  // namespace shardscope::cli

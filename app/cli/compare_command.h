@@ -1,0 +1,39 @@
+// `shardscope-cli compare A B`: two runs' memory peaks per rank and category, and their difference. A and B are
+// scenario files (lowered and accounted as `memory` does) or trace files (.sstrace: what the recorded or simulated
+// trace holds). Each rank's figures are its peak allocated and the breakdown by category at that peak (the
+// `peak_by_category` of `memory --json`), so a side's categories add up to its peak. Ranks are matched by number;
+// a rank one side lacks is reported as missing there, never dropped.
+#pragma once
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/category.h"
+#include "core/units.h"
+
+namespace shardscope::cli {
+
+struct RankPeak {
+  Bytes peak = 0;
+  CategoryBytes by_category;
+};
+
+struct RunPeaks {
+  std::string source;  // the path given
+  std::string kind;    // "scenario" or "trace"
+  std::string name;    // the scenario's name
+  std::vector<RankPeak> ranks;  // ranks[r] is rank r
+};
+
+// Throws ScenarioError for a bad scenario file, TraceFileError for a file that is not a readable trace.
+RunPeaks load_run_peaks(const std::string& path);
+
+struct Comparison {
+  RunPeaks a, b;
+};
+
+void print_compare_text(const Comparison& comparison, std::ostream& out);
+std::string compare_json(const Comparison& comparison);
+
+}  // namespace shardscope::cli
