@@ -5,26 +5,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/memory_command.h"
 #include "core/units.h"
 #include "trace/trace_file_reader.h"
-#include "trace/trace_format.h"
 #include "trace/trace_store.h"
 
 namespace shardscope::cli {
 
 namespace {
-
-bool is_trace_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[sizeof trace_format::kMagic] = {};
-  in.read(magic, sizeof magic);
-  return in.gcount() == static_cast<std::streamsize>(sizeof magic) && std::equal(magic, magic + sizeof magic, trace_format::kMagic);
-}
 
 RunPeaks trace_peaks(const std::string& path) {
   const TraceReadResult trace = read_trace_file(path);
@@ -69,7 +60,7 @@ std::string signed_bytes(Bytes b) { return b == 0 ? "0" : (b > 0 ? "+" : "−") 
 
 }  // namespace
 
-RunPeaks load_run_peaks(const std::string& path) { return is_trace_file(path) ? trace_peaks(path) : scenario_peaks(path); }
+RunPeaks load_run_peaks(const std::string& path) { return looks_like_trace_file(path) ? trace_peaks(path) : scenario_peaks(path); }
 
 std::string compare_json(const Comparison& c) {
   using nlohmann::json;

@@ -8,6 +8,7 @@ namespace shardscope::gui {
 struct GuiOptions {
   std::string scenario_file;   // --scenario: a scenario JSON (default: the built-in DDP scenario)
   std::string trace_file;      // --trace: open a recorded or simulated trace instead of simulating
+  std::string compare_file;    // --compare: a second run (scenario or trace) laid over the first, with a table
   std::string screenshot;      // --screenshot: render once, save this PNG, exit
   std::string at;              // --at: playhead for --screenshot: a phase name ("forward", "step 2 before_step") or a time ("12.5ms")
   float font_scale = 1.0f;     // --font-scale

@@ -29,6 +29,9 @@ int parse_options(int argc, char** argv, shardscope::gui::GuiOptions& options) {
   CLI::App app{"ShardScope: watch where GPU memory and time go, step by step, device by device"};
   app.add_option("--scenario", options.scenario_file, "Scenario JSON to simulate (default: the built-in DDP scenario)");
   app.add_option("--trace", options.trace_file, "Open a recorded or simulated trace (.sstrace)");
+  app.add_option("--compare", options.compare_file,
+                 "A second run to compare with: a scenario (.json, simulated) or a trace (.sstrace), drawn as an outline "
+                 "over the charts with a table of peaks per rank and category");
   app.add_option("--screenshot", options.screenshot, "Render once, save this PNG and exit");
   app.add_option("--at", options.at, "Playhead for --screenshot: a phase (forward, before_step, after_step, ...) or a time (12.5ms)");
   app.add_flag("--execute", options.execute, "Run the scenario for real on CPU threads instead of simulating it");

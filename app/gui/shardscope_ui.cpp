@@ -13,9 +13,11 @@
 #include "gui/caption.h"
 #include "gui/classroom_scenario.h"
 #include "gui/palette.h"
+#include "gui/run_alignment.h"
 #include "scenario/parallel_layout.h"
 #include "trace/chrome_trace_export.h"
 #include "trace/memory_csv_export.h"
+#include "trace/trace_file_reader.h"
 
 #ifndef SHARDSCOPE_ASSETS_DIR
 #define SHARDSCOPE_ASSETS_DIR "assets"
@@ -34,6 +36,7 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
       scenario_panel_(std::string(SHARDSCOPE_ASSETS_DIR) + "/scenarios"),
       font_scale_(options.font_scale),
       gpus_(exec::detect_gpus()) {
+  if (!options.compare_file.empty()) load_comparison(options.compare_file);
   if (!options.trace_file.empty()) {
     session_.open_trace(options.trace_file);
     return;
@@ -43,6 +46,67 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
   if (options.execute) mode_ = RunMode::ExecuteCpu;
   if (options.execute_gpu) mode_ = RunMode::ExecuteGpu;  // refused with the reason when no GPU is usable
   session_.run(edited_, mode_);
+}
+
+void ShardScopeUi::load_comparison(const std::string& path) {
+  compare_name_.clear();
+  if (looks_like_trace_file(path)) {
+    if (!compare_session_.open_trace(path)) {
+      status_ = "cannot compare: " + compare_session_.error();
+      return;
+    }
+  } else {
+    try {
+      const Scenario scenario = load_scenario_file(path);
+      compare_session_.simulate(scenario);
+    } catch (const ScenarioError& error) {
+      status_ = std::string("cannot compare: ") + error.what();
+      return;
+    }
+  }
+  compare_name_ = std::filesystem::path(path).filename().string();
+  status_ = "comparing with " + path + " (outline)";
+}
+
+// Per rank, each run's peak and its breakdown by category at that peak, and the difference (this run − the other).
+void ShardScopeUi::draw_comparison_table() {
+  if (compare_name_.empty()) return;
+  if (!ImGui::CollapsingHeader(("Compared with " + compare_name_).c_str(), ImGuiTreeNodeFlags_DefaultOpen)) return;
+  ImGui::TextDisabled("a = this run (stacked), b = %s (outline)", compare_name_.c_str());
+  session_.store()->read([&](const TraceData& first) {
+    compare_session_.store()->read([&](const TraceData& second) {
+      for (const RankComparison& row : compare_ranks(first, second)) {
+        if (row.rank >= 8) {
+          ImGui::TextDisabled("… %zu ranks in all (shardscope-cli compare lists every one)", std::max(first.ranks.size(), second.ranks.size()));
+          break;
+        }
+        ImGui::Text("rank %d%s", row.rank, !row.first ? " — only in b" : !row.second ? " — only in a" : "");
+        if (!ImGui::BeginTable(("cmp" + std::to_string(row.rank)).c_str(), 4,
+                               ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH))
+          continue;
+        for (const char* header : {"", "a", "b", "a − b"}) ImGui::TableSetupColumn(header);
+        ImGui::TableHeadersRow();
+        auto cell = [](const std::string& text) {
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(text.c_str());
+        };
+        auto bytes = [](const TraceMemoryPeak* p, Bytes b) { return p ? format_bytes(b) : std::string("—"); };
+        auto line = [&](const std::string& label, Bytes a, Bytes b) {
+          ImGui::TableNextRow();
+          cell(label);
+          cell(bytes(row.first, a));
+          cell(bytes(row.second, b));
+          cell(row.first && row.second ? (a == b ? "0" : (a > b ? "+" : "−") + format_bytes(a > b ? a - b : b - a)) : "—");
+        };
+        for (Category c : kStackingOrder) {
+          const Bytes a = row.first ? row.first->by_category[c] : 0, b = row.second ? row.second->by_category[c] : 0;
+          if (a != 0 || b != 0) line(std::string(category_label(c)), a, b);
+        }
+        line("peak", row.first ? row.first->allocated : 0, row.second ? row.second->allocated : 0);
+        ImGui::EndTable();
+      }
+    });
+  });
 }
 
 std::string ShardScopeUi::take_screenshot_request() { return std::exchange(screenshot_request_, ""); }
@@ -84,7 +148,7 @@ void ShardScopeUi::refresh_after_new_run() {
 }
 
 void ShardScopeUi::place_playhead_for_screenshot() {
-  if (options_.screenshot.empty() || placed_for_screenshot_ || session_.busy()) return;
+  if (options_.screenshot.empty() || placed_for_screenshot_ || session_.busy() || compare_session_.busy()) return;
   refresh_after_new_run();
   playback_.seek(playback_.end_ns());
   if (!options_.at.empty()) {
@@ -109,6 +173,7 @@ void ShardScopeUi::handle_keys() {
 
 void ShardScopeUi::frame() {
   session_.poll();
+  compare_session_.poll();
   refresh_after_new_run();
   place_playhead_for_screenshot();
   handle_keys();
@@ -152,6 +217,9 @@ void ShardScopeUi::draw_menu() {
     }
     if (ImGui::MenuItem("Open trace", nullptr, false, !open_menu_path_.empty()))
       status_ = session_.open_trace(open_menu_path_) ? "opened " + open_menu_path_ : session_.error();
+    if (ImGui::MenuItem("Compare with (scenario or trace)", nullptr, false, !open_menu_path_.empty()))
+      load_comparison(open_menu_path_);
+    if (ImGui::MenuItem("Stop comparing", nullptr, false, !compare_name_.empty())) compare_name_.clear();
     ImGui::Separator();
     ImGui::InputText("base name", &export_path_);
     if (ImGui::MenuItem("Save trace (.sstrace)", nullptr, false, !session_.busy() && !session_.trace_file().empty())) {
@@ -226,6 +294,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     }
   }
   draw_plan_notes();
+  draw_comparison_table();
   ImGui::Separator();
   devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks(), session_.peak_tensors());
   ImGui::EndChild();
@@ -251,7 +320,7 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   const float caption_height = ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetStyle().ItemSpacing.y * 2;
   const float memory_height = (height - caption_height) * 0.55f;
   ImGui::BeginChild("memory", ImVec2(0, memory_height), true);
-  memory_panel_.draw(*session_.store(), groups_, view_, playback_);
+  memory_panel_.draw(*session_.store(), groups_, view_, playback_, compare_name_.empty() ? nullptr : compare_session_.store().get());
   ImGui::EndChild();
   ImGui::BeginChild("timeline", ImVec2(0, height - caption_height - memory_height - ImGui::GetStyle().ItemSpacing.y * 2), true);
   timeline_panel_.draw(*session_.store(), groups_, view_, playback_);

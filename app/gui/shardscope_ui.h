@@ -53,9 +53,14 @@ class ShardScopeUi {
   bool compact_legend_ = false;  // the timeline's colours folded into a tooltip (little room)
   void draw_plan_notes();
   void place_playhead_for_screenshot();
+  // A second run laid over the first (File → Compare with, --compare): a scenario simulated or a trace opened.
+  void load_comparison(const std::string& path);
+  void draw_comparison_table();
 
   GuiOptions options_;
   Session session_;
+  Session compare_session_;
+  std::string compare_name_;  // "" when nothing is compared
   Scenario edited_;
   ScenarioPanel scenario_panel_;
   DevicesPanel devices_panel_;

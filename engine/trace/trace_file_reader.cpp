@@ -3,7 +3,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "trace/trace_format.h"
 
@@ -186,6 +188,14 @@ std::size_t TraceFileFollower::poll(TraceSink& sink) {
     sink.end();
   }
   return events;
+}
+
+bool looks_like_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof trace_format::kMagic] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == static_cast<std::streamsize>(sizeof magic) &&
+         std::equal(magic, magic + sizeof magic, trace_format::kMagic);
 }
 
 }  // namespace shardscope

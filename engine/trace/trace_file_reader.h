@@ -43,6 +43,9 @@ struct TraceReadResult {
 
 TraceReadResult read_trace_file(const std::string& path);
 
+// Whether the file starts with the trace magic (a scenario file, or one that cannot be opened, does not).
+bool looks_like_trace_file(const std::string& path);
+
 // Feeds a read trace to a sink: begin(header), every event, end().
 void replay_trace(const TraceReadResult& trace, TraceSink& sink);
 

@@ -10,6 +10,7 @@
 #include "gui/caption.h"
 #include "gui/axis_ticks.h"
 #include "gui/palette.h"
+#include "gui/run_alignment.h"
 #include "gui/time_input.h"
 
 namespace shardscope::gui {
@@ -45,6 +46,42 @@ TraceMemorySample column_sample(const RankTimeline& rank, TimeNs t_a, TimeNs t_b
 }
 
 // A chart's top: the capacity (and a margin) once usage passes half of it, else the highest usage and a margin.
+// The second run's total allocated as a dark outline over the first run's stack, its times mapped onto the first
+// run's clock by phase; per pixel column the highest value, so a short peak stays visible.
+template <class YOf>
+void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const RankTimeline& other, const TimeView& view,
+                          float x0, float width, YOf y_of) {
+  const PhaseAlignment alignment(rank.phases, other.phases);
+  std::vector<ImVec2> points;  // at most three per pixel column: enter, column maximum, leave
+  float column = std::numeric_limits<float>::lowest();
+  Bytes level = 0, column_max = 0;
+  auto close_column = [&] {
+    if (column == std::numeric_limits<float>::lowest()) return;
+    points.emplace_back(column, y_of(column_max));
+    points.emplace_back(column + 1, y_of(level));
+  };
+  for (const TraceMemorySample& s : other.memory) {
+    const float x = static_cast<float>(view.x_of(alignment.first_time_of(s.t_ns), x0, width));
+    if (x < x0) {
+      level = s.allocated;
+      continue;
+    }
+    if (x > x0 + width) break;
+    if (std::floor(x) != column) {
+      close_column();
+      column = std::floor(x);
+      points.emplace_back(column, y_of(level));
+      column_max = level;
+    }
+    level = s.allocated;
+    column_max = std::max(column_max, level);
+  }
+  close_column();
+  if (points.empty()) points.emplace_back(x0, y_of(level));
+  points.emplace_back(x0 + width, y_of(level));
+  if (points.size() > 1) draw->AddPolyline(points.data(), static_cast<int>(points.size()), IM_COL32(15, 15, 15, 255), 0, 2.0f);
+}
+
 Bytes chart_scale(Bytes highest, Bytes capacity) {
   return std::max<Bytes>(1, highest > capacity / 2 ? std::max(highest, capacity) * 21 / 20 : highest * 23 / 20);
 }
@@ -63,8 +100,20 @@ std::vector<RankGroup> group_identical_ranks(const TraceData& data) {
   return groups;
 }
 
-void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback) {
+void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
+                       const TraceStore* compare) {
   store.read([&](const TraceData& data) {
+    if (compare) {
+      compare->read([&](const TraceData& other) { draw_charts(data, groups, view, playback, &other); });
+    } else {
+      draw_charts(data, groups, view, playback, nullptr);
+    }
+  });
+}
+
+void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view,
+                              Playback& playback, const TraceData* compare) {
+  {
     if (data.ranks.empty()) {
       ImGui::TextDisabled("No memory events yet.");
       return;
@@ -75,10 +124,13 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
       highest = std::max(highest, r.peak.allocated);
       for (const auto& d : r.device_memory) highest = std::max(highest, d.used);  // GPU runs: the device's own count
     }
+    if (compare)  // one scale for both runs, so their heights compare
+      for (const auto& r : compare->ranks) highest = std::max(highest, r.peak.allocated);
     // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it.
     const Bytes scale = chart_scale(highest, capacity);
-    ImGui::TextDisabled("Memory allocated by category · %s · %s", data.header.accounting_rules.c_str(),
-                        one_scale ? ("scale " + format_bytes(scale)).c_str() : "each device to its own peak");
+    ImGui::TextDisabled("Memory allocated by category · %s · %s%s", data.header.accounting_rules.c_str(),
+                        one_scale ? ("scale " + format_bytes(scale)).c_str() : "each device to its own peak",
+                        compare ? " · black outline: the compared run's total, aligned by step and phase" : "");
     const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
                                         (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
                                             ImGui::GetFrameHeightWithSpacing());
@@ -87,11 +139,13 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
     for (const auto& group : groups)
       if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) {
         const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
-        draw_chart(data, group, capacity, one_scale ? scale : chart_scale(rank.peak.allocated, capacity), view, playback,
-                   chart_height);
+        Bytes own = rank.peak.allocated;
+        if (const RankTimeline* other = compare ? compare->rank(group.ranks[0]) : nullptr) own = std::max(own, other->peak.allocated);
+        draw_chart(data, group, capacity, one_scale ? scale : chart_scale(own, capacity), view, playback, chart_height,
+                   compare);
       }
     ImGui::EndChild();
-  });
+  }
 }
 
 void MemoryPanel::draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback,
@@ -182,7 +236,7 @@ void draw_device_use(const RankTimeline& rank, const TimeView& view, float x0, f
 }  // namespace
 
 void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
-                             Playback& playback, float height) {
+                             Playback& playback, float height, const TraceData* compare) {
   const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
   const ImVec2 corner = ImGui::GetCursorScreenPos();
   const float margin = time_axis_margin();
@@ -260,6 +314,8 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     draw->AddText(ImVec2(x + 2, y), IM_COL32(70, 70, 70, 255), label.c_str());
     row_free_x[row] = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
   }
+  if (const RankTimeline* other = compare ? compare->rank(rank.rank) : nullptr)
+    draw_compare_outline(draw, rank, *other, view, p0.x, width, y_of);
   if (capacity > 0 && capacity <= scale) {
     const float y = y_of(capacity);
     draw->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + width, y), IM_COL32(200, 0, 0, 255), 2.0f);

@@ -21,13 +21,18 @@ std::vector<RankGroup> group_identical_ranks(const TraceData& data);
 
 class MemoryPanel {
  public:
-  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback);
+  // `compare`: a second run drawn over each chart as an outline of its total allocated, aligned by step and phase
+  // (run_alignment.h), and counted in the shared scale.
+  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
+            const TraceStore* compare = nullptr);
   // One scale for every chart (devices compare at a glance), or each chart scaled to its own peak (View menu).
   bool one_scale = true;
 
  private:
+  void draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
+                   const TraceData* compare);
   void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,
-                  Playback& playback, float height);
+                  Playback& playback, float height, const TraceData* compare);
   // Past kMaxCharts groups: one chart of the band between the least and the most allocated rank at each instant.
   void draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback, float height);
 
