@@ -219,6 +219,18 @@ void ShardScopeUi::draw_menu() {
       status_ = session_.open_trace(open_menu_path_) ? "opened " + open_menu_path_ : session_.error();
     if (ImGui::MenuItem("Compare with (scenario or trace)", nullptr, false, !open_menu_path_.empty()))
       load_comparison(open_menu_path_);
+    // Before and after a changed option: keep the run on screen, then edit; the new runs are drawn against it.
+    if (ImGui::MenuItem("Keep this run to compare with", nullptr, false, !session_.busy() && !session_.trace_file().empty())) {
+      const std::filesystem::path kept = std::filesystem::temp_directory_path() / "shardscope-kept-run.sstrace";
+      std::error_code error;
+      std::filesystem::copy_file(session_.trace_file(), kept, std::filesystem::copy_options::overwrite_existing, error);
+      if (error) {
+        status_ = "cannot keep the run: " + error.message();
+      } else {
+        load_comparison(kept.string());
+        if (!compare_name_.empty()) compare_name_ = "the kept run (" + session_.scenario().name + ")";
+      }
+    }
     if (ImGui::MenuItem("Stop comparing", nullptr, false, !compare_name_.empty())) compare_name_.clear();
     ImGui::Separator();
     ImGui::InputText("base name", &export_path_);
@@ -323,7 +335,7 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   memory_panel_.draw(*session_.store(), groups_, view_, playback_, compare_name_.empty() ? nullptr : compare_session_.store().get());
   ImGui::EndChild();
   ImGui::BeginChild("timeline", ImVec2(0, height - caption_height - memory_height - ImGui::GetStyle().ItemSpacing.y * 2), true);
-  timeline_panel_.draw(*session_.store(), groups_, view_, playback_);
+  timeline_panel_.draw(*session_.store(), groups_, view_, playback_, compare_name_.empty() ? nullptr : compare_session_.store().get());
   ImGui::EndChild();
   std::string caption, out_of_memory;
   session_.store()->read([&](const TraceData& data) {

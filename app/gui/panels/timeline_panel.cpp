@@ -9,6 +9,7 @@
 
 #include "gui/caption.h"
 #include "gui/palette.h"
+#include "gui/run_alignment.h"
 #include "gui/time_input.h"
 
 namespace shardscope::gui {
@@ -147,10 +148,41 @@ void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
   ImGui::EndTooltip();
 }
 
+// The compared run's compute ops on one lane, each box at its phase-aligned place (PhaseAlignment), coloured by kind;
+// boxes under a pixel fold into the previous one.
+void draw_compared_compute(ImDrawList* draw, const TraceData& other_data, const RankTimeline& rank,
+                           const RankTimeline& other, const LaneGeometry& g, const TimeView& view) {
+  const PhaseAlignment alignment(rank.phases, other.phases);
+  float last_x = -1e9f;
+  for (const TraceSpan& span : other.stream(Stream::Compute).spans) {
+    if (span.open()) continue;
+    const float xa = static_cast<float>(view.x_of(alignment.first_time_of(span.begin_ns), g.x0, g.width));
+    const float xb = static_cast<float>(view.x_of(alignment.first_time_of(span.end_ns), g.x0, g.width));
+    if (xb < g.x0 || xa > g.x0 + g.width || xb <= last_x) continue;
+    const Op* op = op_of(other_data, other.rank, span.op);
+    const float left = std::max(xa, last_x), right = std::max(xb, left + 1.0f);
+    draw->AddRectFilled(ImVec2(left, g.y0 + 1), ImVec2(right, g.y0 + g.height - 1),
+                        to_imgui_color(op ? op_rgb(*op) : timeline_rgb(TimelineKind::Other)));
+    last_x = right;
+  }
+}
+
 }  // namespace
 
-void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback) {
+void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
+                         const TraceStore* compare) {
   store.read([&](const TraceData& data) {
+    if (compare) {
+      compare->read([&](const TraceData& other) { draw_rows(data, groups, view, playback, &other); });
+    } else {
+      draw_rows(data, groups, view, playback, nullptr);
+    }
+  });
+}
+
+void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view,
+                              Playback& playback, const TraceData* compare) {
+  {
     if (data.ranks.empty()) {
       ImGui::TextDisabled("No ops yet.");
       return;
@@ -163,7 +195,8 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
     // Rows must be the same height for the clipper: a copy lane for every rank if any rank uses one.
     const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
                                       [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
-    const int lanes = any_copy ? 3 : 2;
+    const int stream_lanes = any_copy ? 3 : 2;
+    const int lanes = stream_lanes + (compare ? 1 : 0);  // the compared run's compute lane last
     std::vector<CommLane> comm_lanes;
     float lanes_x0 = 0, lanes_width = 0;
     ImGuiListClipper clipper;
@@ -187,7 +220,12 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
         lanes_width = width;
         draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
         const TraceSpan* hovered = nullptr;
-        for (int lane = 0; lane < lanes; ++lane) {
+        if (const RankTimeline* other = compare ? compare->rank(r) : nullptr) {
+          const float y0 = p0.y + lane_height * static_cast<float>(stream_lanes);
+          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
+          draw_compared_compute(draw, *compare, rank, *other, {x0, width, y0, lane_height}, view);
+        }
+        for (int lane = 0; lane < stream_lanes; ++lane) {
           const Stream stream = static_cast<Stream>(lane);
           const float y0 = p0.y + lane_height * static_cast<float>(lane);
           draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
@@ -216,7 +254,7 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
         draw->PopClipRect();
         for (int lane = 1; lane < lanes; ++lane)
           draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
-                        IM_COL32(110, 110, 110, 255), lane == 1 ? "comm" : "copy");
+                        IM_COL32(110, 110, 110, 255), lane == stream_lanes ? "b: compute" : lane == 1 ? "comm" : "copy");
         if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
         ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
       }
@@ -228,7 +266,7 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
       draw->PopClipRect();
     }
     ImGui::EndChild();
-  });
+  }
 }
 
 }  // namespace shardscope::gui

@@ -14,7 +14,14 @@ namespace shardscope::gui {
 class TimelinePanel {
  public:
   // `groups`: ranks with identical memory series (group_identical_ranks); a group's row draws its first rank.
-  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback);
+  // `compare`: a second run whose compute ops get a lane of their own under each row, their times mapped onto this
+  // run's clock by step and phase (run_alignment.h).
+  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
+            const TraceStore* compare = nullptr);
+
+ private:
+  void draw_rows(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
+                 const TraceData* compare);
 };
 
 }  // namespace shardscope::gui
