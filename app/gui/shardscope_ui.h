@@ -31,7 +31,7 @@ class ShardScopeUi {
   // True once the scenario's run (or the trace) is fully loaded and the playhead placed for --screenshot.
   bool ready_for_screenshot() const { return placed_for_screenshot_; }
   // For tests and benchmarks: no run in flight; the playhead; the shared time view.
-  bool idle() const { return !session_.busy(); }
+  bool idle() const { return !session_.busy() && !compare_session_.busy(); }
   const Playback& playback() const { return playback_; }
   TimeView& time_view() { return view_; }
   const Session& session() const { return session_; }

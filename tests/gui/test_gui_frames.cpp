@@ -97,6 +97,24 @@ std::string write_trace(const std::string& name) {
   return path;
 }
 
+// --compare lays 1F1B over GPipe: an outline per chart and a compute lane per timeline row add to what is drawn, and
+// the compared run is the other scenario, simulated, with as many ranks.
+TEST(GuiFrames, ComparesASecondRunOverTheFirst) {
+  auto vertices = [](const std::string& compare) {
+    testing::HeadlessImGui imgui;
+    GuiOptions options;
+    options.scenario_file = kScenarios + "/pp-gpipe.json";
+    options.compare_file = compare;
+    ShardScopeUi ui(options);
+    run_until_idle(imgui, ui);
+    EXPECT_TRUE(ui.error().empty()) << ui.error();
+    return imgui.frame([&] { ui.frame(); });
+  };
+  const int alone = vertices("");
+  const int compared = vertices(kScenarios + "/pp-1f1b.json");
+  EXPECT_GT(compared, alone + 1000) << "alone " << alone << ", compared " << compared;
+}
+
 TEST(GuiFrames, OpensATraceFile) {
   const std::string path = write_trace("shardscope-gui-test.sstrace");
   testing::HeadlessImGui imgui;
