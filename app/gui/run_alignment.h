@@ -30,4 +30,16 @@ struct RankComparison {
 };
 std::vector<RankComparison> compare_ranks(const TraceData& first, const TraceData& second);
 
+// Reads `store` and, when given, `compare` (each under its own lock), and calls fn(data, the compared data or null).
+template <class Fn>
+void read_with_compare(const TraceStore& store, const TraceStore* compare, Fn&& fn) {
+  store.read([&](const TraceData& data) {
+    if (compare) {
+      compare->read([&](const TraceData& other) { fn(data, &other); });
+    } else {
+      fn(data, static_cast<const TraceData*>(nullptr));
+    }
+  });
+}
+
 }  // namespace shardscope::gui

@@ -102,12 +102,8 @@ std::vector<RankGroup> group_identical_ranks(const TraceData& data) {
 
 void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
                        const TraceStore* compare) {
-  store.read([&](const TraceData& data) {
-    if (compare) {
-      compare->read([&](const TraceData& other) { draw_charts(data, groups, view, playback, &other); });
-    } else {
-      draw_charts(data, groups, view, playback, nullptr);
-    }
+  read_with_compare(store, compare, [&](const TraceData& data, const TraceData* other) {
+    draw_charts(data, groups, view, playback, other);
   });
 }
 

@@ -171,12 +171,8 @@ void draw_compared_compute(ImDrawList* draw, const TraceData& other_data, const 
 
 void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
                          const TraceStore* compare) {
-  store.read([&](const TraceData& data) {
-    if (compare) {
-      compare->read([&](const TraceData& other) { draw_rows(data, groups, view, playback, &other); });
-    } else {
-      draw_rows(data, groups, view, playback, nullptr);
-    }
+  read_with_compare(store, compare, [&](const TraceData& data, const TraceData* other) {
+    draw_rows(data, groups, view, playback, other);
   });
 }
 
