@@ -338,8 +338,20 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   timeline_panel_.draw(*session_.store(), groups_, view_, playback_, compare_name_.empty() ? nullptr : compare_session_.store().get());
   ImGui::EndChild();
   std::string caption, out_of_memory;
+  std::optional<PhaseMark> rank_current, rank_upcoming;  // the described rank's own phases (pipeline stages differ)
   session_.store()->read([&](const TraceData& data) {
-    if (!data.ranks.empty()) caption = describe_rank_at(data, most_telling_rank(data, playback_.now_ns()), playback_.now_ns());
+    if (data.ranks.empty()) return;
+    const int described = most_telling_rank(data, playback_.now_ns());
+    caption = describe_rank_at(data, described, playback_.now_ns());
+    if (const RankTimeline* rank = data.rank(described))
+      for (const TracePhaseMarker& p : rank->phases) {
+        if (p.t_ns <= playback_.now_ns()) {
+          rank_current = PhaseMark{p.name, p.step, p.t_ns};
+        } else {
+          rank_upcoming = PhaseMark{p.name, p.step, p.t_ns};
+          break;
+        }
+      }
     // Past a rank's failed allocation, that is the news: which rank, op, request and what was allocated.
     for (const auto& rank : data.ranks)
       if (const TraceRunError* oom = first_out_of_memory(data, rank.rank); oom && oom->t_ns <= playback_.now_ns()) {
@@ -348,7 +360,9 @@ void ShardScopeUi::draw_right_column(float width, float height) {
       }
   });
   if (!out_of_memory.empty()) caption = out_of_memory;
-  const std::string phase = phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
+  const bool own_phases = rank_current || rank_upcoming;
+  const std::string phase = own_phases ? phase_under_way(rank_upcoming ? &*rank_upcoming : nullptr, rank_current ? &*rank_current : nullptr)
+                                       : phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
   const ImVec4 colour = out_of_memory.empty() ? ImGui::GetStyleColorVec4(ImGuiCol_Text) : ImVec4(0.8f, 0.0f, 0.0f, 1);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextColored(colour, "%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),

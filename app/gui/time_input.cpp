@@ -30,13 +30,29 @@ void handle_time_input(TimeView& view, Playback& playback, float x0, float width
 
 float time_axis_margin() { return ImGui::CalcTextSize("ranks 0000–0000").x; }
 
+namespace {
+
+// "100.000 ms" → "100 ms", "1.500 s" → "1.5 s": a tick sits on a round value, so the zeros say nothing.
+std::string ruler_label(TimeNs t) {
+  std::string text = format_duration(t);
+  const std::size_t space = text.find(' ');
+  const std::size_t dot = text.find('.');
+  if (space == std::string::npos || dot == std::string::npos || dot > space) return text;
+  std::size_t end = space;
+  while (end > dot + 1 && text[end - 1] == '0') --end;
+  if (end == dot + 1) end = dot;
+  return text.substr(0, end) + text.substr(space);
+}
+
+}  // namespace
+
 void draw_time_ruler(const TimeView& view, float x0, float width) {
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const float height = ImGui::GetFontSize() * 1.2f;
   ImGui::Dummy(ImVec2(width + (x0 - p0.x), height));
   ImDrawList* draw = ImGui::GetWindowDrawList();
   // A tick step of 1, 2 or 5 × 10^k ns leaving room for a label as wide as the widest one ("100.000 ms") between ticks.
-  const float label_room = ImGui::CalcTextSize(format_duration(view.t1()).c_str()).x + ImGui::GetFontSize() * 1.5f;
+  const float label_room = ImGui::CalcTextSize(format_duration(view.t1()).c_str()).x + ImGui::GetFontSize() * 1.5f;  // unshortened: the widest
   const double wanted = view.span_ns() / std::max(1.0, static_cast<double>(width / label_room));
   double step = std::pow(10.0, std::floor(std::log10(std::max(wanted, 1.0))));
   for (double factor : {2.0, 5.0, 10.0})
@@ -46,7 +62,7 @@ void draw_time_ruler(const TimeView& view, float x0, float width) {
     const auto t = static_cast<TimeNs>(i * step);
     const float x = static_cast<float>(view.x_of(t, x0, width));
     draw->AddLine(ImVec2(x, p0.y + height * 0.6f), ImVec2(x, p0.y + height), IM_COL32(120, 120, 120, 255));
-    const std::string label = format_duration(t);
+    const std::string label = ruler_label(t);
     if (x + 2 + ImGui::CalcTextSize(label.c_str()).x <= x0 + width)  // a label cut at the edge reads as another number
       draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(90, 90, 90, 255), label.c_str());
   }
