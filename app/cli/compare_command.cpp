@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/category_json.h"
 #include "cli/memory_command.h"
 #include "core/units.h"
 #include "trace/trace_file_reader.h"
@@ -43,12 +44,7 @@ const RankPeak* rank_of(const RunPeaks& run, std::size_t r) { return r < run.ran
 
 std::size_t rank_count(const Comparison& c) { return std::max(c.a.ranks.size(), c.b.ranks.size()); }
 
-nlohmann::json categories_json(const RankPeak* peak) {
-  if (!peak) return nullptr;
-  nlohmann::json object = nlohmann::json::object();
-  for (Category c : kAllCategories) object[std::string(category_key(c))] = peak->by_category[c];
-  return object;
-}
+nlohmann::json peak_categories_json(const RankPeak* peak) { return peak ? categories_json(peak->by_category) : nullptr; }
 
 nlohmann::json run_json(const RunPeaks& run) {
   Bytes peak = 0;
@@ -71,12 +67,12 @@ std::string compare_json(const Comparison& c) {
   for (std::size_t r = 0; r < rank_count(c); ++r) {
     const RankPeak* a = rank_of(c.a, r);
     const RankPeak* b = rank_of(c.b, r);
-    json rank{{"rank", r}, {"a", categories_json(a)}, {"b", categories_json(b)}};
+    json rank{{"rank", r}, {"a", peak_categories_json(a)}, {"b", peak_categories_json(b)}};
     json peak{{"a", a ? json(a->peak) : json(nullptr)}, {"b", b ? json(b->peak) : json(nullptr)}};
     if (a && b) {
-      json difference = json::object();
-      for (Category cat : kAllCategories) difference[std::string(category_key(cat))] = a->by_category[cat] - b->by_category[cat];
-      rank["difference"] = difference;
+      CategoryBytes difference;
+      for (Category cat : kAllCategories) difference[cat] = a->by_category[cat] - b->by_category[cat];
+      rank["difference"] = categories_json(difference);
       peak["difference"] = a->peak - b->peak;
     } else {
       rank["difference"] = nullptr;

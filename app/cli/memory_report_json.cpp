@@ -6,19 +6,10 @@
 // (seq is null for models without a sequence dimension).
 #include <nlohmann/json.hpp>
 
+#include "cli/category_json.h"
 #include "cli/memory_command.h"
 
 namespace shardscope::cli {
-
-namespace {
-
-nlohmann::json categories_json(const CategoryBytes& bytes) {
-  nlohmann::json object = nlohmann::json::object();
-  for (Category category : kAllCategories) object[std::string(category_key(category))] = bytes[category];
-  return object;
-}
-
-}  // namespace
 
 std::string memory_json(const MemoryRun& run) {
   using nlohmann::json;

@@ -2,20 +2,11 @@
 // measured_peak_bytes, predicted_peak_bytes}; also ok, error, run_time_ns, per-category peaks and phases.
 #include <nlohmann/json.hpp>
 
+#include "cli/category_json.h"
 #include "cli/run_command.h"
 #include "exec/data/model_parameters.h"
 
 namespace shardscope::cli {
-
-namespace {
-
-nlohmann::json categories_json(const CategoryBytes& bytes) {
-  nlohmann::json out = nlohmann::json::object();
-  for (Category c : kAllCategories) out[std::string(category_key(c))] = bytes[c];
-  return out;
-}
-
-}  // namespace
 
 std::string run_json(const RunRun& run) {
   using nlohmann::json;

@@ -69,19 +69,36 @@ std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last) {
   return (last->step > 0 ? "step " + std::to_string(last->step) + ", " : "") + phase_display_name(last->name);
 }
 
+std::optional<std::string> phase_under_way_at(const RankTimeline& rank, TimeNs t_ns) {
+  if (rank.phases.empty()) return std::nullopt;
+  std::optional<PhaseMark> last, upcoming;
+  for (const TracePhaseMarker& p : rank.phases) {
+    if (p.t_ns > t_ns) {
+      upcoming = PhaseMark{p.name, p.step, p.t_ns};
+      break;
+    }
+    last = PhaseMark{p.name, p.step, p.t_ns};
+  }
+  return phase_under_way(upcoming ? &*upcoming : nullptr, last ? &*last : nullptr);
+}
+
+namespace {
+
+bool is_out_of_memory(const TraceRunError& error) { return error.message.find("out of memory") != std::string::npos; }
+
+}  // namespace
+
 const TraceRunError* first_out_of_memory(const TraceData& data, int rank) {
   const TraceRunError* first = nullptr;
   for (const auto& error : data.errors)
-    if (error.rank == rank && error.message.find("out of memory") != std::string::npos && (!first || error.t_ns < first->t_ns))
-      first = &error;
+    if (error.rank == rank && is_out_of_memory(error) && (!first || error.t_ns < first->t_ns)) first = &error;
   return first;
 }
 
 std::optional<TimeNs> run_stopped_at(const TraceData& data) {
   std::optional<TimeNs> stopped;
   for (const auto& error : data.errors)
-    if (error.message.find("out of memory") != std::string::npos && (!stopped || error.t_ns < *stopped))
-      stopped = error.t_ns;
+    if (is_out_of_memory(error) && (!stopped || error.t_ns < *stopped)) stopped = error.t_ns;
   return stopped;
 }
 

@@ -24,6 +24,9 @@ std::string phase_short_name(const std::string& phase);
 // "forward" of step 2 it is "step 2, forward", before "before_step" the backward, before "after_step" the optimizer
 // step; past the last marker, what that marker says ("step 2, after step").
 std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last);
+// The same from one rank's own phase markers at `t_ns` (pipeline stages are in different phases at once); nullopt
+// when the rank has none.
+std::optional<std::string> phase_under_way_at(const RankTimeline& rank, TimeNs t_ns);
 
 // The rank's first out-of-memory error (simulated: where PyTorch would raise; executed: where the run stopped), or
 // nullptr.

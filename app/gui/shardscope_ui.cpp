@@ -73,39 +73,37 @@ void ShardScopeUi::draw_comparison_table() {
   if (compare_name_.empty()) return;
   if (!ImGui::CollapsingHeader(("Compared with " + compare_name_).c_str(), ImGuiTreeNodeFlags_DefaultOpen)) return;
   ImGui::TextDisabled("a = this run (stacked), b = %s (outline)", compare_name_.c_str());
-  session_.store()->read([&](const TraceData& first) {
-    compare_session_.store()->read([&](const TraceData& second) {
-      for (const RankComparison& row : compare_ranks(first, second)) {
-        if (row.rank >= 8) {
-          ImGui::TextDisabled("… %zu ranks in all (shardscope-cli compare lists every one)", std::max(first.ranks.size(), second.ranks.size()));
-          break;
-        }
-        ImGui::Text("rank %d%s", row.rank, !row.first ? " — only in b" : !row.second ? " — only in a" : "");
-        if (!ImGui::BeginTable(("cmp" + std::to_string(row.rank)).c_str(), 4,
-                               ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH))
-          continue;
-        for (const char* header : {"", "a", "b", "a − b"}) ImGui::TableSetupColumn(header);
-        ImGui::TableHeadersRow();
-        auto cell = [](const std::string& text) {
-          ImGui::TableNextColumn();
-          ImGui::TextUnformatted(text.c_str());
-        };
-        auto bytes = [](const TraceMemoryPeak* p, Bytes b) { return p ? format_bytes(b) : std::string("—"); };
-        auto line = [&](const std::string& label, Bytes a, Bytes b) {
-          ImGui::TableNextRow();
-          cell(label);
-          cell(bytes(row.first, a));
-          cell(bytes(row.second, b));
-          cell(row.first && row.second ? (a == b ? "0" : (a > b ? "+" : "−") + format_bytes(a > b ? a - b : b - a)) : "—");
-        };
-        for (Category c : kStackingOrder) {
-          const Bytes a = row.first ? row.first->by_category[c] : 0, b = row.second ? row.second->by_category[c] : 0;
-          if (a != 0 || b != 0) line(std::string(category_label(c)), a, b);
-        }
-        line("peak", row.first ? row.first->allocated : 0, row.second ? row.second->allocated : 0);
-        ImGui::EndTable();
+  read_with_compare(*session_.store(), compared_store(), [&](const TraceData& first, const TraceData* second) {
+    for (const RankComparison& row : compare_ranks(first, *second)) {
+      if (row.rank >= 8) {
+        ImGui::TextDisabled("… %zu ranks in all (shardscope-cli compare lists every one)", std::max(first.ranks.size(), second->ranks.size()));
+        break;
       }
-    });
+      ImGui::Text("rank %d%s", row.rank, !row.first ? " — only in b" : !row.second ? " — only in a" : "");
+      if (!ImGui::BeginTable(("cmp" + std::to_string(row.rank)).c_str(), 4,
+                             ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersInnerH))
+        continue;
+      for (const char* header : {"", "a", "b", "a − b"}) ImGui::TableSetupColumn(header);
+      ImGui::TableHeadersRow();
+      auto cell = [](const std::string& text) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(text.c_str());
+      };
+      auto bytes = [](const TraceMemoryPeak* p, Bytes b) { return p ? format_bytes(b) : std::string("—"); };
+      auto line = [&](const std::string& label, Bytes a, Bytes b) {
+        ImGui::TableNextRow();
+        cell(label);
+        cell(bytes(row.first, a));
+        cell(bytes(row.second, b));
+        cell(row.first && row.second ? (a == b ? "0" : (a > b ? "+" : "−") + format_bytes(a > b ? a - b : b - a)) : "—");
+      };
+      for (Category c : kStackingOrder) {
+        const Bytes a = row.first ? row.first->by_category[c] : 0, b = row.second ? row.second->by_category[c] : 0;
+        if (a != 0 || b != 0) line(std::string(category_label(c)), a, b);
+      }
+      line("peak", row.first ? row.first->allocated : 0, row.second ? row.second->allocated : 0);
+      ImGui::EndTable();
+    }
   });
 }
 
@@ -139,12 +137,8 @@ void ShardScopeUi::refresh_after_new_run() {
   playback_.set_timeline(std::move(boundaries), std::move(phases), end);
   // A run that stopped gets a little room past its end, so the red line and its label are not on the edge.
   const TimeNs view_end = std::max<TimeNs>(end == full_end ? end : end + end / 12, 1);
-  if (new_run) {
-    view_.set_run_range(0, view_end);
-    playback_.seek(options_.screenshot.empty() ? 0 : end);
-  } else {
-    view_.set_run_range(0, view_end);
-  }
+  view_.set_run_range(0, view_end);
+  if (new_run) playback_.seek(options_.screenshot.empty() ? 0 : end);
 }
 
 void ShardScopeUi::place_playhead_for_screenshot() {
@@ -332,26 +326,18 @@ void ShardScopeUi::draw_right_column(float width, float height) {
   const float caption_height = ImGui::GetTextLineHeightWithSpacing() * 2 + ImGui::GetStyle().ItemSpacing.y * 2;
   const float memory_height = (height - caption_height) * 0.55f;
   ImGui::BeginChild("memory", ImVec2(0, memory_height), true);
-  memory_panel_.draw(*session_.store(), groups_, view_, playback_, compare_name_.empty() ? nullptr : compare_session_.store().get());
+  memory_panel_.draw(*session_.store(), groups_, view_, playback_, compared_store());
   ImGui::EndChild();
   ImGui::BeginChild("timeline", ImVec2(0, height - caption_height - memory_height - ImGui::GetStyle().ItemSpacing.y * 2), true);
-  timeline_panel_.draw(*session_.store(), groups_, view_, playback_, compare_name_.empty() ? nullptr : compare_session_.store().get());
+  timeline_panel_.draw(*session_.store(), groups_, view_, playback_, compared_store());
   ImGui::EndChild();
   std::string caption, out_of_memory;
-  std::optional<PhaseMark> rank_current, rank_upcoming;  // the described rank's own phases (pipeline stages differ)
+  std::optional<std::string> rank_phase;  // the described rank's own phase (pipeline stages differ)
   session_.store()->read([&](const TraceData& data) {
     if (data.ranks.empty()) return;
     const int described = most_telling_rank(data, playback_.now_ns());
     caption = describe_rank_at(data, described, playback_.now_ns());
-    if (const RankTimeline* rank = data.rank(described))
-      for (const TracePhaseMarker& p : rank->phases) {
-        if (p.t_ns <= playback_.now_ns()) {
-          rank_current = PhaseMark{p.name, p.step, p.t_ns};
-        } else {
-          rank_upcoming = PhaseMark{p.name, p.step, p.t_ns};
-          break;
-        }
-      }
+    if (const RankTimeline* rank = data.rank(described)) rank_phase = phase_under_way_at(*rank, playback_.now_ns());
     // Past a rank's failed allocation, that is the news: which rank, op, request and what was allocated.
     for (const auto& rank : data.ranks)
       if (const TraceRunError* oom = first_out_of_memory(data, rank.rank); oom && oom->t_ns <= playback_.now_ns()) {
@@ -360,9 +346,7 @@ void ShardScopeUi::draw_right_column(float width, float height) {
       }
   });
   if (!out_of_memory.empty()) caption = out_of_memory;
-  const bool own_phases = rank_current || rank_upcoming;
-  const std::string phase = own_phases ? phase_under_way(rank_upcoming ? &*rank_upcoming : nullptr, rank_current ? &*rank_current : nullptr)
-                                       : phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
+  const std::string phase = rank_phase ? *rank_phase : phase_under_way(playback_.upcoming_phase(), playback_.current_phase());
   const ImVec4 colour = out_of_memory.empty() ? ImGui::GetStyleColorVec4(ImGuiCol_Text) : ImVec4(0.8f, 0.0f, 0.0f, 1);
   ImGui::PushTextWrapPos(0.0f);
   ImGui::TextColored(colour, "%s  ·  %s%s", format_duration(playback_.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),

@@ -56,6 +56,7 @@ class ShardScopeUi {
   // A second run laid over the first (File → Compare with, --compare): a scenario simulated or a trace opened.
   void load_comparison(const std::string& path);
   void draw_comparison_table();
+  const TraceStore* compared_store() const { return compare_name_.empty() ? nullptr : compare_session_.store().get(); }
 
   GuiOptions options_;
   Session session_;

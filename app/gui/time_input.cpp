@@ -1,4 +1,4 @@
-// Zoom, pan and playhead clicks over a TimeView.
+// Zoom, pan and playhead clicks over a TimeView; the time ruler and the stop of a run that ran out of memory.
 #include "gui/time_input.h"
 
 #include <imgui.h>
@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/caption.h"
 
 namespace shardscope::gui {
 
@@ -66,6 +67,17 @@ void draw_time_ruler(const TimeView& view, float x0, float width) {
     if (x + 2 + ImGui::CalcTextSize(label.c_str()).x <= x0 + width)  // a label cut at the edge reads as another number
       draw->AddText(ImVec2(x + 2, p0.y), IM_COL32(90, 90, 90, 255), label.c_str());
   }
+}
+
+std::optional<StopMark> draw_run_stop(ImDrawList* draw, const TraceData& data, int rank, std::optional<TimeNs> stopped,
+                                      const TimeView& view, float x0, float width, float y0, float y1) {
+  if (!stopped || *stopped > view.t1()) return std::nullopt;
+  const float x = std::max(x0, static_cast<float>(view.x_of(*stopped, x0, width)));
+  draw->AddRectFilled(ImVec2(x, y0), ImVec2(x0 + width, y1), IM_COL32(245, 245, 245, 255));
+  const TraceRunError* oom = first_out_of_memory(data, rank);
+  const bool own = oom && oom->t_ns == *stopped;
+  draw->AddLine(ImVec2(x, y0), ImVec2(x, y1), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255), 3.0f);
+  return StopMark{x, own};
 }
 
 }  // namespace shardscope::gui

@@ -38,6 +38,7 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
                         const std::vector<Bytes>& predicted_peaks, const std::vector<std::vector<LiveTensor>>& peak_tensors) {
   store.read([&](const TraceData& data) {
     if (data.ranks.empty()) return;
+    const std::optional<TimeNs> stopped = run_stopped_at(data);
     for (const auto& group : groups) {
       if (static_cast<std::size_t>(group.ranks[0]) >= data.ranks.size()) continue;
       const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
@@ -45,7 +46,6 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
       for (const auto& d : data.header.devices)
         if (d.rank == rank.rank) device = &d;
       const Bytes capacity = device ? device->capacity : 0;
-      const std::optional<TimeNs> stopped = run_stopped_at(data);
       const TraceMemoryPeak rank_peak = peak_before_stop(rank, stopped, capacity);
       TraceMemorySample now = rank.memory_at(playback.now_ns());
       if (stopped && playback.now_ns() >= *stopped) {  // the last allocation that happened
@@ -53,10 +53,7 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
         now = n > 0 ? rank.memory[n - 1] : TraceMemorySample{};
       }
       // Simulated: the plan went over the capacity. Executed: the run stopped on this rank's failed allocation.
-      const bool failed_allocation = std::any_of(data.errors.begin(), data.errors.end(), [&](const TraceRunError& e) {
-        return e.rank == rank.rank && e.message.find("out of memory") != std::string::npos;
-      });
-      const bool oom = (capacity > 0 && rank_peak.allocated > capacity) || failed_allocation;
+      const bool oom = (capacity > 0 && rank_peak.allocated > capacity) || first_out_of_memory(data, rank.rank);
 
       ImGui::Text("%s%s%s", group.label.c_str(), device ? " · " : "", device ? device->name.c_str() : "");
       const ImVec2 p0 = ImGui::GetCursorScreenPos();

@@ -45,7 +45,6 @@ TraceMemorySample column_sample(const RankTimeline& rank, TimeNs t_a, TimeNs t_b
   return *best;
 }
 
-// A chart's top: the capacity (and a margin) once usage passes half of it, else the highest usage and a margin.
 // The second run's total allocated as a dark outline over the first run's stack, its times mapped onto the first
 // run's clock by phase; per pixel column the highest value, so a short peak stays visible.
 template <class YOf>
@@ -82,6 +81,7 @@ void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const Rank
   if (points.size() > 1) draw->AddPolyline(points.data(), static_cast<int>(points.size()), IM_COL32(15, 15, 15, 255), 0, 2.0f);
 }
 
+// A chart's top: the capacity (and a margin) once usage passes half of it, else the highest usage and a margin.
 Bytes chart_scale(Bytes highest, Bytes capacity) {
   return std::max<Bytes>(1, highest > capacity / 2 ? std::max(highest, capacity) * 21 / 20 : highest * 23 / 20);
 }
@@ -109,39 +109,37 @@ void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& gr
 
 void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view,
                               Playback& playback, const TraceData* compare) {
-  {
-    if (data.ranks.empty()) {
-      ImGui::TextDisabled("No memory events yet.");
-      return;
-    }
-    Bytes capacity = 0, highest = 0;
-    for (const auto& d : data.header.devices) capacity = std::max(capacity, d.capacity);
-    for (const auto& r : data.ranks) {
-      highest = std::max(highest, r.peak.allocated);
-      for (const auto& d : r.device_memory) highest = std::max(highest, d.used);  // GPU runs: the device's own count
-    }
-    if (compare)  // one scale for both runs, so their heights compare
-      for (const auto& r : compare->ranks) highest = std::max(highest, r.peak.allocated);
-    // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it.
-    const Bytes scale = chart_scale(highest, capacity);
-    ImGui::TextDisabled("Memory allocated by category · %s · %s%s", data.header.accounting_rules.c_str(),
-                        one_scale ? ("scale " + format_bytes(scale)).c_str() : "each device to its own peak",
-                        compare ? " · black outline: the compared run's total, aligned by step and phase" : "");
-    const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
-                                        (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
-                                            ImGui::GetFrameHeightWithSpacing());
-    ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
-    if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
-    for (const auto& group : groups)
-      if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) {
-        const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
-        Bytes own = rank.peak.allocated;
-        if (const RankTimeline* other = compare ? compare->rank(group.ranks[0]) : nullptr) own = std::max(own, other->peak.allocated);
-        draw_chart(data, group, capacity, one_scale ? scale : chart_scale(own, capacity), view, playback, chart_height,
-                   compare);
-      }
-    ImGui::EndChild();
+  if (data.ranks.empty()) {
+    ImGui::TextDisabled("No memory events yet.");
+    return;
   }
+  Bytes capacity = 0, highest = 0;
+  for (const auto& d : data.header.devices) capacity = std::max(capacity, d.capacity);
+  for (const auto& r : data.ranks) {
+    highest = std::max(highest, r.peak.allocated);
+    for (const auto& d : r.device_memory) highest = std::max(highest, d.used);  // GPU runs: the device's own count
+  }
+  if (compare)  // one scale for both runs, so their heights compare
+    for (const auto& r : compare->ranks) highest = std::max(highest, r.peak.allocated);
+  // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it.
+  const Bytes scale = chart_scale(highest, capacity);
+  ImGui::TextDisabled("Memory allocated by category · %s · %s%s", data.header.accounting_rules.c_str(),
+                      one_scale ? ("scale " + format_bytes(scale)).c_str() : "each device to its own peak",
+                      compare ? " · black outline: the compared run's total, aligned by step and phase" : "");
+  const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
+                                      (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
+                                          ImGui::GetFrameHeightWithSpacing());
+  ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+  if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
+  for (const auto& group : groups)
+    if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) {
+      const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
+      Bytes own = rank.peak.allocated;
+      if (const RankTimeline* other = compare ? compare->rank(group.ranks[0]) : nullptr) own = std::max(own, other->peak.allocated);
+      draw_chart(data, group, capacity, one_scale ? scale : chart_scale(own, capacity), view, playback, chart_height,
+                 compare);
+    }
+  ImGui::EndChild();
 }
 
 void MemoryPanel::draw_aggregate(const TraceData& data, Bytes capacity, Bytes scale, TimeView& view, Playback& playback,
@@ -320,17 +318,12 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   draw_device_use(rank, view, p0.x, width, y_of);
   // Out of memory: the run ends at the first failed allocation of any rank (PyTorch raises, the other workers are
   // stopped), so nothing after it is drawn; a red line where this rank's own allocation failed.
-  if (const auto stopped = run_stopped_at(data); stopped && *stopped <= view.t1()) {
-    const float x = std::max(p0.x, static_cast<float>(view.x_of(*stopped, p0.x, width)));
-    draw->AddRectFilled(ImVec2(x, p0.y), ImVec2(p0.x + width, bottom), IM_COL32(245, 245, 245, 255));
-    const TraceRunError* oom = first_out_of_memory(data, rank.rank);
-    const bool own = oom && oom->t_ns == *stopped;
-    draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255), 3.0f);
-    const char* label = own ? "OUT OF MEMORY here: the run stops" : "run stopped (another rank ran out of memory)";
+  if (const auto stop = draw_run_stop(draw, data, rank.rank, stopped, view, p0.x, width, p0.y, bottom)) {
+    const char* label = stop->own ? "OUT OF MEMORY here: the run stops" : "run stopped (another rank ran out of memory)";
     const float label_width = ImGui::CalcTextSize(label).x;
-    const float label_x = x + 4 + label_width <= p0.x + width ? x + 4 : std::max(p0.x, x - 4 - label_width);  // never cut
-    draw->AddText(ImVec2(label_x, bottom - ImGui::GetFontSize() * 1.2f), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(70, 70, 70, 255),
-                  label);
+    const float label_x = stop->x + 4 + label_width <= p0.x + width ? stop->x + 4 : std::max(p0.x, stop->x - 4 - label_width);  // never cut
+    draw->AddText(ImVec2(label_x, bottom - ImGui::GetFontSize() * 1.2f),
+                  stop->own ? IM_COL32(210, 0, 0, 255) : IM_COL32(70, 70, 70, 255), label);
   }
   const float playhead = static_cast<float>(view.x_of(playback.now_ns(), p0.x, width));
   draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
@@ -339,7 +332,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
 
   if (ImGui::IsItemHovered()) {
     TimeNs t = view.t_of(ImGui::GetIO().MousePos.x, p0.x, width);
-    if (const auto stopped = run_stopped_at(data)) t = std::min(t, *stopped);  // nothing happened after
+    if (stopped) t = std::min(t, *stopped);  // nothing happened after
     const TraceMemorySample s = rank.memory_at(t);
     ImGui::BeginTooltip();
     ImGui::Text("%s at %s", group.label.c_str(), format_duration(t).c_str());

@@ -178,91 +178,83 @@ void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& 
 
 void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view,
                               Playback& playback, const TraceData* compare) {
-  {
-    if (data.ranks.empty()) {
-      ImGui::TextDisabled("No ops yet.");
-      return;
-    }
-    const float lane_height = ImGui::GetFontSize() * 1.35f;
-    const float label_width = time_axis_margin();
-    draw_time_ruler(view, ImGui::GetCursorScreenPos().x + label_width,
-                    std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width - ImGui::GetStyle().ScrollbarSize));
-    ImGui::BeginChild("lanes", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
-    // Rows must be the same height for the clipper: a copy lane for every rank if any rank uses one.
-    const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
-                                      [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
-    const int stream_lanes = any_copy ? 3 : 2;
-    const int lanes = stream_lanes + (compare ? 1 : 0);  // the compared run's compute lane last
-    std::vector<CommLane> comm_lanes;
-    float lanes_x0 = 0, lanes_width = 0;
-    ImGuiListClipper clipper;
-    clipper.Begin(static_cast<int>(groups.size()));
-    while (clipper.Step()) {
-      for (int g = clipper.DisplayStart; g < clipper.DisplayEnd; ++g) {
-        const RankGroup& group = groups[static_cast<std::size_t>(g)];
-        const int r = group.ranks.front();
-        if (static_cast<std::size_t>(r) >= data.ranks.size()) continue;
-        const RankTimeline& rank = data.ranks[static_cast<std::size_t>(r)];
-        const ImVec2 p0 = ImGui::GetCursorScreenPos();
-        const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width);
-        ImDrawList* draw = ImGui::GetWindowDrawList();
-        draw->AddText(p0, IM_COL32(30, 30, 30, 255), group.label.c_str());
-        ImGui::SetCursorScreenPos(ImVec2(p0.x + label_width, p0.y));
-        ImGui::InvisibleButton(("row" + std::to_string(r)).c_str(), ImVec2(width, lane_height * static_cast<float>(lanes)));
-        handle_time_input(view, playback, p0.x + label_width, width);
-        const float x0 = p0.x + label_width;
-        for (int member : group.ranks) comm_lanes.push_back({member, p0.y + lane_height * 1.5f});
-        lanes_x0 = x0;
-        lanes_width = width;
-        draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
-        const TraceSpan* hovered = nullptr;
-        if (const RankTimeline* other = compare ? compare->rank(r) : nullptr) {
-          const float y0 = p0.y + lane_height * static_cast<float>(stream_lanes);
-          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
-          draw_compared_compute(draw, *compare, rank, *other, {x0, width, y0, lane_height}, view);
-        }
-        for (int lane = 0; lane < stream_lanes; ++lane) {
-          const Stream stream = static_cast<Stream>(lane);
-          const float y0 = p0.y + lane_height * static_cast<float>(lane);
-          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
-          if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
-          const TraceSpan* lane_hover = nullptr;
-          draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
-          if (lane_hover) hovered = lane_hover;
-        }
-        // Step boundaries (the rank's after_step markers) across its lanes, as in the memory charts.
-        for (const auto& phase : rank.phases)
-          if (phase.name == "after_step" && phase.t_ns >= view.t0() && phase.t_ns <= view.t1()) {
-            const float x = static_cast<float>(view.x_of(phase.t_ns, x0, width));
-            draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(40, 40, 40, 220), 2.0f);
-          }
-        // The run ends at the first out of memory (memory_panel.cpp): what the plan would have done next is covered.
-        if (const auto stopped = run_stopped_at(data); stopped && *stopped <= view.t1()) {
-          const float x = std::max(x0, static_cast<float>(view.x_of(*stopped, x0, width)));
-          const float y1 = p0.y + lane_height * static_cast<float>(lanes);
-          draw->AddRectFilled(ImVec2(x, p0.y), ImVec2(x0 + width, y1), IM_COL32(245, 245, 245, 255));
-          const TraceRunError* oom = first_out_of_memory(data, r);
-          const bool own = oom && oom->t_ns == *stopped;
-          draw->AddLine(ImVec2(x, p0.y), ImVec2(x, y1), own ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255), 3.0f);
-        }
-        const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
-        draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
-        draw->PopClipRect();
-        for (int lane = 1; lane < lanes; ++lane)
-          draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
-                        IM_COL32(110, 110, 110, 255), lane == stream_lanes ? "b: compute" : lane == 1 ? "comm" : "copy");
-        if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
-        ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
-      }
-    }
-    if (!comm_lanes.empty()) {
-      ImDrawList* draw = ImGui::GetWindowDrawList();
-      draw->PushClipRect(ImVec2(lanes_x0, ImGui::GetWindowPos().y), ImVec2(lanes_x0 + lanes_width, ImGui::GetWindowPos().y + ImGui::GetWindowHeight()), true);
-      draw_message_flows(draw, data, comm_lanes, view, lanes_x0, lanes_width);
-      draw->PopClipRect();
-    }
-    ImGui::EndChild();
+  if (data.ranks.empty()) {
+    ImGui::TextDisabled("No ops yet.");
+    return;
   }
+  const float lane_height = ImGui::GetFontSize() * 1.35f;
+  const float label_width = time_axis_margin();
+  draw_time_ruler(view, ImGui::GetCursorScreenPos().x + label_width,
+                  std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width - ImGui::GetStyle().ScrollbarSize));
+  ImGui::BeginChild("lanes", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
+  // Rows must be the same height for the clipper: a copy lane for every rank if any rank uses one.
+  const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
+                                    [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
+  const int stream_lanes = any_copy ? 3 : 2;
+  const int lanes = stream_lanes + (compare ? 1 : 0);  // the compared run's compute lane last
+  const std::optional<TimeNs> stopped = run_stopped_at(data);
+  std::vector<CommLane> comm_lanes;
+  float lanes_x0 = 0, lanes_width = 0;
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(groups.size()));
+  while (clipper.Step()) {
+    for (int g = clipper.DisplayStart; g < clipper.DisplayEnd; ++g) {
+      const RankGroup& group = groups[static_cast<std::size_t>(g)];
+      const int r = group.ranks.front();
+      if (static_cast<std::size_t>(r) >= data.ranks.size()) continue;
+      const RankTimeline& rank = data.ranks[static_cast<std::size_t>(r)];
+      const ImVec2 p0 = ImGui::GetCursorScreenPos();
+      const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width);
+      ImDrawList* draw = ImGui::GetWindowDrawList();
+      draw->AddText(p0, IM_COL32(30, 30, 30, 255), group.label.c_str());
+      ImGui::SetCursorScreenPos(ImVec2(p0.x + label_width, p0.y));
+      ImGui::InvisibleButton(("row" + std::to_string(r)).c_str(), ImVec2(width, lane_height * static_cast<float>(lanes)));
+      handle_time_input(view, playback, p0.x + label_width, width);
+      const float x0 = p0.x + label_width;
+      for (int member : group.ranks) comm_lanes.push_back({member, p0.y + lane_height * 1.5f});
+      lanes_x0 = x0;
+      lanes_width = width;
+      draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
+      const TraceSpan* hovered = nullptr;
+      if (const RankTimeline* other = compare ? compare->rank(r) : nullptr) {
+        const float y0 = p0.y + lane_height * static_cast<float>(stream_lanes);
+        draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
+        draw_compared_compute(draw, *compare, rank, *other, {x0, width, y0, lane_height}, view);
+      }
+      for (int lane = 0; lane < stream_lanes; ++lane) {
+        const Stream stream = static_cast<Stream>(lane);
+        const float y0 = p0.y + lane_height * static_cast<float>(lane);
+        draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
+        if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
+        const TraceSpan* lane_hover = nullptr;
+        draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
+        if (lane_hover) hovered = lane_hover;
+      }
+      // Step boundaries (the rank's after_step markers) across its lanes, as in the memory charts.
+      for (const auto& phase : rank.phases)
+        if (phase.name == "after_step" && phase.t_ns >= view.t0() && phase.t_ns <= view.t1()) {
+          const float x = static_cast<float>(view.x_of(phase.t_ns, x0, width));
+          draw->AddLine(ImVec2(x, p0.y), ImVec2(x, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(40, 40, 40, 220), 2.0f);
+        }
+      // The run ends at the first out of memory: what the plan would have done next is covered.
+      draw_run_stop(draw, data, r, stopped, view, x0, width, p0.y, p0.y + lane_height * static_cast<float>(lanes));
+      const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
+      draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
+      draw->PopClipRect();
+      for (int lane = 1; lane < lanes; ++lane)
+        draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
+                      IM_COL32(110, 110, 110, 255), lane == stream_lanes ? "b: compute" : lane == 1 ? "comm" : "copy");
+      if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
+      ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
+    }
+  }
+  if (!comm_lanes.empty()) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->PushClipRect(ImVec2(lanes_x0, ImGui::GetWindowPos().y), ImVec2(lanes_x0 + lanes_width, ImGui::GetWindowPos().y + ImGui::GetWindowHeight()), true);
+    draw_message_flows(draw, data, comm_lanes, view, lanes_x0, lanes_width);
+    draw->PopClipRect();
+  }
+  ImGui::EndChild();
 }
 
 }  // namespace shardscope::gui
