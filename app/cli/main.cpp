@@ -1,4 +1,4 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, gpus, strategies.
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, gpus, strategies, lessons.
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
@@ -8,7 +8,8 @@
 //   shardscope-cli gpus
 //   shardscope-cli strategies --json
 //   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
-// Exit codes: 0 ok, 2 bad arguments or scenario (or a plan the backend cannot run), 3 internal error or failed run,
+//   shardscope-cli lessons check --json
+// Exit codes: 0 ok, 1 a lesson's claim fails (lessons check), 2 bad arguments or scenario (or a plan the backend cannot run), 3 internal error or failed run,
 // 4 the backend cannot run on this machine (cuda: not built, or no usable GPU).
 #include <iostream>
 #include <optional>
@@ -17,6 +18,7 @@
 
 #include "cli/compare_command.h"
 #include "cli/gpus_command.h"
+#include "cli/lessons_command.h"
 #include "cli/memory_command.h"
 #include "cli/run_command.h"
 #include "cli/scenario_flags.h"
@@ -25,6 +27,7 @@
 #include "cli/trace_outputs.h"
 #include "core/version.h"
 #include "exec/backends/backend_factory.h"
+#include "lessons/lesson.h"
 #include "pipeline/run_pipeline.h"
 #include "trace/trace_file_reader.h"
 
@@ -76,6 +79,15 @@ int main(int argc, char** argv) {
 
   auto* strategies = app.add_subcommand("strategies", "The strategies: what each models and the options it takes");
   strategies->add_flag("--json", json, "Print JSON instead of text");
+
+  std::string lessons_dir = lessons::default_lessons_dir();
+  std::vector<std::string> lesson_ids;
+  auto* lessons_list = app.add_subcommand("lessons", "The guided lessons (assets/lessons): id, title, the question each answers");
+  lessons_list->add_flag("--json", json, "Print JSON instead of text");
+  lessons_list->add_option("--dir", lessons_dir, "Where the lesson files are (default: assets/lessons)");
+  auto* lessons_check = lessons_list->add_subcommand("check", "Run every lesson's scenarios and check its claims; exit 1 if one fails");
+  lessons_check->add_option("ids", lesson_ids, "Only these lessons (ids)");
+  lessons_check->add_flag("--json", json, "Print JSON instead of text");
 
   try {
     app.parse(argc, argv);
@@ -143,6 +155,11 @@ int main(int argc, char** argv) {
         cli::print_strategies_text(std::cout);
       }
     }
+    if (lessons_check->parsed()) {
+      if (!cli::check_lessons(lessons_dir, lesson_ids, json, std::cout)) return 1;
+    } else if (lessons_list->parsed()) {
+      cli::print_lessons(lessons_dir, json, std::cout);
+    }
     if (gpus->parsed()) {
       const exec::GpuInventory inventory = exec::detect_gpus();
       if (json) {
@@ -158,6 +175,9 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << error.what() << "\n";
     return 2;
   } catch (const TraceFileError& error) {  // compare's trace inputs
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  } catch (const lessons::LessonError& error) {
     std::cerr << "error: " << error.what() << "\n";
     return 2;
   } catch (const exec::UnsupportedPlanError& error) {

@@ -97,6 +97,10 @@ class RingStepper {
     group_.changed.notify_all();
   }
 
+  void observe(int step, int chunk, std::span<const float> data) const {
+    if (comm_.ring_step_observer_) comm_.ring_step_observer_(group_.ranks[static_cast<std::size_t>(member_)], step, chunk, data);
+  }
+
   // The right neighbour is the only reader of this member's buffer: once it is past the last step, return.
   void finish(int steps) {
     std::unique_lock lock(group_.mutex);
@@ -164,6 +168,7 @@ void ring_reduce_scatter_steps(RingStepper& stepper, int first_step, int me, int
     const ChunkRange range = chunk_range(data.size(), n, chunk);
     add_from(left, data, range);
     if (average && s == n - 2) divide(data, range, n);  // chunk == me: complete now, divided once by its owner
+    stepper.observe(first_step + s, chunk, data);
     stepper.end_step(first_step + s);
   }
 }
@@ -172,7 +177,9 @@ void ring_reduce_scatter_steps(RingStepper& stepper, int first_step, int me, int
 void ring_all_gather_steps(RingStepper& stepper, int first_step, int me, int n, std::span<float> data) {
   for (int s = 0; s < n - 1; ++s) {
     const float* left = stepper.begin_step(first_step + s);
-    copy_from(left, data, chunk_range(data.size(), n, ring_mod(me - s - 1, n)));
+    const int chunk = ring_mod(me - s - 1, n);
+    copy_from(left, data, chunk_range(data.size(), n, chunk));
+    stepper.observe(first_step + s, chunk, data);
     stepper.end_step(first_step + s);
   }
 }

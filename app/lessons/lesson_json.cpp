@@ -1,0 +1,236 @@
+// Reads lesson files (lesson.h): strict like scenario files, so a typo in a key is an error, never a silent default.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lessons/lesson.h"
+#include "model/transformer.h"
+
+namespace shardscope::lessons {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+class Reader {
+ public:
+  Reader(std::string path, std::string base_dir) : path_(std::move(path)), base_dir_(std::move(base_dir)) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw LessonError(path_ + ": " + (where.empty() ? "" : where + ": ") + what);
+  }
+
+  void only_keys(const json& object, const std::string& where, std::initializer_list<const char*> keys) const {
+    if (!object.is_object()) fail(where, "must be an object");
+    for (const auto& [key, value] : object.items()) {
+      if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
+        std::string known;
+        for (const char* k : keys) known += std::string(known.empty() ? "" : ", ") + k;
+        fail(where, "unknown key '" + key + "' (known: " + known + ")");
+      }
+    }
+  }
+  std::string text(const json& object, const char* key, const std::string& where, bool required) const {
+    if (!object.contains(key)) {
+      if (required) fail(where, std::string("missing '") + key + "'");
+      return "";
+    }
+    if (!object[key].is_string()) fail(where + (where.empty() ? "" : ".") + key, "must be text");
+    return object[key].get<std::string>();
+  }
+  int integer(const json& object, const char* key, const std::string& where, int fallback) const {
+    if (!object.contains(key)) return fallback;
+    if (!object[key].is_number_integer()) fail(where + (where.empty() ? "" : ".") + key, "must be an integer");
+    return object[key].get<int>();
+  }
+
+  LessonScenario scenario(const std::string& id, const json& entry) const {
+    const std::string where = "scenarios." + id;
+    if (!std::regex_match(id, std::regex("[a-z][a-z0-9_]*")))
+      fail(where, "scenario ids are lower-case letters, digits and '_' (they are used in expressions)");
+    only_keys(entry, where, {"file", "scenario", "set", "all_reduce_demo"});
+    LessonScenario result{id, "inline", std::nullopt, {}};
+    const int sources = int(entry.contains("file")) + int(entry.contains("scenario")) + int(entry.contains("all_reduce_demo"));
+    if (sources != 1) fail(where, "give exactly one of 'file', 'scenario' and 'all_reduce_demo'");
+    if (entry.contains("all_reduce_demo")) {
+      if (entry.contains("set")) fail(where, "'set' applies to scenarios, not to the all-reduce demo");
+      return demo(where, id, entry["all_reduce_demo"]);
+    }
+    json scenario_json;
+    if (entry.contains("file")) {
+      result.source = text(entry, "file", where, true);
+      const std::filesystem::path file = std::filesystem::path(base_dir_) / result.source;
+      std::ifstream in(file);
+      if (!in) fail(where + ".file", "cannot read " + file.string());
+      std::stringstream buffer;
+      buffer << in.rdbuf();
+      scenario_json = json::parse(buffer.str(), nullptr, false);
+      if (scenario_json.is_discarded()) fail(where + ".file", file.string() + " is not valid JSON");
+    } else {
+      scenario_json = entry["scenario"];
+      if (!scenario_json.is_object()) fail(where + ".scenario", "must be an object (a scenario file's content)");
+    }
+    if (entry.contains("set")) {
+      if (!entry["set"].is_object()) fail(where + ".set", "must be an object (merged over the scenario)");
+      scenario_json.merge_patch(entry["set"]);
+    }
+    try {
+      result.scenario = parse_scenario_json(scenario_json.dump(), path_ + " " + where);
+    } catch (const ScenarioError& error) {
+      fail("", error.what());
+    }
+    return result;
+  }
+
+  LessonScenario demo(const std::string& where, const std::string& id, const json& ranks) const {
+    LessonScenario result{id, "inline", std::nullopt, {}};
+    if (!ranks.is_array() || ranks.size() < 2) fail(where + ".all_reduce_demo", "must list at least two ranks' buffers");
+    for (const json& buffer : ranks) {
+      if (!buffer.is_array() || buffer.empty()) fail(where + ".all_reduce_demo", "each rank's buffer is a non-empty list of numbers");
+      std::vector<float> values;
+      for (const json& v : buffer) {
+        if (!v.is_number()) fail(where + ".all_reduce_demo", "each rank's buffer is a list of numbers");
+        values.push_back(v.get<float>());
+      }
+      if (!result.all_reduce_demo.empty() && values.size() != result.all_reduce_demo.front().size())
+        fail(where + ".all_reduce_demo", "every rank's buffer has the same length (as all_reduce requires)");
+      result.all_reduce_demo.push_back(std::move(values));
+    }
+    return result;
+  }
+
+  Anchor anchor(const json& at, const std::string& where) const {
+    Anchor result;
+    if (at.is_string()) {
+      result.phase = at.get<std::string>();
+      return result;
+    }
+    only_keys(at, where, {"op", "rank", "step"});
+    result.op = text(at, "op", where, true);
+    result.rank = integer(at, "rank", where, 0);
+    result.step = integer(at, "step", where, -1);
+    return result;
+  }
+
+  Highlight highlight(const json& h, const std::string& where) const {
+    only_keys(h, where, {"rank", "category", "from", "to"});
+    Highlight result;
+    result.rank = integer(h, "rank", where, -1);
+    if (h.contains("category")) {
+      const std::string key = text(h, "category", where, true);
+      result.category = category_from_key(key);
+      if (!result.category) fail(where + ".category", "unknown category '" + key + "' (parameters, gradients, ddp_buckets, optimizer_state, activations, temporaries, communication_buffers)");
+    }
+    result.from = text(h, "from", where, false);
+    result.to = text(h, "to", where, false);
+    if (result.from.empty() != result.to.empty()) fail(where, "a span needs both 'from' and 'to'");
+    return result;
+  }
+
+  LessonStep step(const json& s, const std::string& where, const Lesson& lesson) const {
+    only_keys(s, where, {"title", "scenario", "compare", "at", "narration", "highlight", "predict", "ring_step"});
+    LessonStep result;
+    result.title = text(s, "title", where, true);
+    result.scenario = text(s, "scenario", where, false);
+    if (result.scenario.empty()) result.scenario = lesson.scenarios.front().id;
+    const LessonScenario* shown = lesson.find_scenario(result.scenario);
+    if (!shown) fail(where + ".scenario", "no scenario '" + result.scenario + "' in this lesson");
+    result.compare = text(s, "compare", where, false);
+    if (!result.compare.empty()) {
+      const LessonScenario* other = lesson.find_scenario(result.compare);
+      if (!other) fail(where + ".compare", "no scenario '" + result.compare + "' in this lesson");
+      if (other->is_demo() || shown->is_demo()) fail(where + ".compare", "the all-reduce demo is not compared");
+    }
+    if (s.contains("at")) result.at = anchor(s["at"], where + ".at");
+    else result.at.phase = "end";
+    result.narration = text(s, "narration", where, true);
+    if (s.contains("highlight")) result.highlight = highlight(s["highlight"], where + ".highlight");
+    if (s.contains("predict")) {
+      const json& p = s["predict"];
+      only_keys(p, where + ".predict", {"question", "answer", "format"});
+      result.predict = Prediction{text(p, "question", where + ".predict", true), text(p, "answer", where + ".predict", true),
+                                  text(p, "format", where + ".predict", false)};
+    }
+    result.ring_step = integer(s, "ring_step", where, -1);
+    if (result.ring_step >= 0 && !shown->is_demo()) fail(where + ".ring_step", "only for an all-reduce demo scenario");
+    if (shown->is_demo() && result.ring_step < 0) result.ring_step = 0;
+    return result;
+  }
+
+  Lesson lesson(const json& root) const {
+    only_keys(root, "", {"title", "question", "order", "scenarios", "claims", "steps"});
+    Lesson result;
+    result.file = path_;
+    result.id = std::filesystem::path(path_).stem().string();
+    result.title = text(root, "title", "", true);
+    result.question = text(root, "question", "", true);
+    result.order = integer(root, "order", "", 0);
+    if (!root.contains("scenarios") || !root["scenarios"].is_object() || root["scenarios"].empty())
+      fail("scenarios", "must name at least one scenario: {\"id\": {\"file\": ...} or {\"scenario\": {...}}}");
+    for (const auto& [id, entry] : root["scenarios"].items()) result.scenarios.push_back(scenario(id, entry));
+    if (root.contains("claims")) {
+      if (!root["claims"].is_array()) fail("claims", "must be a list");
+      for (std::size_t i = 0; i < root["claims"].size(); ++i) {
+        const json& c = root["claims"][i];
+        const std::string where = "claims[" + std::to_string(i) + "]";
+        only_keys(c, where, {"says", "check", "tolerance"});
+        Claim claim{text(c, "says", where, true), text(c, "check", where, true), 0};
+        if (c.contains("tolerance")) {
+          if (!c["tolerance"].is_number() || c["tolerance"].get<double>() < 0) fail(where + ".tolerance", "must be a number >= 0");
+          claim.tolerance = c["tolerance"].get<double>();
+        }
+        result.claims.push_back(std::move(claim));
+      }
+    }
+    if (!root.contains("steps") || !root["steps"].is_array() || root["steps"].empty()) fail("steps", "must list at least one step");
+    for (std::size_t i = 0; i < root["steps"].size(); ++i)
+      result.steps.push_back(step(root["steps"][i], "steps[" + std::to_string(i) + "]", result));
+    return result;
+  }
+
+ private:
+  std::string path_, base_dir_;
+};
+
+}  // namespace
+
+const LessonScenario* Lesson::find_scenario(const std::string& wanted) const {
+  for (const LessonScenario& s : scenarios)
+    if (s.id == wanted) return &s;
+  return nullptr;
+}
+
+Lesson parse_lesson_json(const std::string& text, const std::string& path, const std::string& base_dir) {
+  const json root = json::parse(text, nullptr, false);
+  if (root.is_discarded()) throw LessonError(path + ": not valid JSON");
+  return Reader(path, base_dir).lesson(root);
+}
+
+Lesson load_lesson_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw LessonError(path + ": cannot read the file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_lesson_json(buffer.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+std::vector<Lesson> load_lessons_dir(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  if (error) throw LessonError(dir + ": cannot list the lessons: " + error.message());
+  std::vector<Lesson> lessons;
+  for (const std::string& file : files) lessons.push_back(load_lesson_file(file));
+  std::sort(lessons.begin(), lessons.end(), [](const Lesson& a, const Lesson& b) { return std::tie(a.order, a.id) < std::tie(b.order, b.id); });
+  return lessons;
+}
+
+std::string default_lessons_dir() { return assets_dir() + "/lessons"; }
+
+}  // namespace shardscope::lessons
