@@ -100,8 +100,12 @@ class Reader {
     if (!take(')')) fail("expected ')' after the arguments of " + function);
     if (function == "min") return *std::min_element(args.begin(), args.end());
     if (function == "max") return *std::max_element(args.begin(), args.end());
-    if (function == "abs" && args.size() == 1) return std::fabs(args[0]);
-    fail("unknown function '" + function + "' (min, max, abs)");
+    if (args.size() == 1) {
+      if (function == "abs") return std::fabs(args[0]);
+      if (function == "ceil") return std::ceil(args[0]);
+      if (function == "floor") return std::floor(args[0]);
+    }
+    fail("unknown function '" + function + "' (min and max of any number of arguments; abs, ceil, floor of one)");
   }
 
   std::string_view text_;

@@ -1,5 +1,5 @@
 // The arithmetic a lesson writes over its runs' figures: numbers, value names ("zero1.peak.rank0"), + − × ÷,
-// parentheses, unary minus, min(a, b) and max(a, b); a claim is two such expressions around one comparison
+// parentheses, unary minus, min(a, b, ...), max(a, b, ...), abs, ceil, floor; a claim is two such expressions around one comparison
 // ("zero1.peak.rank0 < 0.85 * ddp.peak.rank0"). Names are [A-Za-z_][A-Za-z0-9_.]*: scenario ids use no '-'.
 #pragma once
 #include <functional>
