@@ -12,6 +12,12 @@ struct GuiOptions {
   std::string screenshot;      // --screenshot: render once, save this PNG, exit
   std::string at;              // --at: playhead for --screenshot: a phase name ("forward", "step 2 before_step") or a time ("12.5ms")
   float font_scale = 1.0f;     // --font-scale
+  bool font_scale_set = false; // --font-scale given (presenter mode otherwise uses 2)
+  bool presenter = false;      // --presenter: open in presenter mode (a lesson picker unless --lesson)
+  std::string lesson;          // --lesson ID: the lesson presenter mode opens
+  int lesson_step = 1;         // --lesson-step N: open the lesson at step N (1-based; for screenshots and rehearsals)
+  bool reveal = false;         // --reveal: show the step's prediction answered (screenshots)
+  std::string lessons_dir;     // --lessons-dir: where lesson files are (default assets/lessons)
   bool execute = false;        // --execute: start in "Execute on CPU" mode instead of simulating
   bool execute_gpu = false;    // --execute-gpu: start in "Execute on GPU" mode
   int width = 1600;

@@ -4,6 +4,7 @@
 //   shardscope                                  # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope --scenario assets/scenarios/zero1.json --font-scale 1.5
 //   shardscope --trace run.sstrace --screenshot out.png --at forward
+//   shardscope --presenter --lesson ddp-doubles-memory     # a guided lesson, large type, PageDown / PageUp
 // Exit codes: 0 ok, 2 bad arguments or input, 4 no display.
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
@@ -36,12 +37,21 @@ int parse_options(int argc, char** argv, shardscope::gui::GuiOptions& options) {
   app.add_option("--at", options.at, "Playhead for --screenshot: a phase (forward, before_step, after_step, ...) or a time (12.5ms)");
   app.add_flag("--execute", options.execute, "Run the scenario for real on CPU threads instead of simulating it");
   app.add_flag("--execute-gpu", options.execute_gpu, "Run the scenario for real on this machine's CUDA GPUs");
-  app.add_option("--font-scale", options.font_scale, "Font scale for projectors (default 1.0)")->check(CLI::Range(0.5, 4.0));
+  auto* font_scale = app.add_option("--font-scale", options.font_scale, "Font scale for projectors (default 1.0; 2.0 in presenter mode)")
+                         ->check(CLI::Range(0.5, 4.0));
+  app.add_flag("--presenter", options.presenter,
+               "Presenter mode: large type, no menus, a lesson's narration beside the charts, keyboard only (F5 in the window)");
+  app.add_option("--lesson", options.lesson, "The lesson presenter mode opens (shardscope-cli lessons lists them); implies --presenter");
+  app.add_option("--lesson-step", options.lesson_step, "Open the lesson at this step (1 = the first)")->check(CLI::PositiveNumber);
+  app.add_flag("--reveal", options.reveal, "Show the step's prediction answered (for screenshots)");
+  app.add_option("--lessons-dir", options.lessons_dir, "Where the lesson files are (default: assets/lessons)");
   app.add_option("--width", options.width, "Window width in pixels")->check(CLI::Range(640, 7680));
   app.add_option("--height", options.height, "Window height in pixels")->check(CLI::Range(400, 4320));
   app.set_version_flag("--version", "shardscope " + std::string(shardscope::shardscope_version));
   try {
     app.parse(argc, argv);
+    options.font_scale_set = font_scale->count() > 0;
+    if (!options.lesson.empty()) options.presenter = true;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? -1 : 2;  // -1: help or version printed, exit 0

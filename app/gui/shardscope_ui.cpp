@@ -42,6 +42,11 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
     return;
   }
   edited_ = classroom_scenario();
+  if (options.presenter) {  // the lesson's scenarios, not the window's default, are run
+    enter_presenter(options.lesson);
+    if (deck_.lesson() && deck_.go_to(options.lesson_step - 1)) apply_lesson_step();
+    if (deck_.lesson()) return;
+  }
   if (!options.scenario_file.empty()) startup_error_ = scenario_panel_.open_file(options.scenario_file, edited_);
   if (options.execute) mode_ = RunMode::ExecuteCpu;
   if (options.execute_gpu) mode_ = RunMode::ExecuteGpu;  // refused with the reason when no GPU is usable
@@ -163,12 +168,17 @@ void ShardScopeUi::handle_keys() {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home))) playback_.seek(0);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End))) playback_.seek(playback_.end_ns());
   if (ImGui::IsKeyPressed(301 /* GLFW_KEY_F12 */)) screenshot_request_ = export_path_ + ".png";
+  if (ImGui::IsKeyPressed(294 /* GLFW_KEY_F5 */)) enter_presenter("");
 }
 
 void ShardScopeUi::frame() {
   session_.poll();
   compare_session_.poll();
   refresh_after_new_run();
+  if (presenter_) {
+    presenter_frame();
+    if (presenter_) return;
+  }
   place_playhead_for_screenshot();
   handle_keys();
   playback_.advance(ImGui::GetIO().DeltaTime);
@@ -252,11 +262,13 @@ void ShardScopeUi::draw_menu() {
     ImGui::MenuItem("Follow the playhead", nullptr, &follow_playhead_);
     ImGui::MenuItem("One memory scale for all devices", nullptr, &memory_panel_.one_scale);
     if (ImGui::MenuItem("Zoom to the whole run")) view_.reset();
+    if (ImGui::MenuItem("Presenter mode: lessons", "F5")) enter_presenter("");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
     ImGui::TextUnformatted("Space play/pause · ←/→ step one op · PgUp/PgDn jump phase · Home/End\n"
-                           "Wheel or W/S zoom · drag or A/D pan · click sets the playhead · F12 screenshot");
+                           "Wheel or W/S zoom · drag or A/D pan · click sets the playhead · F12 screenshot\n"
+                           "F5 presenter mode (lessons): PgDn/PgUp step · P reveal · B blank · Esc leave");
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("  %s", options_.trace_file.empty() ? edited_.name.c_str() : options_.trace_file.c_str());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gui/gui_options.h"
+#include "gui/lesson_deck.h"
 #include "gui/panels/devices_panel.h"
 #include "gui/panels/memory_panel.h"
 #include "gui/panels/run_mode_panel.h"
@@ -35,6 +36,11 @@ class ShardScopeUi {
   const Playback& playback() const { return playback_; }
   TimeView& time_view() { return view_; }
   const Session& session() const { return session_; }
+  // Presenter mode (presenter_view.cpp): large type, no menus or form, a lesson's narration beside the charts.
+  bool presenting() const { return presenter_; }
+  const LessonDeck& deck() const { return deck_; }
+  void enter_presenter(const std::string& lesson_id);  // "" opens the lesson picker
+  void leave_presenter();
 
  private:
   void refresh_after_new_run();
@@ -57,6 +63,22 @@ class ShardScopeUi {
   void load_comparison(const std::string& path);
   void draw_comparison_table();
   const TraceStore* compared_store() const { return compare_name_.empty() ? nullptr : compare_session_.store().get(); }
+
+  // Presenter mode (presenter_view.cpp).
+  void presenter_frame();
+  void handle_presenter_keys();
+  void apply_lesson_step();     // the step's scenario (and compared one) on screen
+  void place_lesson_anchor();   // once its run is in: playhead and highlights where the step says
+  void draw_lesson_picker();
+  void draw_lesson();
+  void draw_narration(float width, float height);
+  void draw_presenter_footer();
+  LessonDeck deck_;
+  bool presenter_ = false;
+  bool anchor_pending_ = false;
+  float font_scale_before_presenter_ = 1.0f;
+  int picked_lesson_ = 0;
+  std::string shown_lesson_scenario_, compared_lesson_scenario_;  // scenario JSON on screen / compared, to skip re-runs
 
   GuiOptions options_;
   Session session_;

@@ -23,6 +23,11 @@ class HeadlessImGui {
     io.KeyMap[ImGuiKey_PageDown] = 267;
     io.KeyMap[ImGuiKey_Home] = 268;
     io.KeyMap[ImGuiKey_End] = 269;
+    io.KeyMap[ImGuiKey_Escape] = 256;
+    io.KeyMap[ImGuiKey_Enter] = 257;
+    io.KeyMap[ImGuiKey_DownArrow] = 264;
+    io.KeyMap[ImGuiKey_UpArrow] = 265;
+    io.KeyMap[ImGuiKey_KeyPadEnter] = 335;
     load_ui_font(1.0f);
     unsigned char* pixels = nullptr;
     int w = 0, h = 0;

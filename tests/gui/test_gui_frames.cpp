@@ -228,5 +228,85 @@ TEST(GuiFrames, ABadEditKeepsThePreviousPicture) {
   EXPECT_EQ(session.store(), shown);
 }
 
+
+// Presenter mode on a lesson: the step's scenario runs, the playhead goes to the step's anchor, PageDown / PageUp
+// step, P reveals, B blanks, Esc leaves with the font scale restored.
+constexpr int kEscape = 256, kEnter = 257, kDown = 264, kPageUp = 266, kKeyB = 66, kKeyP = 80;
+
+void run_until_lesson_ready(testing::HeadlessImGui& imgui, ShardScopeUi& ui) {
+  for (int i = 0; i < 6000 && (!ui.idle() || ui.deck().evaluating()); ++i) {
+    imgui.frame([&] { ui.frame(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (int i = 0; i < 3; ++i) imgui.frame([&] { ui.frame(); });  // the run collected, the anchor placed
+}
+
+TimeNs phase_time(const ShardScopeUi& ui, const std::string& name, int step) {
+  TimeNs t = -1;
+  ui.session().store()->read([&](const TraceData& data) {
+    for (const auto& phase : data.ranks.at(0).phases)
+      if (phase.name == name && phase.step == step && t < 0) t = phase.t_ns;
+  });
+  return t;
+}
+
+TEST(GuiFrames, PresenterModeStepsThroughALesson) {
+  testing::HeadlessImGui imgui;
+  GuiOptions options;
+  options.presenter = true;
+  options.lesson = "ddp-doubles-memory";
+  ShardScopeUi ui(options);
+  run_until_lesson_ready(imgui, ui);
+  ASSERT_TRUE(ui.presenting());
+  ASSERT_NE(ui.deck().evaluated(), nullptr);
+  EXPECT_TRUE(ui.deck().evaluated()->ok());
+  EXPECT_FLOAT_EQ(ui.font_scale(), 2.0f);  // large type unless --font-scale says otherwise
+  EXPECT_EQ(ui.session().scenario().model.spec, "mlp:1x1000");  // the lesson's scenario, not the window's default
+  EXPECT_EQ(ui.playback().now_ns(), phase_time(ui, "model_created", 0));
+
+  imgui.frame([&] { ui.frame(); }, kPageDown);
+  run_until_lesson_ready(imgui, ui);
+  EXPECT_EQ(ui.deck().step_index(), 1);
+  EXPECT_EQ(ui.playback().now_ns(), phase_time(ui, "wrapped", 0));
+  imgui.frame([&] { ui.frame(); }, kPageDown);
+  run_until_lesson_ready(imgui, ui);
+  EXPECT_EQ(ui.playback().now_ns(), phase_time(ui, "before_step", 1));
+  imgui.frame([&] { ui.frame(); }, kPageUp);
+  EXPECT_EQ(ui.deck().step_index(), 1);
+
+  imgui.frame([&] { ui.frame(); }, kPageUp);
+  imgui.frame([&] { ui.frame(); }, kKeyP);  // step 1 asks for a prediction
+  EXPECT_TRUE(ui.deck().revealed);
+  imgui.frame([&] { ui.frame(); }, kPageDown);
+  EXPECT_FALSE(ui.deck().revealed);  // a new step starts hidden
+  imgui.frame([&] { ui.frame(); }, kKeyB);
+  EXPECT_TRUE(ui.deck().blank);
+  imgui.frame([&] { ui.frame(); });  // the key let go: the next B is a new press
+  imgui.frame([&] { ui.frame(); }, kKeyB);
+  EXPECT_FALSE(ui.deck().blank);
+
+  imgui.frame([&] { ui.frame(); }, kEscape);
+  EXPECT_FALSE(ui.presenting());
+  EXPECT_FLOAT_EQ(ui.font_scale(), 1.0f);
+  imgui.frame([&] { ui.frame(); });  // the ordinary window draws again
+}
+
+TEST(GuiFrames, PresenterModeWithoutALessonOpensThePicker) {
+  testing::HeadlessImGui imgui;
+  GuiOptions options;
+  options.presenter = true;
+  ShardScopeUi ui(options);
+  imgui.frame([&] { ui.frame(); });
+  ASSERT_TRUE(ui.presenting());
+  EXPECT_EQ(ui.deck().lesson(), nullptr);
+  ASSERT_GE(ui.deck().lessons().size(), 2u);
+  imgui.frame([&] { ui.frame(); }, kDown);
+  imgui.frame([&] { ui.frame(); }, kEnter);
+  ASSERT_NE(ui.deck().lesson(), nullptr);
+  EXPECT_EQ(ui.deck().lesson()->id, ui.deck().lessons()[1].id);
+  run_until_lesson_ready(imgui, ui);
+  EXPECT_NE(ui.deck().evaluated(), nullptr);
+}
+
 }  // namespace
 }  // namespace shardscope::gui

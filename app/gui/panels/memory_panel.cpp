@@ -257,6 +257,9 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   // Grid lines at binary steps behind the stack; their labels go over it at the right edge (below).
   const std::vector<Bytes> ticks = binary_ticks(scale);
   for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), to_imgui_color(kGridLineRgb));
+  if (highlight.has_span())
+    draw->AddRectFilled(ImVec2(static_cast<float>(view.x_of(highlight.from, p0.x, width)), p0.y),
+                        ImVec2(static_cast<float>(view.x_of(highlight.to, p0.x, width)), bottom), to_imgui_color(kHighlightSpanRgb, 200));
 
   constexpr float kColumn = 2.0f;  // pixels per column
   TimeNs t_prev = view.t_of(p0.x - kColumn, p0.x, width);
@@ -267,7 +270,9 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     Bytes below = 0;
     for (Category c : kStackingOrder) {
       if (s.by_category[c] <= 0) continue;
-      draw->AddRectFilled(ImVec2(x, y_of(below + s.by_category[c])), ImVec2(x + kColumn, y_of(below)), to_imgui_color(category_rgb(c)));
+      const bool faded = highlight.category && *highlight.category != c;  // the lesson talks about another band
+      draw->AddRectFilled(ImVec2(x, y_of(below + s.by_category[c])), ImVec2(x + kColumn, y_of(below)),
+                          to_imgui_color(category_rgb(c), faded ? 70 : 255));
       below += s.by_category[c];
     }
   }
@@ -329,6 +334,8 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, bottom), IM_COL32(20, 20, 20, 255), 2.0f);
   draw->PopClipRect();
   draw->AddRect(p0, ImVec2(p0.x + width, bottom), to_imgui_color(kChartBorderRgb));
+  if (std::find(group.ranks.begin(), group.ranks.end(), highlight.rank) != group.ranks.end())
+    draw->AddRect(ImVec2(p0.x - 3, p0.y - 3), ImVec2(p0.x + width + 3, bottom + 3), to_imgui_color(kHighlightFrameRgb), 0, 0, 4.0f);
 
   if (ImGui::IsItemHovered()) {
     TimeNs t = view.t_of(ImGui::GetIO().MousePos.x, p0.x, width);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/highlight.h"
 #include "gui/playback.h"
 #include "gui/time_view.h"
 #include "trace/trace_store.h"
@@ -27,6 +28,8 @@ class MemoryPanel {
             const TraceStore* compare = nullptr);
   // One scale for every chart (devices compare at a glance), or each chart scaled to its own peak (View menu).
   bool one_scale = true;
+  // Presenter mode: what the lesson step points at.
+  Highlight highlight;
 
  private:
   void draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,

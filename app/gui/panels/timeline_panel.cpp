@@ -226,6 +226,10 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
         const float y0 = p0.y + lane_height * static_cast<float>(lane);
         draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
         if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
+        if (highlight.has_span())
+          draw->AddRectFilled(ImVec2(static_cast<float>(view.x_of(highlight.from, x0, width)), y0),
+                              ImVec2(static_cast<float>(view.x_of(highlight.to, x0, width)), y0 + lane_height - 1),
+                              to_imgui_color(kHighlightSpanRgb, 170));
         const TraceSpan* lane_hover = nullptr;
         draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
         if (lane_hover) hovered = lane_hover;
@@ -241,6 +245,9 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
       const float playhead = static_cast<float>(view.x_of(playback.now_ns(), x0, width));
       draw->AddLine(ImVec2(playhead, p0.y), ImVec2(playhead, p0.y + lane_height * static_cast<float>(lanes)), IM_COL32(20, 20, 20, 255), 2.0f);
       draw->PopClipRect();
+      if (std::find(group.ranks.begin(), group.ranks.end(), highlight.rank) != group.ranks.end())
+        draw->AddRect(ImVec2(x0 - 3, p0.y - 2), ImVec2(x0 + width + 3, p0.y + lane_height * static_cast<float>(lanes) + 2),
+                      to_imgui_color(kHighlightFrameRgb), 0, 0, 4.0f);
       for (int lane = 1; lane < lanes; ++lane)
         draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
                       IM_COL32(110, 110, 110, 255), lane == stream_lanes ? "b: compute" : lane == 1 ? "comm" : "copy");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gui/panels/memory_panel.h"
+#include "gui/highlight.h"
 #include "gui/playback.h"
 #include "gui/time_view.h"
 #include "trace/trace_store.h"
@@ -18,6 +19,8 @@ class TimelinePanel {
   // run's clock by step and phase (run_alignment.h).
   void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
             const TraceStore* compare = nullptr);
+  // Presenter mode: the device's row framed, the span shaded.
+  Highlight highlight;
 
  private:
   void draw_rows(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,

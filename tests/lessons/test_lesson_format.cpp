@@ -1,0 +1,85 @@
+// Lesson files (lessons/lesson.h, lesson_check.h): strict reading with errors that name the key, and evaluation:
+// claims, narration numbers and anchors against a small run whose bytes are worked out by hand.
+#include <gtest/gtest.h>
+
+#include "lessons/lesson_check.h"
+
+namespace shardscope::lessons {
+namespace {
+
+// One Linear(1000, 1000) on one H100 under PyTorch 2.x rules: weight 4,000,000 B and bias 4,000 B, each rounded
+// up to a multiple of 512 B: 4,000,256 + 4,096 = 4,004,352 B after .to().
+const std::string kScenario =
+    R"j("one": {"scenario": {"name": "one layer", "model": {"spec": "mlp:1x1000"}, "training": {"batch": 8, "optimizer": "sgd", "steps": 1},
+        "cluster": {"world": 1}, "strategy": {"name": "single"}, "accounting": {"mode": "pytorch-2"}}})j";
+
+Lesson parse(const std::string& body) { return parse_lesson_json("{" + body + "}", "test.json", "."); }
+
+std::string lesson_text(const std::string& claims, const std::string& steps) {
+  return R"j("title": "t", "question": "q", "scenarios": {)j" + kScenario + R"j(, "ring": {"all_reduce_demo": [[1, 2], [3, 4]]}},
+            "claims": [)j" + claims + R"j(], "steps": [)j" + steps + "]";
+}
+
+std::string error_of(const std::string& body) {
+  try {
+    parse(body);
+  } catch (const LessonError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LessonFormat, UnknownKeysAndBadReferencesAreNamed) {
+  EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n", "predict": {"question": "q", "answr": "1"}})j"))
+                .find("test.json: steps[0].predict: unknown key 'answr'"), std::string::npos);
+  EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n", "scenario": "two"})j")).find("steps[0].scenario: no scenario 'two'"),
+            std::string::npos);
+  EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n", "highlight": {"category": "weights"}})j"))
+                .find("unknown category 'weights'"), std::string::npos);
+  EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n", "ring_step": 1})j")).find("ring_step: only for an all-reduce demo"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"j("title": "t", "question": "q", "scenarios": {"Bad-Id": {"scenario": {}}}, "steps": [])j").find("scenarios.Bad-Id"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"j("title": "t", "question": "q", "scenarios": {"a": {"scenario": {"training": {"batchsize": 1}}}}, "steps": [{"title": "a", "narration": "n"}])j")
+                .find("batchsize"), std::string::npos);
+  EXPECT_NE(error_of(R"j("title": "t", "question": "q", "scenarios": {"d": {"all_reduce_demo": [[1, 2], [3]]}}, "steps": [{"title": "a", "narration": "n"}])j")
+                .find("same length"), std::string::npos);
+  EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n"})j") + R"j(, "extra": 1)j").find("unknown key 'extra'"), std::string::npos);
+}
+
+TEST(LessonFormat, ClaimsAreCheckedAgainstTheRun) {
+  const Lesson lesson = parse(lesson_text(
+      R"j({"says": "rounded to 512 B", "check": "one.allocated.model_created.rank0 == 512 * ceil(4000000 / 512) + 512 * ceil(4000 / 512)"},
+         {"says": "wrong on purpose", "check": "one.allocated.model_created.rank0 < 4000000"},
+         {"says": "the ring sums", "check": "ring.ring.result.rank1.1 == 2 + 4"})j",
+      R"j({"title": "a", "at": "model_created", "narration": "It prints {one.allocated.model_created.rank0|B}, {one.allocated.model_created.rank0}."})j"));
+  const EvaluatedLesson evaluated = evaluate_lesson(lesson);
+  ASSERT_EQ(evaluated.claims().size(), 3u);
+  EXPECT_TRUE(evaluated.claims()[0].ok) << evaluated.claims()[0].error;
+  EXPECT_DOUBLE_EQ(evaluated.claims()[0].left, 4004352);
+  EXPECT_FALSE(evaluated.claims()[1].ok);
+  EXPECT_TRUE(evaluated.claims()[2].ok) << evaluated.claims()[2].error;
+  EXPECT_FALSE(evaluated.ok());
+  EXPECT_TRUE(evaluated.problems().empty()) << evaluated.problems().front();
+  EXPECT_EQ(evaluated.fill(lesson.steps[0].narration), "It prints 4,004,352 B, 3.82 MiB.");  // 4,004,352 / 2^20 = 3.819
+}
+
+TEST(LessonFormat, StepsThatPointAtNothingAreProblems) {
+  const Lesson lesson = parse(lesson_text("",
+      R"j({"title": "a", "at": "step 3 forward", "narration": "{one.peak.rank5}"},
+         {"title": "b", "at": {"op": "no such op", "rank": 0}, "narration": "ok", "predict": {"question": "q", "answer": "one.peak.rank0 / 0"}},
+         {"title": "c", "scenario": "ring", "ring_step": 3, "narration": "{one.bubble|furlongs}"})j"));
+  const EvaluatedLesson evaluated = evaluate_lesson(lesson);
+  const auto& problems = evaluated.problems();
+  ASSERT_EQ(problems.size(), 6u);
+  EXPECT_NE(problems[0].find("steps[0]: narration: one.peak.rank5: the run has 1 ranks"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[1].find("steps[0]: at: no phase 'step 3 forward'"), std::string::npos) << problems[1];
+  EXPECT_NE(problems[2].find("steps[1]: predict.answer"), std::string::npos) << problems[2];
+  EXPECT_NE(problems[3].find("steps[1]: at: rank 0 has no op 'no such op'"), std::string::npos) << problems[3];
+  EXPECT_NE(problems[4].find("unknown format 'furlongs'"), std::string::npos) << problems[4];
+  EXPECT_NE(problems[5].find("ring_step 3: the ring has 2 steps"), std::string::npos) << problems[5];  // 2(n − 1), n = 2
+  EXPECT_FALSE(evaluated.ok());
+}
+
+}  // namespace
+}  // namespace shardscope::lessons
