@@ -95,6 +95,16 @@ void ShardScopeUi::place_lesson_anchor() {
             best = span.begin_ns;
             t = span.begin_ns + (span.end_ns - span.begin_ns) / 2;
           }
+      if (best >= 0) return;
+      // An allocation has no span: the moment its tensor appears in the rank's memory.
+      for (const Op& op : ops) {
+        if (op.kind != OpKind::Alloc || op.label != step.at.op || (step.at.step >= 0 && op.step != step.at.step)) continue;
+        for (const TraceAllocation& a : rank->allocations)
+          if (a.tensor == op.tensor && a.bytes > 0) {
+            t = a.t_ns;
+            return;
+          }
+      }
     });
   } else if (step.at.phase == "start") {
     t = 0;

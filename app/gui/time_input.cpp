@@ -29,7 +29,11 @@ void handle_time_input(TimeView& view, Playback& playback, float x0, float width
   }
 }
 
-float time_axis_margin() { return ImGui::CalcTextSize("ranks 0000–0000").x; }
+// Wide enough for the longest group label and the longest peak label ("peak 1000.40 MiB": format_bytes keeps MiB
+// below 1,024 MiB), with a little air before the chart.
+float time_axis_margin() {
+  return std::max(ImGui::CalcTextSize("ranks 0000–0000").x, ImGui::CalcTextSize("peak 1000.00 MiB").x) + ImGui::GetFontSize() * 0.4f;
+}
 
 namespace {
 

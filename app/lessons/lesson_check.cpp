@@ -95,7 +95,9 @@ void EvaluatedLesson::check_step(const LessonStep& step, const std::string& wher
   }
   if (step.predict) {
     try {
-      prediction_answer(*step.predict);
+      // Predict, then reveal: the narration shown before P must not already print the answer.
+      const std::string answer = prediction_answer(*step.predict);
+      if (fill(step.narration).find(answer) != std::string::npos) problem("narration gives the prediction's answer (" + answer + ") away");
     } catch (const ExpressionError& e) {
       problem(std::string("predict.answer: ") + e.what());
     }
@@ -113,7 +115,11 @@ void EvaluatedLesson::check_step(const LessonStep& step, const std::string& wher
       problem("at.rank " + std::to_string(step.at.rank) + ": the run has " + std::to_string(ranks) + " ranks");
     } else {
       const auto& ops = shown->plan.programs[static_cast<std::size_t>(step.at.rank)].ops;
-      if (std::none_of(ops.begin(), ops.end(), [&](const Op& op) { return op.label == step.at.op && (step.at.step < 0 || op.step == step.at.step); }))
+      // The window finds an op by its span (compute, communication) or by its tensor's allocation.
+      auto placeable = [&](const Op& op) {
+        return op.label == step.at.op && (step.at.step < 0 || op.step == step.at.step) && op.kind != OpKind::Free && op.kind != OpKind::Phase;
+      };
+      if (std::none_of(ops.begin(), ops.end(), placeable))
         problem("at: rank " + std::to_string(step.at.rank) + " has no op '" + step.at.op + "'" +
                 (step.at.step < 0 ? "" : " in step " + std::to_string(step.at.step)));
     }

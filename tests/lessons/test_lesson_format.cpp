@@ -81,5 +81,15 @@ TEST(LessonFormat, StepsThatPointAtNothingAreProblems) {
   EXPECT_FALSE(evaluated.ok());
 }
 
+
+TEST(LessonFormat, ANarrationThatGivesThePredictionAwayIsAProblem) {
+  const Lesson lesson = parse(lesson_text("",
+      R"j({"title": "a", "narration": "After .to() it prints {one.allocated.model_created.rank0|B}.",
+          "predict": {"question": "what does it print?", "answer": "one.allocated.model_created.rank0", "format": "B"}})j"));
+  const EvaluatedLesson evaluated = evaluate_lesson(lesson);
+  ASSERT_EQ(evaluated.problems().size(), 1u);
+  EXPECT_NE(evaluated.problems()[0].find("gives the prediction's answer (4,004,352 B) away"), std::string::npos) << evaluated.problems()[0];
+}
+
 }  // namespace
 }  // namespace shardscope::lessons
