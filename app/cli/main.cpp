@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   auto* lessons_check = lessons_list->add_subcommand("check", "Run every lesson's scenarios and check its claims; exit 1 if one fails");
   lessons_check->add_option("ids", lesson_ids, "Only these lessons (ids)");
   lessons_check->add_flag("--json", json, "Print JSON instead of text");
+  lessons_check->add_option("--dir", lessons_dir, "Where the lesson files are (default: assets/lessons)");
 
   try {
     app.parse(argc, argv);
