@@ -28,7 +28,7 @@ std::string load_ui_font(float scale) {
     // Latin-1, Greek (Ψ in the ZeRO notes), general punctuation (– — … ‰), arrows, math (− ≈ ≤ ≥), transport
     // symbols and squares: every character the window prints, so none shows as "?".
     static const ImWchar ranges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2010, 0x2044, 0x2190, 0x21FF, 0x2200, 0x2265,
-                                     0x23EE, 0x23F8, 0x25A0, 0x25FF, 0};
+                                     0x23EE, 0x23F8, 0x25A0, 0x25FF, 0x2713, 0x2717, 0};
     font = io.Fonts->AddFontFromFileTTF(path.c_str(), kBasePixels * scale, nullptr, ranges);
   }
   if (!font) {

@@ -23,6 +23,27 @@ bool pressed(ImGuiKey_ key) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key)
 
 const ImVec4 kTitleColour(0.0f, 0.30f, 0.55f, 1.0f);
 
+// Wraps at spaces only: ImGui 1.86 also breaks after '.' and ',', which split "9.28 GiB" and "4,004,352 B" across
+// lines on the projector.
+void text_wrapped_at_spaces(const std::string& text, float width) {
+  std::string line;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    const std::string longer = line.empty() ? word : line + " " + word;
+    if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+      ImGui::TextUnformatted(line.c_str());
+      line = word;
+    } else {
+      line = longer;
+    }
+    start = end + 1;
+  }
+  if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+}
+
 }  // namespace
 
 void ShardScopeUi::enter_presenter(const std::string& lesson_id) {
@@ -244,7 +265,7 @@ void ShardScopeUi::draw_narration(float width, float height) {
   ImGui::TextUnformatted(step.title.c_str());
   ImGui::PopStyleColor();
   ImGui::Spacing();
-  ImGui::TextUnformatted(deck_.narration().c_str());
+  text_wrapped_at_spaces(deck_.narration(), ImGui::GetContentRegionAvail().x);
   if (step.predict) {
     ImGui::Spacing();
     ImGui::Separator();
@@ -254,14 +275,17 @@ void ShardScopeUi::draw_narration(float width, float height) {
     else ImGui::TextDisabled("(P reveals the answer)");
   }
   if (deck_.step_index() + 1 == deck_.step_count() && deck_.evaluated()) {
+    // A summary, not the whole list (a lesson checks 10 to 30 claims): the ones that fail are named.
+    const auto& claims = deck_.evaluated()->claims();
+    const auto holding = std::count_if(claims.begin(), claims.end(), [](const lessons::ClaimResult& c) { return c.ok; });
     ImGui::Spacing();
     ImGui::Separator();
-    ImGui::TextDisabled("Checked against these runs:");
-    for (const lessons::ClaimResult& claim : deck_.evaluated()->claims()) {
-      ImGui::TextColored(claim.ok ? ImVec4(0.0f, 0.45f, 0.25f, 1) : ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", claim.ok ? "✓" : "✗");
-      ImGui::SameLine();
-      ImGui::TextUnformatted(claim.says.c_str());
-    }
+    const bool all = holding == static_cast<long>(claims.size());
+    ImGui::TextColored(all ? ImVec4(0.0f, 0.45f, 0.25f, 1) : ImVec4(0.8f, 0.1f, 0.1f, 1), "%s %ld of %zu claims hold against these runs", all ? "✓" : "✗",
+                       static_cast<long>(holding), claims.size());
+    for (const lessons::ClaimResult& claim : claims)
+      if (!claim.ok) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "✗ %s", claim.says.c_str());
+    ImGui::TextDisabled("shardscope-cli lessons check %s lists each with its values", deck_.lesson()->id.c_str());
   }
   ImGui::PopTextWrapPos();
   ImGui::EndChild();

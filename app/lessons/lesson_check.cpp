@@ -41,7 +41,7 @@ Value EvaluatedLesson::evaluate(const std::string& expression) const {
   return {number, unit.value_or(Unit::Count)};
 }
 
-std::string EvaluatedLesson::fill(const std::string& text) const {
+std::string EvaluatedLesson::fill(const std::string& text, std::vector<double>* values) const {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '{') {
@@ -58,6 +58,7 @@ std::string EvaluatedLesson::fill(const std::string& text) const {
     const std::string inside = text.substr(i + 1, close - i - 1);
     const std::size_t bar = inside.find('|');
     const Value v = evaluate(inside.substr(0, bar));
+    if (values) values->push_back(v.number);
     out += format_value(v.number, v.unit, bar == std::string::npos ? "" : inside.substr(bar + 1));
     i = close;
   }
@@ -95,9 +96,13 @@ void EvaluatedLesson::check_step(const LessonStep& step, const std::string& wher
   }
   if (step.predict) {
     try {
-      // Predict, then reveal: the narration shown before P must not already print the answer.
+      // Predict, then reveal: the narration shown before P must not already print the answer, in any format.
       const std::string answer = prediction_answer(*step.predict);
-      if (fill(step.narration).find(answer) != std::string::npos) problem("narration gives the prediction's answer (" + answer + ") away");
+      const double number = evaluate(step.predict->answer).number;
+      std::vector<double> shown;
+      const std::string narration = fill(step.narration, &shown);
+      const bool same_value = std::any_of(shown.begin(), shown.end(), [&](double v) { return comparison_holds(v, "==", number, 1e-9); });
+      if (same_value || narration.find(answer) != std::string::npos) problem("narration gives the prediction's answer (" + answer + ") away");
     } catch (const ExpressionError& e) {
       problem(std::string("predict.answer: ") + e.what());
     }

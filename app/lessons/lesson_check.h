@@ -34,7 +34,8 @@ class EvaluatedLesson {
   // An expression's value and the unit of its first name (Count when it has none).
   Value evaluate(const std::string& expression) const;
   // Narration with each "{expr}" / "{expr|format}" replaced; "{{" is a literal brace. Throws ExpressionError.
-  std::string fill(const std::string& text) const;
+  // `values`, when given, receives each placeholder's value.
+  std::string fill(const std::string& text, std::vector<double>* values = nullptr) const;
   std::string prediction_answer(const Prediction& prediction) const;
 
  private:

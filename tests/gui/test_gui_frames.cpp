@@ -35,14 +35,14 @@ void run_until_idle(testing::HeadlessImGui& imgui, ShardScopeUi& ui) {
 }
 
 // Characters the window prints (the "…" of "simulating… 120 events", "ranks 0, 1, …", Ψ in the ZeRO notes, ≥ in
-// error messages, × in scenario names) are in the loaded font, not drawn as "?".
+// error messages, × in scenario names, ✓ / ✗ beside a lesson's claims) are in the loaded font, not drawn as "?".
 TEST(GuiFrames, TheFontHasEveryCharacterTheWindowPrints) {
   testing::HeadlessImGui imgui;
   ImFont* font = ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
   ASSERT_NE(font, nullptr);
   if (font->ConfigData && std::string(font->ConfigData->Name).find("ProggyClean") != std::string::npos)
     GTEST_SKIP() << "DejaVu Sans is not installed (fonts-dejavu-core): the built-in bitmap font has Latin only";
-  for (ImWchar c : {0x2026, 0x2013, 0x2014, 0x00D7, 0x00B5, 0x00B7, 0x03A8, 0x2265, 0x2264, 0x2192, 0x2212})
+  for (ImWchar c : {0x2026, 0x2013, 0x2014, 0x00D7, 0x00B5, 0x00B7, 0x03A8, 0x2265, 0x2264, 0x2192, 0x2212, 0x2713, 0x2717})
     EXPECT_NE(font->FindGlyphNoFallback(c), nullptr) << "U+" << std::hex << static_cast<int>(c);
 }
 
