@@ -210,20 +210,26 @@ void ShardScopeUi::draw_lesson_picker() {
   const auto& lessons = deck_.lessons();
   for (std::size_t i = 0; i < lessons.size(); ++i) {
     const bool picked = static_cast<int>(i) == picked_lesson_;
+    const std::string title = std::to_string(lessons[i].order) + ". " + lessons[i].title;
+    const float indent = ImGui::GetFontSize();
+    const float wrap = ImGui::GetContentRegionAvail().x - indent;
+    const float height = ImGui::GetTextLineHeightWithSpacing() + ImGui::CalcTextSize(lessons[i].question.c_str(), nullptr, false, wrap).y;
+    const ImVec2 top = ImGui::GetCursorPos();
     ImGui::PushID(static_cast<int>(i));
-    if (ImGui::Selectable(("##lesson" + std::to_string(i)).c_str(), picked, 0,
-                          ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 2))) {
+    if (ImGui::Selectable("##lesson", picked, 0, ImVec2(0, height))) {
       picked_lesson_ = static_cast<int>(i);
       enter_presenter(lessons[i].id);
     }
-    ImGui::SameLine(ImGui::GetFontSize());
-    ImGui::BeginGroup();
-    ImGui::Text("%d. %s", lessons[i].order, lessons[i].title.c_str());
+    ImGui::SetCursorPos(ImVec2(top.x + indent, top.y));
+    ImGui::TextUnformatted(title.c_str());
+    ImGui::SetCursorPosX(top.x + indent);
+    ImGui::PushTextWrapPos(top.x + indent + wrap);
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.35f, 0.35f, 0.35f, 1));
     ImGui::TextUnformatted(lessons[i].question.c_str());
     ImGui::PopStyleColor();
-    ImGui::EndGroup();
+    ImGui::PopTextWrapPos();
     ImGui::PopID();
+    ImGui::Spacing();
   }
   if (lessons.empty() && deck_.error().empty()) ImGui::TextUnformatted("No lessons found.");
 }
