@@ -17,9 +17,11 @@ struct Highlight {
   bool has_span() const { return from >= 0 && to > from; }
 };
 
-// Palette of the highlight (palette.h holds the rest): a thick near-black frame (every category colour is taken) and a
-// pale span behind the data.
+// Palette of the highlight (palette.h holds the rest): a thick near-black frame (every category colour is taken), and
+// a span shaded light grey behind the data with darker edges (a tint of any category colour would read as that
+// category, and pale yellow as activations).
 inline constexpr std::uint32_t kHighlightFrameRgb = 0x1A1A1A;
-inline constexpr std::uint32_t kHighlightSpanRgb = 0xFFF1B8;   // pale yellow behind the charts
+inline constexpr std::uint32_t kHighlightSpanRgb = 0xDCDCDC;
+inline constexpr std::uint32_t kHighlightSpanEdgeRgb = 0x6E6E6E;
 
 }  // namespace shardscope::gui

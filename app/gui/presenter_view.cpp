@@ -260,7 +260,7 @@ void ShardScopeUi::draw_lesson() {
   } else {
     draw_right_column(right_width, height);
   }
-  draw_presenter_footer();
+  if (!shown->is_demo()) draw_presenter_footer();  // the ring has its own legend
 }
 
 void ShardScopeUi::draw_narration(float width, float height) {

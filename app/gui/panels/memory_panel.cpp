@@ -257,9 +257,11 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   // Grid lines at binary steps behind the stack; their labels go over it at the right edge (below).
   const std::vector<Bytes> ticks = binary_ticks(scale);
   for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), to_imgui_color(kGridLineRgb));
-  if (highlight.has_span())
-    draw->AddRectFilled(ImVec2(static_cast<float>(view.x_of(highlight.from, p0.x, width)), p0.y),
-                        ImVec2(static_cast<float>(view.x_of(highlight.to, p0.x, width)), bottom), to_imgui_color(kHighlightSpanRgb, 200));
+  if (highlight.has_span()) {
+    const float from = static_cast<float>(view.x_of(highlight.from, p0.x, width)), to = static_cast<float>(view.x_of(highlight.to, p0.x, width));
+    draw->AddRectFilled(ImVec2(from, p0.y), ImVec2(to, bottom), to_imgui_color(kHighlightSpanRgb));
+    for (const float x : {from, to}) draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), to_imgui_color(kHighlightSpanEdgeRgb), 2.0f);
+  }
 
   constexpr float kColumn = 2.0f;  // pixels per column
   TimeNs t_prev = view.t_of(p0.x - kColumn, p0.x, width);

@@ -226,10 +226,11 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
         const float y0 = p0.y + lane_height * static_cast<float>(lane);
         draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
         if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
-        if (highlight.has_span())
-          draw->AddRectFilled(ImVec2(static_cast<float>(view.x_of(highlight.from, x0, width)), y0),
-                              ImVec2(static_cast<float>(view.x_of(highlight.to, x0, width)), y0 + lane_height - 1),
-                              to_imgui_color(kHighlightSpanRgb, 170));
+        if (highlight.has_span()) {
+          const float from = static_cast<float>(view.x_of(highlight.from, x0, width)), to = static_cast<float>(view.x_of(highlight.to, x0, width));
+          draw->AddRectFilled(ImVec2(from, y0), ImVec2(to, y0 + lane_height - 1), to_imgui_color(kHighlightSpanRgb));
+          for (const float x : {from, to}) draw->AddLine(ImVec2(x, y0), ImVec2(x, y0 + lane_height - 1), to_imgui_color(kHighlightSpanEdgeRgb), 2.0f);
+        }
         const TraceSpan* lane_hover = nullptr;
         draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
         if (lane_hover) hovered = lane_hover;
