@@ -4,7 +4,7 @@
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
 //   shardscope-cli simulate --world 16 --link-gbps 25 --json
 //   shardscope-cli run --model mlp:3x16 --strategy ddp --batch 8 --backend cpu --json
-//   shardscope-cli run scenario.json --backend cuda --nnodes 2 --node-rank 1 --master node0:29500
+//   SHARDSCOPE_TOKEN=... shardscope-cli run scenario.json --backend cuda --nnodes 2 --node-rank 1 --master node0:29500
 //   shardscope-cli gpus
 //   shardscope-cli strategies --json
 //   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
@@ -27,6 +27,7 @@
 #include "cli/trace_outputs.h"
 #include "core/version.h"
 #include "exec/backends/backend_factory.h"
+#include "exec/cuda_host/tcp_rendezvous.h"
 #include "lessons/lesson.h"
 #include "pipeline/run_pipeline.h"
 #include "trace/trace_file_reader.h"
@@ -61,7 +62,9 @@ int main(int argc, char** argv) {
   run->add_option("--backend", backend, "Where to run: cpu (threads) or cuda (GPUs, cuBLAS, NCCL)")->required();
   run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::PositiveNumber);
   run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::NonNegativeNumber);
-  run->add_option("--master", multinode.master, "cuda, several nodes: HOST:PORT of node 0 (it listens on PORT)");
+  run->add_option("--master", multinode.master, "cuda, several nodes: HOST:PORT of node 0 (it listens there)");
+  run->add_option("--token", multinode.token, "cuda, several nodes: the job token, a secret every node shares")
+      ->envname(exec::kTokenEnvironmentVariable);
   run->add_option("--lr", lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
   run->add_flag("--json", json, "Print JSON instead of text");
   run->add_option("--out", trace_out, "Write the trace (.sstrace) while running; the GUI opens it with --trace");
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
       const Scenario scenario = run_flags.build();
       cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
       if (multinode.nnodes > 1 && multinode.master.empty()) throw ScenarioError("--master", "--nnodes > 1 needs --master HOST:PORT");
+      if (const auto problem = exec::job_token_problem(multinode.token); problem && multinode.nnodes > 1) throw ScenarioError("--token", *problem);
       if (multinode.node_rank >= multinode.nnodes)
         throw ScenarioError("--node-rank", "must be below --nnodes (" + std::to_string(multinode.nnodes) + ")");
       const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink(), multinode);

@@ -28,12 +28,14 @@ inline AccountingMode accounting_mode_of(BackendKind kind) {
   return kind == BackendKind::Cuda ? AccountingMode::PyTorch2 : AccountingMode::Exact;
 }
 
-// One process per node (CUDA backend only): --nnodes, --node-rank, --master HOST:PORT. Node 0 is the master: it
-// listens on PORT and hands the NCCL unique ids to the others (exec/cuda_host/tcp_rendezvous.h).
+// One process per node (CUDA backend only): --nnodes, --node-rank, --master HOST:PORT, --token. Node 0 is the
+// master: it listens on HOST:PORT and hands the NCCL unique ids to the nodes that hold the job token
+// (exec/cuda_host/tcp_rendezvous.h).
 struct MultiNodeOptions {
   int nnodes = 1;
   int node_rank = 0;
   std::string master;  // "HOST:PORT"; needed when nnodes > 1
+  std::string token;   // the job token (--token or SHARDSCOPE_TOKEN), the same on every node; needed when nnodes > 1
   std::chrono::milliseconds join_timeout{60'000};
 };
 

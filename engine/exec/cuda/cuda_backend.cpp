@@ -102,6 +102,10 @@ CudaBackend::CudaBackend(const Plan& plan, const ExecutionOptions& options, cons
       throw std::invalid_argument("--node-rank must be in 0.." + std::to_string(multinode_.nnodes - 1));
     if (multinode_.nnodes > 1 && multinode_.master.empty())
       throw std::invalid_argument("--nnodes > 1 needs --master HOST:PORT");
+    if (multinode_.nnodes > 1) {
+      parse_endpoint(multinode_.master);  // std::invalid_argument naming the problem
+      if (const auto problem = job_token_problem(multinode_.token)) throw std::invalid_argument(*problem);
+    }
   } catch (const std::invalid_argument& e) {
     throw BackendUnavailableError(e.what());
   }

@@ -19,21 +19,25 @@ namespace {
 // collective_layout.h, unit-tested without a GPU.
 int index_in(const std::vector<int>& group, int rank) { return group_index(group, rank); }
 
-// Node 0 makes one unique id per communicator; the other nodes fetch them (raw ncclUniqueId bytes, in order).
+// Node 0 makes one unique id per communicator; the other nodes fetch them (raw ncclUniqueId bytes, in order) with
+// the job token. Node 0 listens on the --master address itself, not on every interface.
 std::vector<ncclUniqueId> unique_ids(std::size_t count, const MultiNodeOptions& multinode, int gpus_per_node) {
   std::vector<ncclUniqueId> ids(count);
+  JoinSettings settings;
+  settings.token = multinode.token;
+  settings.timeout = multinode.join_timeout;
   if (multinode.node_rank == 0) {
     for (auto& id : ids) check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
     if (multinode.nnodes > 1) {
       std::vector<std::byte> payload(count * sizeof(ncclUniqueId));
       std::memcpy(payload.data(), ids.data(), payload.size());
-      RendezvousServer server(parse_endpoint(multinode.master).port);
-      server.serve(multinode.nnodes, gpus_per_node, payload, multinode.join_timeout);
+      RendezvousServer server(master_listen_endpoint(multinode.master, multinode.nnodes));
+      server.serve(multinode.nnodes, gpus_per_node, payload, settings);
     }
     return ids;
   }
   const std::vector<std::byte> payload = fetch_from_master(parse_endpoint(multinode.master),
-                                                           {multinode.node_rank, gpus_per_node}, multinode.join_timeout);
+                                                           {multinode.node_rank, gpus_per_node}, settings);
   if (payload.size() != count * sizeof(ncclUniqueId))
     throw RendezvousError("the master sent " + std::to_string(payload.size()) + " bytes of NCCL ids, expected " +
                           std::to_string(count * sizeof(ncclUniqueId)) + " (do all nodes run the same scenario?)");

@@ -1,4 +1,5 @@
-// RendezvousServer and fetch_from_master over POSIX sockets, every wait bounded by poll() and a deadline.
+// RendezvousServer and fetch_from_master over POSIX sockets: the master in one poll() loop over every connection,
+// the node with blocking-style reads bounded by poll() and deadlines; frames capped before anything is allocated.
 #include "exec/cuda_host/tcp_rendezvous.h"
 
 #include <arpa/inet.h>
@@ -6,38 +7,225 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <span>
 #include <thread>
+
+#include "exec/cuda_host/hmac_sha256.h"
 
 namespace shardscope::exec {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr char kMagic[4] = {'S', 'S', 'R', 'V'};
+using Bytes = std::vector<std::uint8_t>;
+using Nonce = std::array<std::uint8_t, 32>;
+
+constexpr std::uint8_t kMagic[4] = {'S', 'S', 'R', 'V'};
+constexpr std::uint8_t kVersion = 2;
+enum Kind : std::uint8_t { kChallenge = 1, kJoin = 2, kIds = 3, kRefused = 4 };
+constexpr std::size_t kHeaderSize = 6;  // magic, version, kind
+constexpr std::size_t kChallengeSize = kHeaderSize + 32;
+constexpr std::size_t kJoinSize = kHeaderSize + 4 + 4 + 32 + 32;
+constexpr std::string_view kJoinLabel = "shardscope-join";
+constexpr std::string_view kIdsLabel = "shardscope-ids";
+constexpr const char* kTokenHint = "every node needs the same job token, --token or SHARDSCOPE_TOKEN";
 
 std::string errno_text(int error) { return std::strerror(error); }
 
 int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000));
+}
+
+std::string seconds_text(std::chrono::milliseconds timeout) {
+  const double s = static_cast<double>(timeout.count()) / 1000.0;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g s", s);
+  return buffer;
 }
 
 // Closes the descriptor when it goes out of scope.
 struct Socket {
   int fd = -1;
   explicit Socket(int f = -1) : fd(f) {}
-  ~Socket() {
-    if (fd >= 0) ::close(fd);
-  }
+  ~Socket() { close(); }
   Socket(Socket&& other) noexcept : fd(other.fd) { other.fd = -1; }
   Socket& operator=(Socket&&) = delete;
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+};
+
+struct AddressList {
+  addrinfo* first = nullptr;
+  ~AddressList() {
+    if (first) ::freeaddrinfo(first);
+  }
+};
+
+// getaddrinfo for a TCP endpoint; the gai error text on failure.
+int resolve(const Endpoint& endpoint, int flags, AddressList& out) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = flags;
+  return ::getaddrinfo(endpoint.host.c_str(), std::to_string(endpoint.port).c_str(), &hints, &out.first);
+}
+
+std::string numeric_host(const sockaddr* address, socklen_t length) {
+  char host[NI_MAXHOST] = "?";
+  ::getnameinfo(address, length, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+  return host;
+}
+
+std::string address_text(const sockaddr_storage& address, socklen_t length) {
+  const std::string host = numeric_host(reinterpret_cast<const sockaddr*>(&address), length);
+  const int port = address.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port)
+                                                 : ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
+  return (address.ss_family == AF_INET6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+bool is_loopback(const sockaddr* address) {
+  if (address->sa_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr) >> 24) == 127;
+  if (address->sa_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+    return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+  }
+  return false;
+}
+
+Nonce random_nonce() {
+  Nonce nonce;
+  std::size_t filled = 0;
+  while (filled < nonce.size()) {
+    const ssize_t n = ::getrandom(nonce.data() + filled, nonce.size() - filled, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw RendezvousError("no random numbers for the handshake: " + errno_text(errno));
+    filled += static_cast<std::size_t>(n);
+  }
+  return nonce;
+}
+
+void put_u32(Bytes& out, std::uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(value >> shift));
+}
+
+std::uint32_t get_u32(const std::uint8_t* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
+}
+
+void append(Bytes& out, std::span<const std::uint8_t> bytes) { out.insert(out.end(), bytes.begin(), bytes.end()); }
+void append(Bytes& out, std::string_view text) { out.insert(out.end(), text.begin(), text.end()); }
+
+std::span<const std::uint8_t> as_bytes(std::string_view text) {
+  return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
+}
+
+// The frame's length prefix and body header; append the fields after it, then finish_frame().
+Bytes start_frame(Kind kind) {
+  Bytes frame = {0, 0, 0, 0};
+  append(frame, kMagic);
+  frame.push_back(kVersion);
+  frame.push_back(kind);
+  return frame;
+}
+void finish_frame(Bytes& frame) {
+  const auto length = static_cast<std::uint32_t>(frame.size() - 4);
+  for (int i = 0; i < 4; ++i) frame[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(length >> (24 - 8 * i));
+}
+
+Bytes refused_frame(std::string_view reason) {
+  Bytes frame = start_frame(kRefused);
+  append(frame, reason);
+  finish_frame(frame);
+  return frame;
+}
+
+Digest256 join_mac(std::string_view token, const Nonce& master, const Nonce& node, std::span<const std::uint8_t> ints) {
+  Bytes message;
+  append(message, kJoinLabel);
+  append(message, master);
+  append(message, node);
+  append(message, ints);
+  return hmac_sha256(as_bytes(token), message);
+}
+
+Digest256 ids_mac(std::string_view token, const Nonce& master, const Nonce& node, std::span<const std::uint8_t> payload) {
+  Bytes message;
+  append(message, kIdsLabel);
+  append(message, master);
+  append(message, node);
+  append(message, payload);
+  return hmac_sha256(as_bytes(token), message);
+}
+
+bool has_header(const Bytes& body, Kind kind) {
+  return body.size() >= kHeaderSize && std::equal(kMagic, kMagic + 4, body.begin()) && body[4] == kVersion &&
+         body[5] == kind;
+}
+
+// One frame read incrementally: the 4 length bytes, then exactly that many (never beyond, so the next frame stays
+// in the socket), refusing a length over the cap before allocating anything.
+struct FrameReader {
+  enum class Status { More, Done, Closed, TooLong };
+  explicit FrameReader(std::uint32_t cap) : cap(cap) {}
+  std::uint32_t cap;
+  std::uint8_t prefix[4] = {};
+  std::size_t prefix_read = 0;
+  std::uint32_t length = 0;
+  Bytes body;
+  std::string error;  // why Closed
+
+  // One recv() on a non-blocking socket.
+  Status read_some(int fd) {
+    std::uint8_t* into = nullptr;
+    std::size_t wanted = 0;
+    if (prefix_read < 4) {
+      into = prefix + prefix_read;
+      wanted = 4 - prefix_read;
+    } else {
+      into = body.data() + read_of_body;
+      wanted = length - read_of_body;
+    }
+    const ssize_t n = ::recv(fd, into, wanted, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return Status::More;
+    if (n <= 0) {
+      error = n == 0 ? "the connection closed" : errno_text(errno);
+      return Status::Closed;
+    }
+    if (prefix_read < 4) {
+      prefix_read += static_cast<std::size_t>(n);
+      if (prefix_read < 4) return Status::More;
+      length = get_u32(prefix);
+      if (length > cap) return Status::TooLong;
+      body.assign(length, 0);
+      read_of_body = 0;
+      return length == 0 ? Status::Done : Status::More;
+    }
+    read_of_body += static_cast<std::size_t>(n);
+    return read_of_body == length ? Status::Done : Status::More;
+  }
+
+ private:
+  std::size_t read_of_body = 0;
+};
+
+// Thrown inside the node's join when the connection broke or stayed silent: it reconnects while time is left.
+struct RetryJoin : RendezvousError {
+  using RendezvousError::RendezvousError;
 };
 
 bool wait_for(int fd, short events, Clock::time_point deadline) {
@@ -50,53 +238,41 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-void send_all(int fd, const void* data, std::size_t size, Clock::time_point deadline, const char* what) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    if (!wait_for(fd, POLLOUT, deadline)) throw RendezvousError(std::string("timed out sending ") + what);
-    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw RendezvousError(std::string("sending ") + what + " failed: " + errno_text(errno));
-    p += n;
-    size -= static_cast<std::size_t>(n);
+void send_all(int fd, std::span<const std::uint8_t> data, Clock::time_point deadline, const char* what) {
+  while (!data.empty()) {
+    if (!wait_for(fd, POLLOUT, deadline)) throw RetryJoin(std::string("timed out sending ") + what);
+    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) throw RetryJoin(std::string("sending ") + what + " failed: " + errno_text(errno));
+    data = data.subspan(static_cast<std::size_t>(n));
   }
 }
 
-void recv_all(int fd, void* data, std::size_t size, Clock::time_point deadline, const char* what) {
-  auto* p = static_cast<char*>(data);
-  while (size > 0) {
-    if (!wait_for(fd, POLLIN, deadline)) throw RendezvousError(std::string("timed out waiting for ") + what);
-    const ssize_t n = ::recv(fd, p, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) throw RendezvousError(std::string("the connection closed while reading ") + what);
-    if (n < 0) throw RendezvousError(std::string("reading ") + what + " failed: " + errno_text(errno));
-    p += n;
-    size -= static_cast<std::size_t>(n);
+// The node's read of one frame from the master. Broken or silent connections are RetryJoin; a frame over the cap
+// is a plain RendezvousError (not a ShardScope master).
+Bytes read_frame(int fd, Clock::time_point deadline, const std::string& what) {
+  FrameReader reader(kMaxMasterFrame);
+  for (;;) {
+    if (!wait_for(fd, POLLIN, deadline)) throw RetryJoin("no " + what + " in time");
+    switch (reader.read_some(fd)) {
+      case FrameReader::Status::More:
+        break;
+      case FrameReader::Status::Done:
+        return std::move(reader.body);
+      case FrameReader::Status::Closed:
+        throw RetryJoin("reading " + what + ": " + reader.error);
+      case FrameReader::Status::TooLong:
+        throw RendezvousError("the master announced a " + std::to_string(reader.length) + "-byte message (at most " +
+                              std::to_string(kMaxMasterFrame) + " accepted): not a ShardScope master?");
+    }
   }
-}
-
-void send_u32(int fd, std::uint32_t value, Clock::time_point deadline, const char* what) {
-  const std::uint32_t wire = htonl(value);
-  send_all(fd, &wire, sizeof wire, deadline, what);
-}
-
-std::uint32_t recv_u32(int fd, Clock::time_point deadline, const char* what) {
-  std::uint32_t wire = 0;
-  recv_all(fd, &wire, sizeof wire, deadline, what);
-  return ntohl(wire);
-}
-
-void send_reply(int fd, std::uint32_t status, const void* data, std::size_t size, Clock::time_point deadline) {
-  send_u32(fd, status, deadline, "the reply");
-  send_u32(fd, static_cast<std::uint32_t>(size), deadline, "the reply");
-  if (size > 0) send_all(fd, data, size, deadline, "the reply");
 }
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
 
 // One non-blocking connect attempt bounded by the deadline; returns the connected socket or fd -1 and the error.
 Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::string& error) {
-  Socket socket(::socket(address.ai_family, address.ai_socktype, address.ai_protocol));
+  Socket socket(::socket(address.ai_family, address.ai_socktype | SOCK_CLOEXEC, address.ai_protocol));
   if (socket.fd < 0) {
     error = errno_text(errno);
     return Socket{};
@@ -121,20 +297,99 @@ Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::str
   return socket;
 }
 
-std::string seconds_text(std::chrono::milliseconds timeout) {
-  const double s = static_cast<double>(timeout.count()) / 1000.0;
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g s", s);
-  return buffer;
+// The node's half of one connection: CHALLENGE in, JOIN out, IDS or REFUSED in.
+std::vector<std::byte> join_over(int fd, NodeHello hello, const JoinSettings& settings, Clock::time_point deadline) {
+  const Clock::time_point greeting_deadline = std::min(deadline, Clock::now() + settings.handshake_timeout);
+  const Bytes challenge = read_frame(fd, greeting_deadline, "greeting from the master within " +
+                                                                seconds_text(settings.handshake_timeout) +
+                                                                " (does node 0 run this version of ShardScope?)");
+  if (!has_header(challenge, kChallenge) || challenge.size() != kChallengeSize)
+    throw RendezvousError("what listens there is not a ShardScope master of this version (rendezvous version " +
+                          std::to_string(kVersion) + ")");
+  Nonce master_nonce;
+  std::copy(challenge.begin() + kHeaderSize, challenge.end(), master_nonce.begin());
+  const Nonce node_nonce = random_nonce();
+  Bytes ints;
+  put_u32(ints, static_cast<std::uint32_t>(hello.node_rank));
+  put_u32(ints, static_cast<std::uint32_t>(hello.gpus));
+  Bytes join = start_frame(kJoin);
+  append(join, ints);
+  append(join, node_nonce);
+  append(join, join_mac(settings.token, master_nonce, node_nonce, ints));
+  finish_frame(join);
+  send_all(fd, join, deadline, "the hello");
+
+  const Bytes reply = read_frame(fd, deadline, "reply from the master");
+  if (has_header(reply, kRefused))
+    throw RendezvousError("the master refused this node: " +
+                          std::string(reply.begin() + kHeaderSize, reply.end()));
+  if (!has_header(reply, kIds) || reply.size() < kHeaderSize + 32)
+    throw RendezvousError("the master's reply is not the ids (another version of ShardScope?)");
+  Digest256 mac;
+  std::copy_n(reply.begin() + kHeaderSize, mac.size(), mac.begin());
+  const std::span<const std::uint8_t> payload(reply.data() + kHeaderSize + 32, reply.size() - kHeaderSize - 32);
+  if (!digests_equal(mac, ids_mac(settings.token, master_nonce, node_nonce, payload)))
+    throw RendezvousError("the ids are not signed with this node's job token: whoever answered is not the master of "
+                          "this job (" + std::string(kTokenHint) + ")");
+  std::vector<std::byte> bytes(payload.size());
+  std::memcpy(bytes.data(), payload.data(), payload.size());
+  return bytes;
+}
+
+// One connection on the master's side.
+struct Connection {
+  enum class State { Handshake, Joined, Closing, Closed };
+  Socket socket;
+  std::string peer;
+  State state = State::Handshake;
+  Clock::time_point deadline;  // Handshake: the valid JOIN's; Closing: the refusal's flush
+  Bytes out;
+  std::size_t sent = 0;
+  FrameReader in{kMaxNodeFrame};
+  Nonce master_nonce{};
+  Nonce node_nonce{};
+  NodeHello hello;
+  bool pending_output() const { return sent < out.size(); }
+};
+
+// Sends what the socket takes now; false when the connection broke.
+bool flush(Connection& c) {
+  while (c.pending_output()) {
+    const ssize_t n = ::send(c.socket.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n <= 0) return false;
+    c.sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::string list_text(const std::vector<std::string>& items, std::size_t at_most) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size() && i < at_most; ++i) text += (i ? "; " : "") + items[i];
+  if (items.size() > at_most) text += "; and " + std::to_string(items.size() - at_most) + " more";
+  return text;
 }
 
 }  // namespace
+
+std::optional<std::string> job_token_problem(std::string_view token) {
+  if (token.empty())
+    return std::string("a run over several nodes needs a job token, the same secret on every node: --token or the "
+                       "environment variable ") + kTokenEnvironmentVariable + " (e.g. `openssl rand -hex 16`)";
+  if (token.size() < kMinTokenLength)
+    return "the job token must have at least " + std::to_string(kMinTokenLength) + " characters, not " +
+           std::to_string(token.size()) + " (e.g. `openssl rand -hex 16`)";
+  return std::nullopt;
+}
 
 Endpoint parse_endpoint(std::string_view text) {
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
     throw std::invalid_argument("expected HOST:PORT, got '" + std::string(text) + "'");
   Endpoint endpoint{std::string(text.substr(0, colon)), 0};
+  if (endpoint.host.size() > 2 && endpoint.host.front() == '[' && endpoint.host.back() == ']')
+    endpoint.host = endpoint.host.substr(1, endpoint.host.size() - 2);  // [IPv6]:PORT
   const std::string port(text.substr(colon + 1));
   if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) || port.size() > 5 ||
       (endpoint.port = std::stoi(port)) < 1 || endpoint.port > 65535)
@@ -142,118 +397,331 @@ Endpoint parse_endpoint(std::string_view text) {
   return endpoint;
 }
 
-RendezvousServer::RendezvousServer(int port) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (listen_fd_ < 0) throw RendezvousError("cannot open a socket: " + errno_text(errno));
-  const int on = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_ANY);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(listen_fd_, 64) != 0) {
-    const int error = errno;
-    ::close(listen_fd_);
-    throw RendezvousError("the master cannot listen on port " + std::to_string(port) + ": " + errno_text(error));
+Endpoint master_listen_endpoint(std::string_view master, int nnodes) {
+  Endpoint endpoint = parse_endpoint(master);
+  if (nnodes <= 1) return {"127.0.0.1", endpoint.port};
+  if (endpoint.host == "localhost") return endpoint;
+  AddressList numeric;
+  if (resolve(endpoint, AI_NUMERICHOST, numeric) == 0) return endpoint;  // an address, taken as given
+  AddressList found;
+  const int resolved = resolve(endpoint, 0, found);
+  if (resolved != 0)
+    throw RendezvousError("cannot resolve --master '" + endpoint.host + "' on node 0: " + gai_strerror(resolved));
+  // The first address the others can reach; a loopback one only when there is nothing else.
+  for (const addrinfo* a = found.first; a != nullptr; a = a->ai_next)
+    if (!is_loopback(a->ai_addr)) return {numeric_host(a->ai_addr, a->ai_addrlen), endpoint.port};
+  throw RendezvousError("--master '" + endpoint.host + "' resolves to " +
+                        numeric_host(found.first->ai_addr, found.first->ai_addrlen) +
+                        " on node 0, a loopback address the other nodes cannot reach (an /etc/hosts entry?): give "
+                        "node 0's address as the other nodes see it");
+}
+
+RendezvousServer::RendezvousServer(const Endpoint& listen) {
+  AddressList found;
+  const int resolved = resolve(listen, 0, found);
+  if (resolved != 0)
+    throw RendezvousError("the master cannot listen on '" + listen.host + "': " + gai_strerror(resolved));
+  std::string error = "no address";
+  for (const addrinfo* a = found.first; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
+    Socket socket(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
+    if (socket.fd < 0) {
+      error = errno_text(errno);
+      continue;
+    }
+    const int on = 1;
+    ::setsockopt(socket.fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(socket.fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(socket.fd, 64) != 0) {
+      const int failure = errno;
+      error = numeric_host(a->ai_addr, a->ai_addrlen) + ": " + errno_text(failure);
+      continue;
+    }
+    std::swap(listen_fd_, socket.fd);
   }
-  socklen_t length = sizeof address;
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-  port_ = ntohs(address.sin_port);
+  if (listen_fd_ < 0)
+    throw RendezvousError("the master cannot listen on " + listen.host + ":" + std::to_string(listen.port) + " (" +
+                          error + "); --master must name node 0 by an address of its own");
+  port_ = bound().port;
 }
 
 RendezvousServer::~RendezvousServer() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
 }
 
+Endpoint RendezvousServer::bound() const {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+    throw RendezvousError("getsockname failed: " + errno_text(errno));
+  const int port = address.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port)
+                                                 : ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
+  return {numeric_host(reinterpret_cast<const sockaddr*>(&address), length), port};
+}
+
 std::vector<NodeHello> RendezvousServer::serve(int nnodes, int master_gpus, const std::vector<std::byte>& payload,
-                                               std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
-  std::map<int, std::pair<Socket, NodeHello>> nodes;
-  std::string refusal;
-  while (static_cast<int>(nodes.size()) < nnodes - 1) {
-    if (!wait_for(listen_fd_, POLLIN, deadline))
-      throw RendezvousError("timed out after " + seconds_text(timeout) + " waiting for nodes: " +
-                            std::to_string(nodes.size()) + " of " + std::to_string(nnodes - 1) + " joined");
-    Socket client(::accept(listen_fd_, nullptr, nullptr));
-    if (client.fd < 0) continue;
-    set_nonblocking(client.fd);
-    char magic[4];
-    NodeHello hello;
-    try {
-      recv_all(client.fd, magic, sizeof magic, deadline, "a node's hello");
-      if (std::memcmp(magic, kMagic, sizeof magic) != 0) continue;  // not one of ours: ignore it
-      hello.node_rank = static_cast<int>(recv_u32(client.fd, deadline, "a node's hello"));
-      hello.gpus = static_cast<int>(recv_u32(client.fd, deadline, "a node's hello"));
-    } catch (const RendezvousError&) {
-      continue;  // a client that hung up half-way
+                                               const JoinSettings& settings) {
+  if (payload.size() > kMaxMasterFrame - kHeaderSize - 32)
+    throw RendezvousError("the payload (" + std::to_string(payload.size()) + " B) is over the rendezvous's limit");
+  refused_.clear();
+  const Clock::time_point deadline = Clock::now() + settings.timeout;
+  std::vector<std::unique_ptr<Connection>> connections;
+  std::map<int, Connection*> joined;
+  std::string run_refusal;  // from a node with the token: ends the join for everyone
+
+  auto close = [&](Connection& c, const std::string& why) {
+    if (!why.empty()) refused_.push_back(c.peer + ": " + why);
+    if (c.state == Connection::State::Joined) joined.erase(c.hello.node_rank);
+    c.socket.close();
+    c.state = Connection::State::Closed;
+  };
+  // Tells the client why, then closes once that is sent (or after a second).
+  auto refuse = [&](Connection& c, const std::string& why) {
+    refused_.push_back(c.peer + ": " + why);
+    if (c.state == Connection::State::Joined) joined.erase(c.hello.node_rank);
+    c.out = refused_frame(why);
+    c.sent = 0;
+    c.state = Connection::State::Closing;
+    c.deadline = Clock::now() + std::min<std::chrono::milliseconds>(settings.handshake_timeout, std::chrono::seconds(1));
+  };
+  auto accept_all = [&] {
+    for (int i = 0; i < 64; ++i) {
+      sockaddr_storage address{};
+      socklen_t length = sizeof address;
+      Socket socket(::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      if (socket.fd < 0) {
+        // Out of descriptors: the listening socket stays readable, so pause rather than spin.
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return;  // EAGAIN: none left (or the client gave up already)
+      }
+      auto c = std::make_unique<Connection>();
+      c->socket.fd = socket.fd;
+      socket.fd = -1;
+      c->peer = address_text(address, length);
+      c->deadline = Clock::now() + settings.handshake_timeout;
+      c->master_nonce = random_nonce();
+      c->out = start_frame(kChallenge);
+      append(c->out, c->master_nonce);
+      finish_frame(c->out);
+      if (!flush(*c)) {
+        close(*c, "hung up at once");
+        continue;
+      }
+      const std::size_t pending = static_cast<std::size_t>(std::count_if(
+          connections.begin(), connections.end(),
+          [](const auto& other) { return other->state == Connection::State::Handshake; }));
+      if (pending >= std::max<std::size_t>(settings.max_pending, 1)) {
+        for (auto& other : connections)
+          if (other->state == Connection::State::Handshake) {
+            close(*other, "dropped: " + std::to_string(pending) + " connections without a hello at once");
+            break;
+          }
+      }
+      connections.push_back(std::move(c));
     }
-    if (refusal.empty()) {
-      if (hello.node_rank < 1 || hello.node_rank >= nnodes)
-        refusal = "node rank " + std::to_string(hello.node_rank) + " is outside 1.." + std::to_string(nnodes - 1);
-      else if (nodes.count(hello.node_rank))
-        refusal = "node rank " + std::to_string(hello.node_rank) + " joined twice";
-      else if (hello.gpus != master_gpus)
-        refusal = "node " + std::to_string(hello.node_rank) + " has " + std::to_string(hello.gpus) +
-                  " GPUs, the master " + std::to_string(master_gpus) + " (every node needs the same number)";
+  };
+  auto take_join = [&](Connection& c) {
+    const Bytes& body = c.in.body;
+    if (body.size() < 4 || !std::equal(kMagic, kMagic + 4, body.begin())) {
+      close(c, "not a ShardScope node (no SSRV hello)");
+      return;
     }
-    if (!refusal.empty()) {
-      send_reply(client.fd, 1, refusal.data(), refusal.size(), deadline);
+    if (!has_header(body, kJoin) || body.size() != kJoinSize) {
+      refuse(c, "malformed hello (this master speaks rendezvous version " + std::to_string(kVersion) + ")");
+      return;
+    }
+    const std::uint8_t* p = body.data() + kHeaderSize;
+    const std::span<const std::uint8_t> ints(p, 8);
+    std::copy_n(p + 8, 32, c.node_nonce.begin());
+    Digest256 mac;
+    std::copy_n(p + 40, 32, mac.begin());
+    if (!digests_equal(mac, join_mac(settings.token, c.master_nonce, c.node_nonce, ints))) {
+      refuse(c, std::string("wrong job token (") + kTokenHint + ")");
+      return;
+    }
+    c.hello = {static_cast<int>(get_u32(p)), static_cast<int>(get_u32(p + 4))};
+    const std::string rank = std::to_string(c.hello.node_rank);
+    if (c.hello.node_rank < 1 || c.hello.node_rank >= nnodes)
+      run_refusal = "node rank " + rank + " is outside 1.." + std::to_string(nnodes - 1);
+    else if (joined.count(c.hello.node_rank))
+      run_refusal = "node rank " + rank + " joined twice (from " + joined[c.hello.node_rank]->peer + " and " +
+                    c.peer + ")";
+    else if (c.hello.gpus != master_gpus)
+      run_refusal = "node " + rank + " has " + std::to_string(c.hello.gpus) + " GPUs, the master " +
+                    std::to_string(master_gpus) + " (every node needs the same number)";
+    if (!run_refusal.empty()) {
+      c.out = refused_frame(run_refusal);  // told along with the joined nodes below
+      c.sent = 0;
+      c.state = Connection::State::Closing;
+      c.deadline = Clock::time_point::max();
+      return;
+    }
+    c.state = Connection::State::Joined;
+    joined[c.hello.node_rank] = &c;
+  };
+
+  bool timed_out = false;
+  std::vector<pollfd> polled;
+  while (run_refusal.empty() && static_cast<int>(joined.size()) < nnodes - 1) {
+    Clock::time_point now = Clock::now();
+    if (now >= deadline) {
+      timed_out = true;
       break;
     }
-    nodes.emplace(hello.node_rank, std::make_pair(std::move(client), hello));
-  }
-  std::vector<NodeHello> hellos{{0, master_gpus}};
-  for (auto& [rank, node] : nodes) {
-    if (refusal.empty()) {
-      send_reply(node.first.fd, 0, payload.data(), payload.size(), deadline);
-    } else {
-      send_reply(node.first.fd, 1, refusal.data(), refusal.size(), deadline);
+    for (auto& c : connections) {
+      if (c->state == Connection::State::Handshake && now >= c->deadline)
+        close(*c, "no valid hello within " + seconds_text(settings.handshake_timeout));
+      else if (c->state == Connection::State::Closing && now >= c->deadline)
+        close(*c, "");
     }
-    hellos.push_back(node.second);
+    std::erase_if(connections, [](const auto& c) { return c->state == Connection::State::Closed; });
+
+    Clock::time_point wake = deadline;
+    polled.assign(1, pollfd{listen_fd_, POLLIN, 0});
+    for (const auto& c : connections) {
+      short events = c->state == Connection::State::Closing ? 0 : POLLIN;
+      if (c->pending_output()) events |= POLLOUT;
+      polled.push_back(pollfd{c->socket.fd, events, 0});
+      if (c->state != Connection::State::Joined) wake = std::min(wake, c->deadline);
+    }
+    const int ready = ::poll(polled.data(), polled.size(), remaining_ms(wake));
+    if (ready < 0 && errno != EINTR) throw RendezvousError("poll failed: " + errno_text(errno));
+    if (ready <= 0) continue;
+
+    for (std::size_t i = 0; i < connections.size() && run_refusal.empty(); ++i) {
+      Connection& c = *connections[i];
+      const short revents = polled[i + 1].revents;
+      if (revents == 0 || c.state == Connection::State::Closed) continue;
+      if (c.pending_output() && !flush(c)) {
+        close(c, c.state == Connection::State::Joined ? "node " + std::to_string(c.hello.node_rank) + " hung up" : "hung up");
+        continue;
+      }
+      if (c.state == Connection::State::Closing) {
+        if (!c.pending_output() || (revents & (POLLERR | POLLHUP))) close(c, "");
+        continue;
+      }
+      if (!(revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      switch (c.in.read_some(c.socket.fd)) {
+        case FrameReader::Status::More:
+          break;
+        case FrameReader::Status::Closed:
+          close(c, c.state == Connection::State::Joined
+                       ? "node " + std::to_string(c.hello.node_rank) + " hung up before the ids were sent"
+                       : "hung up without a valid hello");
+          break;
+        case FrameReader::Status::TooLong:
+          close(c, "announced a " + std::to_string(c.in.length) + "-byte message (at most " +
+                       std::to_string(kMaxNodeFrame) + " accepted)");
+          break;
+        case FrameReader::Status::Done:
+          if (c.state == Connection::State::Joined)
+            close(c, "node " + std::to_string(c.hello.node_rank) + " sent more after its hello");
+          else
+            take_join(c);
+          break;
+      }
+    }
+    if ((polled[0].revents & POLLIN) && run_refusal.empty()) accept_all();
   }
-  if (!refusal.empty()) throw RendezvousError("the master refused the run: " + refusal);
+
+  // The outcome, to every node that joined with the token (and to the one whose hello refused the run).
+  const bool success = run_refusal.empty() && !timed_out;
+  std::string missing;
+  int missing_count = 0;
+  for (int rank = 1; rank < nnodes; ++rank)
+    if (!joined.count(rank)) missing += (missing_count++ ? ", " : "") + std::to_string(rank);
+  const std::string timeout_text = "timed out after " + seconds_text(settings.timeout) + " waiting for nodes: " +
+                                   std::to_string(joined.size()) + " of " + std::to_string(nnodes - 1) +
+                                   " joined (missing node" + (missing_count > 1 ? "s " : " ") + missing + ")";
+  const Clock::time_point flush_deadline = Clock::now() + settings.handshake_timeout;
+  for (auto& c : connections) {
+    if (c->state == Connection::State::Handshake) {
+      close(*c, "");  // late: the join is over
+    } else if (c->state == Connection::State::Joined) {
+      if (success) {
+        c->out = start_frame(kIds);
+        const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(payload.data()), payload.size());
+        append(c->out, ids_mac(settings.token, c->master_nonce, c->node_nonce, bytes));
+        append(c->out, bytes);
+        finish_frame(c->out);
+      } else {
+        c->out = refused_frame(timed_out ? "the master " + timeout_text : run_refusal);
+      }
+      c->sent = 0;
+    }
+  }
+  std::erase_if(connections, [](const auto& c) { return c->state == Connection::State::Closed; });
+  std::string undelivered;
+  for (;;) {
+    polled.clear();
+    std::vector<Connection*> waiting;
+    for (auto& c : connections) {
+      if (!c->pending_output() || c->socket.fd < 0) continue;
+      polled.push_back(pollfd{c->socket.fd, POLLOUT, 0});
+      waiting.push_back(c.get());
+    }
+    if (waiting.empty()) break;
+    if (Clock::now() >= flush_deadline) {
+      for (Connection* c : waiting)
+        if (c->state == Connection::State::Joined) undelivered += " node " + std::to_string(c->hello.node_rank) + " (too slow)";
+      break;
+    }
+    const int ready = ::poll(polled.data(), polled.size(), remaining_ms(flush_deadline));
+    if (ready < 0 && errno != EINTR) throw RendezvousError("poll failed: " + errno_text(errno));
+    for (std::size_t i = 0; i < waiting.size(); ++i) {
+      if (polled[i].revents == 0) continue;
+      if (!flush(*waiting[i])) {
+        if (waiting[i]->state == Connection::State::Joined)
+          undelivered += " node " + std::to_string(waiting[i]->hello.node_rank) + " (hung up)";
+        waiting[i]->socket.close();
+      }
+    }
+  }
+
+  if (!run_refusal.empty()) throw RendezvousError("the master refused the run: " + run_refusal);
+  if (timed_out)
+    throw RendezvousError(timeout_text + (refused_.empty() ? "" : "; refused: " + list_text(refused_, 5)));
+  if (!undelivered.empty())
+    throw RendezvousError("the NCCL ids did not reach every node:" + undelivered);
+  std::vector<NodeHello> hellos{{0, master_gpus}};
+  for (const auto& [rank, c] : joined) hellos.push_back(c->hello);
   return hellos;
 }
 
-std::vector<std::byte> fetch_from_master(const Endpoint& master, NodeHello hello, std::chrono::milliseconds timeout) {
-  const Clock::time_point deadline = Clock::now() + timeout;
+std::vector<std::byte> fetch_from_master(const Endpoint& master, NodeHello hello, const JoinSettings& settings) {
+  const Clock::time_point deadline = Clock::now() + settings.timeout;
   const std::string where = master.host + ":" + std::to_string(master.port);
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int resolved = ::getaddrinfo(master.host.c_str(), std::to_string(master.port).c_str(), &hints, &found);
+  AddressList found;
+  const int resolved = resolve(master, 0, found);
   if (resolved != 0) throw RendezvousError("cannot resolve the master '" + master.host + "': " + gai_strerror(resolved));
   std::string error = "no address";
-  Socket socket;
-  // The master may start later than this node: retry every 100 ms until the deadline.
-  while (socket.fd < 0) {
-    for (addrinfo* a = found; a != nullptr && socket.fd < 0; a = a->ai_next) {
-      Socket attempt = try_connect(*a, deadline, error);
-      if (attempt.fd >= 0) std::swap(socket.fd, attempt.fd);
+  bool reached = false;
+  // The master may start later than this node, and a connection may break before the ids come: retry every 100 ms
+  // until the deadline.
+  for (;;) {
+    Socket socket;
+    for (const addrinfo* a = found.first; a != nullptr && socket.fd < 0; a = a->ai_next) {
+      // An address that never answers (a black-holed route) holds one attempt no longer than a handshake.
+      Socket attempt = try_connect(*a, std::min(deadline, Clock::now() + settings.handshake_timeout), error);
+      std::swap(socket.fd, attempt.fd);
     }
-    if (socket.fd >= 0 || Clock::now() >= deadline) break;
+    if (socket.fd >= 0) {
+      reached = true;
+      try {
+        return join_over(socket.fd, hello, settings, deadline);
+      } catch (const RetryJoin& e) {
+        error = e.what();
+      } catch (const RendezvousError& e) {
+        throw RendezvousError("joining the master at " + where + ": " + e.what());
+      }
+    }
+    if (Clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(100, remaining_ms(deadline))));
   }
-  ::freeaddrinfo(found);
-  if (socket.fd < 0)
-    throw RendezvousError("cannot reach the master at " + where + " within " + seconds_text(timeout) + ": " + error);
-  try {
-    send_all(socket.fd, kMagic, sizeof kMagic, deadline, "the hello");
-    send_u32(socket.fd, static_cast<std::uint32_t>(hello.node_rank), deadline, "the hello");
-    send_u32(socket.fd, static_cast<std::uint32_t>(hello.gpus), deadline, "the hello");
-    const std::uint32_t status = recv_u32(socket.fd, deadline, "the master's reply");
-    const std::uint32_t length = recv_u32(socket.fd, deadline, "the master's reply");
-    if (length > (64u << 20)) throw RendezvousError("the master's reply is too long (" + std::to_string(length) + " B)");
-    std::vector<std::byte> bytes(length);
-    if (length > 0) recv_all(socket.fd, bytes.data(), length, deadline, "the master's reply");
-    if (status != 0)
-      throw RendezvousError("the master refused the run: " +
-                            std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-    return bytes;
-  } catch (const RendezvousError& e) {
-    throw RendezvousError("joining the master at " + where + ": " + e.what());
-  }
+  if (!reached)
+    throw RendezvousError("cannot reach the master at " + where + " within " + seconds_text(settings.timeout) + ": " +
+                          error);
+  throw RendezvousError("joining the master at " + where + ": gave up after " + seconds_text(settings.timeout) + ": " +
+                        error);
 }
 
 }  // namespace shardscope::exec

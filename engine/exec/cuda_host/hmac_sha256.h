@@ -1,0 +1,21 @@
+// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for the multi-node rendezvous's job token: nodes prove they
+// hold the token without sending it (exec/cuda_host/tcp_rendezvous.h). Small inputs only (a handshake's few hundred
+// bytes and the NCCL ids), so a plain one-shot implementation; standard library only.
+#pragma once
+#include "exec/exec_layer.h"
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace shardscope::exec {
+
+using Digest256 = std::array<std::uint8_t, 32>;
+
+Digest256 sha256(std::span<const std::uint8_t> data);
+Digest256 hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::uint8_t> message);
+
+// Compares in time independent of where the digests differ.
+bool digests_equal(const Digest256& a, const Digest256& b);
+
+}  // namespace shardscope::exec
