@@ -109,7 +109,7 @@ TEST(ScenarioFields, AnExplicitZeroWorldIsRefused) {
     parse_scenario_json(R"({"cluster": {"world": 0}})", "x");
     FAIL() << "world 0 accepted";
   } catch (const ScenarioError& error) {
-    EXPECT_EQ(std::string(error.what()), "cluster.world: must be at least 1 (got 0)");
+    EXPECT_EQ(std::string(error.what()), "cluster.world: must be at least 1 (got 0) (in x)");
   }
   const Scenario derived = parse_scenario_json(R"({"strategy": {"stages": 0}})", "x");
   EXPECT_TRUE(std::holds_alternative<std::monostate>(find_scenario_field("strategy.stages")->get(derived)));
@@ -178,6 +178,30 @@ TEST(ScenarioFields, SimulationBoundsKeepTimesComputable) {
   EXPECT_EQ(*find_scenario_field("simulation.compute_efficiency")->min, 1e-3);
   EXPECT_EQ(*find_scenario_field("simulation.memory_efficiency")->min, 1e-3);
   EXPECT_EQ(*find_scenario_field("cluster.capacity_gib")->max, 65536);
+}
+
+std::string json_error(const std::string& json) {
+  try {
+    parse_scenario_json(json, "test.json");
+  } catch (const ScenarioError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// A file's problems name the file: values of the wrong type (described, never dumped), integers past 64 bits,
+// numbers past a double, duplicate keys, nesting.
+TEST(ScenarioFields, FileErrorsNameTheFileAndTheProblem) {
+  const ScenarioField& batch = *find_scenario_field("training.batch");
+  EXPECT_EQ(json_error(R"({"training": {"batch": 18446744073709551615}})"),
+            "training.batch: " + field_range_violation(batch, 1.8e19) + " (got 18446744073709551615) (in test.json)");
+  EXPECT_EQ(json_error(R"({"training": {"batch": [[1]]}})"), "training.batch: must be an integer (got an array of 1 item) (in test.json)");
+  EXPECT_EQ(json_error(R"({"training": {"batch": 8, "batch": 9}})").rfind("test.json: training.batch: duplicate key", 0), 0u);
+  EXPECT_EQ(json_error(R"({"simulation": {"link_gbps": 1e400}})").rfind("test.json: is not valid JSON: line 1, column ", 0), 0u);
+  const std::string deep = json_error(std::string(100000, '['));
+  EXPECT_EQ(deep.rfind("test.json: [0][0]", 0), 0u) << deep.substr(0, 200);
+  EXPECT_NE(deep.find(": nested more than 64 levels deep"), std::string::npos) << deep.substr(0, 200);
+  EXPECT_EQ(json_error("[1, 2]"), "test.json: must hold a JSON object (got an array of 2 items)");
 }
 
 }  // namespace
