@@ -27,6 +27,11 @@ std::string help_of(const ScenarioField& field) {
   }
   const std::string fallback = field.may_be_unset() ? std::string(field.unset_means) : field_value_text(default_value(field));
   if (!fallback.empty()) help += " (default: " + fallback + ")";
+  if (field.kind == FieldKind::Integer || field.kind == FieldKind::Number) {
+    std::string rule = field_range_rule(field);  // "must be between 1 and 65536" -> "between 1 and 65536"
+    if (rule.rfind("must be ", 0) == 0) rule = rule.substr(8);
+    help += "; " + rule;
+  }
   if (!field.framework.empty()) help += " [" + std::string(field.framework) + "]";
   return help;
 }
