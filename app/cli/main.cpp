@@ -61,8 +61,8 @@ int main(int argc, char** argv) {
   run_flags.add_to(*run);
   exec::MultiNodeOptions multinode;
   run->add_option("--backend", backend, "Where to run: cpu (threads) or cuda (GPUs, cuBLAS, NCCL)")->required();
-  run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::PositiveNumber);
-  run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::NonNegativeNumber);
+  run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::Range(1, 65536));
+  run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::Range(0, 65535));
   run->add_option("--master", multinode.master, "cuda, several nodes: HOST:PORT of node 0 (it listens on PORT)");
   run->add_option("--lr", lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
   run->add_flag("--json", json, "Print JSON instead of text");
