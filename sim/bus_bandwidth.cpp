@@ -20,7 +20,7 @@ TimeNs collective_time_ns(const CollectiveShape& shape, const LinkCost& link) {
     case CollectiveKind::Gather: ns = root_scatter_ns(n, s, shape.root_chunk_bytes, link); break;
     case CollectiveKind::Barrier: ns = 0; break;  // an order between threads of one process, not a transfer
   }
-  return static_cast<TimeNs>(std::llround(ns));
+  return saturating_duration_ns(ns);  // an absurd link saturates at kMaxTimeNs instead of overflowing
 }
 
 double bus_bandwidth_factor(CollectiveKind kind, int ranks) {

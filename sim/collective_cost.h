@@ -36,7 +36,8 @@ double pipelined_reduce_ns(int ranks, Bytes size_bytes, const LinkCost& link);  
 // The root's link carries every other rank's chunk: (S − root chunk)/B + (n−1)α; equal chunks give (n−1)/n·S/B.
 double root_scatter_ns(int ranks, Bytes size_bytes, Bytes root_chunk_bytes, const LinkCost& link);
 
-// Any collective by kind; integer ns rounded to nearest. A one-rank group costs 0.
+// Any collective by kind; integer ns rounded to nearest, saturating at kMaxTimeNs (core/units.h). A one-rank group
+// costs 0.
 TimeNs collective_time_ns(const CollectiveShape& shape, const LinkCost& link);
 
 // nccl-tests' busbw = algbw × factor, algbw = S / time (doc/PERFORMANCE.md; scatter / gather as in its

@@ -20,7 +20,7 @@ CostModel CostModel::from_scenario(const ResolvedScenario& scenario) {
   rates.compute_efficiency = sim.compute_efficiency;
   rates.hbm_gbps = scenario.device.hbm_gbps;
   rates.memory_efficiency = sim.memory_efficiency;
-  rates.kernel_overhead_ns = static_cast<TimeNs>(std::llround(sim.kernel_overhead_us * 1e3));
+  rates.kernel_overhead_ns = saturating_duration_ns(sim.kernel_overhead_us * 1e3);
   return CostModel(rates, scenario.links);
 }
 
@@ -28,7 +28,8 @@ TimeNs CostModel::compute_ns(const Op& op) const {
   if (op.kind != OpKind::Compute || (op.flops <= 0 && op.bytes_accessed <= 0)) return 0;
   const double math_ns = op.flops > 0 ? op.flops / flops_per_ns_ : 0;
   const double memory_ns = op.bytes_accessed > 0 ? static_cast<double>(op.bytes_accessed) / bytes_per_ns_ : 0;
-  return static_cast<TimeNs>(std::llround(std::max(math_ns, memory_ns))) + rates_.kernel_overhead_ns;
+  // Saturating: an op slower than kMaxTimeNs (an absurd efficiency or size) costs kMaxTimeNs, never a wrapped int64.
+  return saturating_add(saturating_duration_ns(std::max(math_ns, memory_ns)), rates_.kernel_overhead_ns);
 }
 
 LinkCost CostModel::cost_of(const LinkPreset& link) { return {link.gbps, link.latency_us * 1e3}; }

@@ -29,8 +29,8 @@ class CostModel {
   static CostModel from_scenario(const ResolvedScenario& scenario);
 
   // Roofline: max(flops / (peak × efficiency), bytes / (HBM × efficiency)) + launch overhead, rounded to the
-  // nearest ns. An op with neither flops nor bytes (bookkeeping such as "wait for all-reduces") launches no
-  // kernel and costs 0.
+  // nearest ns and saturating at kMaxTimeNs (core/units.h). An op with neither flops nor bytes (bookkeeping such
+  // as "wait for all-reduces") launches no kernel and costs 0.
   TimeNs compute_ns(const Op& op) const;
   // A group on one node uses the intra-node link; one that spans nodes (rank / gpus_per_node differs) is limited
   // by the inter-node link for every ring step. `sorted_ranks` as Plan::groups holds them.

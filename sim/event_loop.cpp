@@ -85,7 +85,7 @@ class EventLoop {
     const std::int32_t instance = g_.instance_of[static_cast<std::size_t>(id)];
     const TimeNs duration = instance < 0 ? g_.duration_ns[static_cast<std::size_t>(id)]
                                          : g_.instances[static_cast<std::size_t>(instance)].duration_ns;
-    heap_.push({t_ns + duration, id, true});
+    heap_.push({saturating_add(t_ns, duration), id, true});  // times stop at kMaxTimeNs
   }
 
   void end(GlobalOp id, TimeNs t_ns) {

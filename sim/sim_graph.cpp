@@ -107,7 +107,7 @@ void match_instances(const Plan& plan, const CostModel& costs, SimGraph& g) {
       const int a = g.rank_of[static_cast<std::size_t>(members_of[k].front())];
       const LinkCost link = costs.link_between(a, first.peer);
       instance.shape = {CollectiveKind::Broadcast, 2, first.payload, 0};
-      instance.duration_ns = static_cast<TimeNs>(std::llround(point_to_point_ns(first.payload, link)));
+      instance.duration_ns = saturating_duration_ns(point_to_point_ns(first.payload, link));
       continue;
     }
     const auto& group = plan.groups[static_cast<std::size_t>(first.group)];

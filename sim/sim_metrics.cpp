@@ -60,7 +60,7 @@ void measure_collectives(const Plan& plan, const SimGraph& graph, int step, Simu
     Sum& sum = by_kind[instance.message ? "send/recv" : collective_kind_name(instance.shape.kind)];
     ++sum.count;
     sum.size += instance.shape.size_bytes;
-    sum.time += instance.duration_ns;
+    sum.time = saturating_add(sum.time, instance.duration_ns);
     // nccl-tests' sendrecv: busbw = algbw.
     const double factor = instance.message ? 1.0 : bus_bandwidth_factor(instance.shape.kind, instance.shape.ranks);
     sum.bus_bytes += static_cast<double>(instance.shape.size_bytes) * factor;
@@ -141,7 +141,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
       timing.end_ns = std::max(timing.end_ns, end);
       if (computes) timing.compute_busy_ns += end - begin;
       if (is_communication(op)) {
-        timing.wait_ns += begin - times.arrival_ns[base + i];
+        timing.wait_ns = saturating_add(timing.wait_ns, begin - times.arrival_ns[base + i]);
         if (end > begin) comm.emplace_back(begin, end);
       }
     }

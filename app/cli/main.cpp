@@ -9,13 +9,15 @@
 //   shardscope-cli strategies --json
 //   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
 //   shardscope-cli lessons check --json
-// Exit codes: 0 ok, 1 a lesson's claim fails (lessons check), 2 bad arguments or scenario (or a plan the backend cannot run), 3 internal error or failed run,
-// 4 the backend cannot run on this machine (cuda: not built, or no usable GPU).
+// Exit codes (cli/command_suggestion.cpp, kExitCodesHelp, printed by --help): 0 ok, 1 a lesson's claim fails (lessons
+// check), 2 bad input (arguments, scenario, model config, files, a plan too large or one the backend cannot run), 3 a
+// failed run or an internal error, 4 the backend cannot run on this machine (cuda: not built, or no usable GPU).
 #include <iostream>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command_suggestion.h"
 #include "cli/compare_command.h"
 #include "cli/gpus_command.h"
 #include "cli/lessons_command.h"
@@ -60,8 +62,8 @@ int main(int argc, char** argv) {
   run_flags.add_to(*run);
   exec::MultiNodeOptions multinode;
   run->add_option("--backend", backend, "Where to run: cpu (threads) or cuda (GPUs, cuBLAS, NCCL)")->required();
-  run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::PositiveNumber);
-  run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::NonNegativeNumber);
+  run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::Range(1, 65536));
+  run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::Range(0, 65535));
   run->add_option("--master", multinode.master, "cuda, several nodes: HOST:PORT of node 0 (it listens there)");
   run->add_option("--token", multinode.token, "cuda, several nodes: the job token, a secret every node shares")
       ->envname(exec::kTokenEnvironmentVariable);
@@ -93,6 +95,11 @@ int main(int argc, char** argv) {
   lessons_check->add_flag("--json", json, "Print JSON instead of text");
   lessons_check->add_option("--dir", lessons_dir, "Where the lesson files are (default: assets/lessons)");
 
+  // --help of every command ends with the exit codes.
+  app.footer(cli::kExitCodesHelp);
+  for (CLI::App* command : {memory, simulate, run, compare, gpus, strategies, lessons_list, lessons_check})
+    command->footer(cli::kExitCodesHelp);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -102,6 +109,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // A mistyped command ("simulte") is named with the nearest command instead of CLI11's "not expected".
+    const std::string unknown = cli::unknown_command_message(app, std::vector<std::string>(argv + 1, argv + argc));
+    if (!unknown.empty()) {
+      std::cerr << "error: " << unknown << "\nRun with --help for more information.\n";
+      return 2;
+    }
     app.exit(e);
     return 2;
   }

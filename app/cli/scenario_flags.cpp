@@ -1,7 +1,11 @@
 // Scenario flags: one CLI11 option per field of the table, and their application over a scenario.
 #include "cli/scenario_flags.h"
 
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 
 #include "scenario/scenario_fields.h"
 
@@ -23,6 +27,11 @@ std::string help_of(const ScenarioField& field) {
   }
   const std::string fallback = field.may_be_unset() ? std::string(field.unset_means) : field_value_text(default_value(field));
   if (!fallback.empty()) help += " (default: " + fallback + ")";
+  if (field.kind == FieldKind::Integer || field.kind == FieldKind::Number) {
+    std::string rule = field_range_rule(field);  // "must be between 1 and 65536" -> "between 1 and 65536"
+    if (rule.rfind("must be ", 0) == 0) rule = rule.substr(8);
+    help += "; " + rule;
+  }
   if (!field.framework.empty()) help += " [" + std::string(field.framework) + "]";
   return help;
 }
@@ -32,20 +41,22 @@ FieldValue flag_value(const ScenarioField& field, const std::string& text) {
   if (field.kind == FieldKind::Integer) {
     std::int64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error == std::errc::result_out_of_range && end == text.data() + text.size())  // digits beyond 64 bits
+      throw ScenarioError(flag, field_range_violation(field, text[0] == '-' ? -1e300 : 1e300) + " (got " + text + ")");
     if (error != std::errc() || end != text.data() + text.size())
       throw ScenarioError(flag, "must be an integer (got '" + text + "')");
-    return value;
+    return value;  // set_field and the range check judge it
   }
   if (field.kind == FieldKind::Number) {
-    std::size_t used = 0;
-    double value = 0;
-    try {
-      value = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size()) throw ScenarioError(flag, "must be a number (got '" + text + "')");
-    return value;
+    // strtod takes "inf" and "nan" (set_field refuses them: the table's rule) and says ERANGE for "1e400".
+    errno = 0;
+    char* end = nullptr;
+    const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text.front())))
+      throw ScenarioError(flag, "must be a number (got '" + text + "')");
+    if (errno == ERANGE && std::isinf(value))
+      throw ScenarioError(flag, "must be a finite number (got '" + text + "', beyond a double's range)");
+    return value;  // an underflow (1e-400) reads as 0 or a denormal: the range check judges it
   }
   return text;
 }

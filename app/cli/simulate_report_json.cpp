@@ -33,6 +33,7 @@ std::string simulate_json(const SimulateRun& run) {
   root["step_end_ns"] = r.step_end_ns;
   root["step_time_ns"] = r.step_time_ns;
   root["run_time_ns"] = r.run_time_ns;
+  root["time_saturated"] = r.run_time_ns >= kMaxTimeNs;  // times clamped at kMaxTimeNs (core/units.h)
   root["critical_rank"] = r.critical_rank;
   root["total_comm_ns"] = r.total_comm_ns;
   root["exposed_comm_ns"] = r.exposed_comm_ns;

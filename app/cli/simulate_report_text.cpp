@@ -41,6 +41,10 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
   for (const auto& note : run.plan.notes) out << "note       " << note << "\n";
   if (!r.error.empty()) out << "STOPPED    " << r.error << "\n";
+  if (r.run_time_ns >= kMaxTimeNs)
+    out << "SATURATED  simulated time reached its maximum, " << format_duration(kMaxTimeNs)
+        << " (10^18 ns): an op's cost exceeds it (a very slow link or efficiency for the model's size); "
+           "times below are clamped there\n";
 
   out << fmt::format("\nstep {} (the last simulated step; set-up is step 0)\n", r.step);
   out << fmt::format("  step time      {}  (makespan over all ranks, {} – {})\n", format_duration(r.step_time_ns),

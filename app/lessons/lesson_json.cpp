@@ -1,12 +1,12 @@
 // Reads lesson files (lesson.h): strict like scenario files, so a typo in a key is an error, never a silent default.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "core/json_input.h"
 
 #include "lessons/lesson.h"
 #include "model/transformer.h"
@@ -65,12 +65,12 @@ class Reader {
     if (entry.contains("file")) {
       result.source = text(entry, "file", where, true);
       const std::filesystem::path file = std::filesystem::path(base_dir_) / result.source;
-      std::ifstream in(file);
-      if (!in) fail(where + ".file", "cannot read " + file.string());
-      std::stringstream buffer;
-      buffer << in.rdbuf();
-      scenario_json = json::parse(buffer.str(), nullptr, false);
-      if (scenario_json.is_discarded()) fail(where + ".file", file.string() + " is not valid JSON");
+      // As a scenario file is read: a regular file, bounded in size and depth, no duplicate keys.
+      try {
+        scenario_json = parse_json_input(read_input_file(file.string()), file.string(), {.reject_duplicate_keys = true});
+      } catch (const JsonInputError& error) {
+        fail(where + ".file", error.what());
+      }
     } else {
       scenario_json = entry["scenario"];
       if (!scenario_json.is_object()) fail(where + ".scenario", "must be an object (a scenario file's content)");
@@ -206,17 +206,25 @@ const LessonScenario* Lesson::find_scenario(const std::string& wanted) const {
 }
 
 Lesson parse_lesson_json(const std::string& text, const std::string& path, const std::string& base_dir) {
-  const json root = json::parse(text, nullptr, false);
-  if (root.is_discarded()) throw LessonError(path + ": not valid JSON");
+  json root;
+  try {
+    // Nesting bounded (a lesson is about 6 deep; its inline scenarios are dumped and read again), duplicate keys
+    // refused as in scenario files.
+    root = parse_json_input(text, path, {.reject_duplicate_keys = true});
+  } catch (const JsonInputError& error) {
+    throw LessonError(error.what());
+  }
   return Reader(path, base_dir).lesson(root);
 }
 
 Lesson load_lesson_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw LessonError(path + ": cannot read the file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_lesson_json(buffer.str(), path, std::filesystem::path(path).parent_path().string());
+  std::string text;
+  try {
+    text = read_input_file(path);  // regular files only, at most kMaxInputFileBytes
+  } catch (const JsonInputError& error) {
+    throw LessonError(error.what());
+  }
+  return parse_lesson_json(text, path, std::filesystem::path(path).parent_path().string());
 }
 
 std::vector<Lesson> load_lessons_dir(const std::string& dir) {

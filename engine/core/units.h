@@ -15,7 +15,17 @@ constexpr Bytes kGiB = 1024 * kMiB;
 // "320.16 MiB", "1.50 GiB", "4.00 KiB", "512 B": binary units, two decimals.
 std::string format_bytes(Bytes bytes);
 
-// "812 ns", "345.7 µs", "12.346 ms", "1.235 s": the unit chosen by size.
+// The longest simulated time: durations and instants saturate here instead of overflowing (10^18 ns, about 31.7
+// years; twice it still fits an int64, so adding two saturated times never overflows before it is clamped).
+constexpr TimeNs kMaxTimeNs = 1'000'000'000'000'000'000;
+
+// A duration computed in floating point (cost formulas) as whole ns: rounded to nearest, clamped to
+// [0, kMaxTimeNs]; NaN and +inf give kMaxTimeNs (an unbounded cost), negative values and -inf give 0.
+TimeNs saturating_duration_ns(double ns);
+// a + b for times in [0, kMaxTimeNs], clamped to kMaxTimeNs (arguments outside that range are clamped first).
+TimeNs saturating_add(TimeNs a, TimeNs b);
+
+// "812 ns", "345.7 µs", "12.346 ms", "1.235 s": the unit chosen by size. Safe for every int64 (INT64_MIN included).
 std::string format_duration(TimeNs ns);
 
 // Integer ceil(a / b) for positive b.

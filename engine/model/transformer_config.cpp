@@ -3,12 +3,13 @@
 // num_key_value_heads=None → num_attention_heads, tie_word_embeddings=False), transformers 4.3x–4.4x.
 #include "model/transformer_config.h"
 
-#include <fstream>
+#include <cstdint>
+#include <limits>
 #include <optional>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_input.h"
 #include "model/model.h"
 
 namespace shardscope {
@@ -32,7 +33,10 @@ class ConfigReader {
       if (fallback) return *fallback;
       fail(key, "is missing (a positive integer is required)");
     }
-    if (!it->is_number_integer()) fail(key, "must be a positive integer (got " + it->dump() + ")");
+    // Quoted bounded (describe_json_value): a value from the file may be nested thousands deep or megabytes long.
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail(key, "is too large (got " + describe_json_value(*it) + ")");
+    if (!it->is_number_integer()) fail(key, "must be a positive integer (got " + describe_json_value(*it) + ")");
     const auto value = it->get<std::int64_t>();
     if (value <= 0) fail(key, "must be positive (got " + std::to_string(value) + ")");
     return value;
@@ -41,7 +45,7 @@ class ConfigReader {
   bool boolean(const std::string& key, bool fallback) const {
     const auto it = root_.find(key);
     if (it == root_.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) fail(key, "must be true or false (got " + it->dump() + ")");
+    if (!it->is_boolean()) fail(key, "must be true or false (got " + describe_json_value(*it) + ")");
     return it->get<bool>();
   }
 
@@ -105,9 +109,10 @@ TransformerConfig llama_config(const ConfigReader& r) {
 TransformerConfig parse_hf_config(const std::string& json_text, const std::string& source) {
   json root;
   try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& error) {
-    throw ModelSpecError(source + ": is not valid JSON (" + error.what() + ")");
+    // Bounded nesting; duplicate keys are allowed, as transformers' json.load allows them (the last wins).
+    root = parse_json_input(json_text, source);
+  } catch (const JsonInputError& error) {
+    throw ModelSpecError(error.what());
   }
   if (!root.is_object()) throw ModelSpecError(source + ": expected a JSON object (a Hugging Face config.json)");
   const ConfigReader reader(root, source);
@@ -115,20 +120,23 @@ TransformerConfig parse_hf_config(const std::string& json_text, const std::strin
   if (type == root.end()) reader.fail("model_type", "is missing; expected \"gpt2\" or \"llama\"");
   if (!type->is_string()) reader.fail("model_type", "must be a string; expected \"gpt2\" or \"llama\"");
   const std::string model_type = type->get<std::string>();
+  const auto quoted_type = describe_json_value(*type);
   TransformerConfig config;
   if (model_type == "gpt2") config = gpt2_config(reader);
   else if (model_type == "llama") config = llama_config(reader);
-  else reader.fail("model_type", "is \"" + model_type + "\"; supported: \"gpt2\", \"llama\"");
+  else reader.fail("model_type", "is " + quoted_type + "; supported: \"gpt2\", \"llama\"");
   config.name = source;
   return config;
 }
 
 TransformerConfig read_hf_config_file(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw ModelSpecError(path + ": cannot be opened (expected a Hugging Face config.json)");
-  std::stringstream text;
-  text << file.rdbuf();
-  return parse_hf_config(text.str(), path);
+  std::string text;
+  try {
+    text = read_input_file(path);  // regular files only, at most kMaxInputFileBytes: never /dev/zero
+  } catch (const JsonInputError& error) {
+    throw ModelSpecError(std::string(error.what()) + " (expected a Hugging Face config.json)");
+  }
+  return parse_hf_config(text, path);
 }
 
 }  // namespace shardscope

@@ -10,10 +10,21 @@ namespace shardscope {
 
 namespace {
 
+// Six significant digits: "25", "0.001", "1e+06", "inf"; never the 309 digits std::to_string gives 1e308.
 std::string number_text(double value) {
   std::ostringstream out;
   out << value;
   return out.str();
+}
+
+// What an Integer field holds at most when its row gives no max (the members are int).
+constexpr std::int64_t kIntegerLimit = 2147483647;
+
+// A bound as the field's kind spells it: integers whole (16777216, where six significant digits would print
+// "1.67772e+07"), numbers short ("1e+06").
+std::string bound_text(const ScenarioField& field, double bound) {
+  if (field.kind == FieldKind::Integer) return std::to_string(static_cast<std::int64_t>(bound));
+  return number_text(bound);
 }
 
 std::string joined(const std::vector<std::string>& names) {
@@ -50,23 +61,46 @@ std::optional<double> numeric(const FieldValue& value) {
   return std::nullopt;
 }
 
-bool in_range(const ScenarioField& field, double v) {
-  if (field.min && (field.min_exclusive ? !(v > *field.min) : !(v >= *field.min))) return false;
-  if (field.max && !(v <= *field.max)) return false;
-  return !std::isnan(v);
+std::optional<double> upper_bound(const ScenarioField& field) {
+  if (field.max) return field.max;
+  if (field.kind == FieldKind::Integer) return static_cast<double>(kIntegerLimit);
+  return std::nullopt;
 }
 
-// "must be at least 1", "must be between 1 and 1000", "must be positive", "must be in (0, 1]".
-std::string range_rule(const ScenarioField& field) {
-  const std::string lo = field.min ? number_text(*field.min) : "", hi = field.max ? number_text(*field.max) : "";
-  if (field.min && field.max)
-    return field.min_exclusive ? "must be in (" + lo + ", " + hi + "]" : "must be between " + lo + " and " + hi;
-  if (field.max) return "must be at most " + hi;
+bool in_range(const ScenarioField& field, double v) {
+  if (!std::isfinite(v)) return false;
+  if (field.min && (field.min_exclusive ? !(v > *field.min) : !(v >= *field.min))) return false;
+  const auto max = upper_bound(field);
+  return !max || v <= *max;
+}
+
+// "must be at least 1", "must be positive", "must not be negative"; "" without a min.
+std::string lower_rule(const ScenarioField& field) {
+  if (!field.min) return "";
+  const std::string lo = bound_text(field, *field.min);
   if (field.min_exclusive) return *field.min == 0 ? "must be positive" : "must be greater than " + lo;
   return *field.min == 0 ? "must not be negative" : "must be at least " + lo;
 }
 
 }  // namespace
+
+std::string field_range_violation(const ScenarioField& field, double v) {
+  const auto max = upper_bound(field);
+  if (std::isfinite(v) && max && v > *max) return "must be at most " + bound_text(field, *max);
+  if (std::isfinite(v) && field.min && !in_range(field, v)) return lower_rule(field);
+  return field_range_rule(field);
+}
+
+// "must be at least 1", "must be between 1 and 1000", "must be positive", "must be in (0, 1]".
+std::string field_range_rule(const ScenarioField& field) {
+  const auto max = upper_bound(field);
+  if (!field.min && !max) return "must be a finite number";
+  if (!max) return lower_rule(field);
+  const std::string hi = bound_text(field, *max);
+  if (!field.min) return "must be at most " + hi;
+  const std::string lo = bound_text(field, *field.min);
+  return field.min_exclusive ? "must be in (" + lo + ", " + hi + "]" : "must be between " + lo + " and " + hi;
+}
 
 std::string_view ScenarioField::section() const {
   const auto dot = key.find('.');
@@ -102,12 +136,19 @@ void set_field(Scenario& scenario, const ScenarioField& field, FieldValue value,
   if (field.kind == FieldKind::Number)
     if (const auto* i = std::get_if<std::int64_t>(&value)) value = static_cast<double>(*i);
   if (!has_kind(value, field.kind)) throw ScenarioError(name, kind_expectation(field.kind));
+  if (field.kind == FieldKind::Number) {
+    // The one place every number passes: inf and NaN never reach a scenario (cost formulas, byte counts).
+    const double v = std::get<double>(value);
+    if (!std::isfinite(v)) throw ScenarioError(name, "must be a finite number (got " + number_text(v) + ")");
+  }
   if (field.kind == FieldKind::Integer) {
     const auto v = std::get<std::int64_t>(value);
-    if (v < -2147483647 || v > 2147483647) throw ScenarioError(name, "is out of range");
+    // Beyond what the member (an int) holds: refused here, before it could wrap; the rule names the field's range.
+    if (v < -kIntegerLimit || v > kIntegerLimit)
+      throw ScenarioError(name, field_range_violation(field, static_cast<double>(v)) + " (got " + std::to_string(v) + ")");
     // 0 stores "unset" for these: an explicit 0 the range refuses must not silently mean the default.
     if (field.zero_means_unset && v <= 0 && !in_range(field, static_cast<double>(v)))
-      throw ScenarioError(name, range_rule(field) + " (got " + std::to_string(v) + ")");
+      throw ScenarioError(name, field_range_violation(field, static_cast<double>(v)) + " (got " + std::to_string(v) + ")");
   }
   if (field.kind == FieldKind::Choice) {
     const auto choices = field.choices();
@@ -120,11 +161,11 @@ void set_field(Scenario& scenario, const ScenarioField& field, FieldValue value,
 
 void check_field_ranges(const Scenario& scenario) {
   for (const auto& field : scenario_fields()) {
-    if (!field.min && !field.max) continue;
+    if (field.kind != FieldKind::Integer && field.kind != FieldKind::Number) continue;
     const FieldValue value = field.get(scenario);
     const std::optional<double> v = numeric(value);
     if (!v || in_range(field, *v)) continue;
-    throw ScenarioError(std::string(field.key), range_rule(field) + " (got " + field_value_text(value) + ")");
+    throw ScenarioError(std::string(field.key), field_range_violation(field, *v) + " (got " + field_value_text(value) + ")");
   }
 }
 

@@ -9,6 +9,8 @@ namespace {
 
 std::string str(int value) { return std::to_string(value); }
 
+constexpr int kMaxWorld = 65536;  // cluster.world's max (scenario_fields.cpp)
+
 void resolve_pipeline(Scenario& s, const Model& model) {
   auto& world = s.cluster.world;
   auto& stages = s.strategy.stages;
@@ -22,7 +24,12 @@ void resolve_pipeline(Scenario& s, const Model& model) {
   } else if (world == 0) {
     if (stages == 0) stages = 2;
     if (dp == 0) dp = 1;
-    world = stages * dp;
+    // In 64 bits: stages and dp are each at most 65536, their product need not fit an int.
+    const std::int64_t product = static_cast<std::int64_t>(stages) * dp;
+    if (product > kMaxWorld)
+      throw ScenarioError("cluster.world", "stages × dp = " + str(stages) + " × " + str(dp) + " = " + std::to_string(product) +
+                                               " ranks; the world must be at most " + str(kMaxWorld));
+    world = static_cast<int>(product);
   } else if (stages == 0 && dp == 0) {
     stages = world;
     dp = 1;
@@ -33,7 +40,7 @@ void resolve_pipeline(Scenario& s, const Model& model) {
     if (world % stages != 0)
       throw ScenarioError("strategy.stages", "stages (" + str(stages) + ") must divide world (" + str(world) + ")");
     dp = world / stages;
-  } else if (stages * dp != world) {
+  } else if (static_cast<std::int64_t>(stages) * dp != world) {
     throw ScenarioError("cluster.world", "world (" + str(world) + ") must equal stages × dp (" + str(stages) + " × " + str(dp) + ")");
   }
   if (stages > static_cast<int>(model.layers.size()))

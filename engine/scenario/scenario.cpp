@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <utility>
 
 namespace shardscope {
@@ -109,6 +110,40 @@ void check_model_training(ResolvedScenario& resolved) {
   }
 }
 
+// Byte counts are int64 (Bytes): a scenario whose tensors could overflow one while they are summed is refused here,
+// where its size is first known, instead of wrapping to a negative size deep in lowering. Estimated in double: the
+// input, the target and every layer's input, output and saved tensors for the samples one device holds (dp: the
+// global batch on device 0), and 32 bytes per parameter (parameters, gradients, two Adam states, bucket copies).
+constexpr double kMaxScenarioBytes = 72057594037927936.0;  // 2^56 B = 64 PiB; 128 such sums still fit an int64
+
+std::string bytes_estimate(double bytes) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3g", bytes);
+  return text;
+}
+
+void check_byte_counts(const ResolvedScenario& resolved) {
+  const Model& model = resolved.model;
+  const auto& s = resolved.settings;
+  const double parameter_bytes = 32.0 * static_cast<double>(model.parameter_count());
+  const std::string limit = "more than ShardScope counts (2^56 B = 64 PiB; byte counts are 64-bit)";
+  if (parameter_bytes > kMaxScenarioBytes)
+    throw ScenarioError("model.spec", "the model's " + std::to_string(model.parameter_count()) + " parameters would need about " +
+                                          bytes_estimate(parameter_bytes) + " B with gradients and optimizer state, " + limit);
+  const bool whole_batch_on_device0 =
+      s.strategy.kind == StrategyKind::DataParallel || s.strategy.kind == StrategyKind::BalancedDataParallel;
+  const double samples = static_cast<double>(s.training.batch) * (whole_batch_on_device0 ? s.cluster.world : 1);
+  double per_sample = static_cast<double>(model.input_numel) * static_cast<double>(model.input_element_bytes) +
+                      static_cast<double>(model.output_numel) * 8.0;
+  for (const auto& layer : model.layers)
+    per_sample += static_cast<double>(layer.in_numel + layer.out_numel) * static_cast<double>(model.activation_element_bytes) +
+                  static_cast<double>(layer.extra_saved_bytes_per_sample) + static_cast<double>(layer.attention_saved_bytes_per_sample);
+  if (per_sample * samples > kMaxScenarioBytes)
+    throw ScenarioError("training.batch", "a batch of " + std::to_string(s.training.batch) + (whole_batch_on_device0 ? " per device" : "") +
+                                              " would need about " + bytes_estimate(per_sample * samples) +
+                                              " B of activations on one device, " + limit + "; use a smaller batch or sequence");
+}
+
 }  // namespace
 
 
@@ -173,6 +208,7 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     build_model();
   }
   check_model_training(resolved);
+  check_byte_counts(resolved);
   const auto& strategy = resolved.settings.strategy;
 
   const StrategyInfo& rules = strategy_info(strategy.kind);

@@ -1,5 +1,16 @@
 // The field table: one row per scenario field. A new field is a member in scenario.h and a row here; the JSON
 // reader and writer, the CLI flags and the GUI form pick it up from this table.
+//
+// Bounds. Every Number field has a min and a max and must be finite (set_field), so no input reaches the cost model
+// or a byte count as inf, NaN or an overflowing product; every Integer field is at most its max (2^31 − 1 without
+// one). The bounds are wide enough for any real setting and narrow enough that what is computed from them fits:
+//   batch ≤ 2^24, seq ≤ 2^22 (the longest max_position_embeddings read), world, stages, dp, micro-batches ≤ 65536,
+//   gpus_per_node ≤ 1024; capacity ≤ 65536 GiB (64 TiB: today's largest GPU holds under 200 GiB, and what-if
+//   runs such as a model too big for any host still fit); bucket sizes ≤ 10^6 MiB; weight decay ≤ 100;
+//   link bandwidth in [0.001, 10^9] GB/s (1 MB/s to "free", as tests that ignore messages use), latencies and
+//   kernel overhead ≤ 10^6 µs (1 s);
+//   compute / memory efficiency in [0.001, 1] (0.1 % of peak at least).
+// Simulated times that still overflow (an absurd model on a slow link) saturate at kMaxTimeNs (core/units.h).
 #include "scenario/scenario_fields.h"
 
 #include <array>
@@ -60,7 +71,7 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::training, &TrainingSettings::batch>({
           .key = "training.batch", .flag = "--batch", .label = "Batch", .kind = K::Integer,
           .help = "Samples per rank and step (dp / balanced-dp: per device; pipelines: per data-parallel replica)",
-          .framework = "DataLoader(batch_size=)", .min = 1, .always_written = true}),
+          .framework = "DataLoader(batch_size=)", .min = 1, .max = 1 << 24, .always_written = true}),
       with_member<&S::training, &TrainingSettings::loss>({
           .key = "training.loss", .flag = "--loss", .label = "Loss", .kind = K::Choice,
           .help = "Loss function (language models always train with cross-entropy)",
@@ -73,7 +84,7 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::training, &TrainingSettings::weight_decay>({
           .key = "training.weight_decay", .flag = "--weight-decay", .label = "Weight decay", .kind = K::Number,
           .help = "Weight decay of the optimizer", .framework = "weight_decay=",
-          .unset_means = "0, AdamW 0.01 (PyTorch's defaults)", .min = 0}),
+          .unset_means = "0, AdamW 0.01 (PyTorch's defaults)", .min = 0, .max = 100}),
       with_member<&S::training, &TrainingSettings::dtype>({
           .key = "training.dtype", .flag = "--dtype", .label = "dtype", .kind = K::Choice,
           .help = "fp32, or fp16 / bf16 mixed precision: 16-bit parameters and gradients, fp32 master weights and "
@@ -83,7 +94,7 @@ const std::vector<ScenarioField>& table() {
       with_zero_unset_member<&S::training, &TrainingSettings::seq>({
           .key = "training.seq", .flag = "--seq", .label = "Sequence length", .kind = K::Integer,
           .help = "Transformer sequence length", .framework = "n_positions / max_position_embeddings (the input length)",
-          .unset_means = "the model's max positions", .min = 0}),
+          .unset_means = "the model's max positions", .min = 0, .max = 1 << 22}),
       with_member<&S::training, &TrainingSettings::checkpoint>({
           .key = "training.checkpoint", .flag = "--checkpoint", .label = "Checkpointing", .kind = K::Choice,
           .help = "Activation recomputation for transformers: none, selective (attention core recomputed), full "
@@ -110,7 +121,7 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::cluster, &ClusterSettings::capacity_gib>({
           .key = "cluster.capacity_gib", .flag = "--capacity-gib", .label = "Capacity (GiB)", .kind = K::Number,
           .help = "Device memory in GiB", .framework = "torch.cuda.get_device_properties(d).total_memory",
-          .unset_means = "the preset's capacity", .min = 0, .min_exclusive = true}),
+          .unset_means = "the preset's capacity", .min = 0, .max = 65536, .min_exclusive = true}),
 
       with_member<&S::strategy, &StrategySettings::kind>({
           .key = "strategy.name", .flag = "--strategy", .label = "Strategy", .kind = K::Choice,
@@ -119,7 +130,7 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::strategy, &StrategySettings::bucket_cap_mb>({
           .key = "strategy.bucket_cap_mb", .flag = "--bucket-cap-mb", .label = "Bucket cap (MiB)", .kind = K::Number,
           .help = "Gradients per DDP all-reduce bucket, MiB", .framework = "DistributedDataParallel(bucket_cap_mb=25)",
-          .min = 0, .min_exclusive = true, .always_written = true}),
+          .min = 0, .max = 1e6, .min_exclusive = true, .always_written = true}),
       with_member<&S::strategy, &StrategySettings::gradient_as_bucket_view>({
           .key = "strategy.gradient_as_bucket_view", .flag = "--gradient-as-bucket-view",
           .label = "gradient_as_bucket_view", .kind = K::Flag,
@@ -133,15 +144,16 @@ const std::vector<ScenarioField>& table() {
       with_zero_unset_member<&S::strategy, &StrategySettings::stages>({
           .key = "strategy.stages", .flag = "--stages", .label = "Stages", .kind = K::Integer,
           .help = "Pipeline stages (consecutive layers per device)", .framework = "Megatron-LM pipeline_model_parallel_size",
-          .unset_means = "world / dp (mp: world)", .min = 0, .inert_value = 1}),
+          .unset_means = "world / dp (mp: world)", .min = 0, .max = 65536, .inert_value = 1}),
       with_member<&S::strategy, &StrategySettings::micro_batches>({
           .key = "strategy.micro_batches", .flag = "--micro-batches", .label = "Micro-batches", .kind = K::Integer,
           .help = "Micro-batches per step; the batch is split into them",
-          .framework = "GPipe chunks / Megatron-LM num_microbatches", .min = 1}),
+          .framework = "GPipe chunks / Megatron-LM num_microbatches", .min = 1, .max = 65536}),
       with_zero_unset_member<&S::strategy, &StrategySettings::dp>({
           .key = "strategy.dp", .flag = "--dp", .label = "DP replicas", .kind = K::Integer,
           .help = "Data-parallel replicas of the pipeline (world = stages × dp)",
-          .framework = "Megatron-LM data_parallel_size", .unset_means = "world / stages", .min = 0, .inert_value = 1}),
+          .framework = "Megatron-LM data_parallel_size", .unset_means = "world / stages", .min = 0, .max = 65536,
+          .inert_value = 1}),
       with_member<&S::strategy, &StrategySettings::dp_zero_stage>({
           .key = "strategy.dp_zero_stage", .flag = "--dp-zero", .label = "ZeRO-1 in DP groups", .kind = K::Integer,
           .help = "With dp > 1: 0 = gradients all-reduced in each stage's DP group, 1 = ZeRO-1 there (gradients "
@@ -158,14 +170,14 @@ const std::vector<ScenarioField>& table() {
           .help = "zero2: gradients per reduce bucket, MiB; zero3: the least reduce-scatter buffer",
           .framework = "DeepSpeed reduce_bucket_size",
           .unset_means = "zero2: DeepSpeed's 5e8 elements; zero3: one unit's gradients, as FSDP", .min = 0,
-          .min_exclusive = true}),
+          .max = 1e6, .min_exclusive = true}),
       with_member<&S::strategy, &StrategySettings::allgather_bucket_mb>({
           .key = "strategy.allgather_bucket_mb", .flag = "--allgather-bucket-mb", .label = "All-gather bucket (MiB)",
           .kind = K::Number,
           .help = "zero3: MiB of parameters per gathered unit; zero2: the post-step all-gather chunk",
           .framework = "FSDP size_based_auto_wrap_policy / DeepSpeed allgather_bucket_size",
           .unset_means = "zero3: one unit per layer; zero2: DeepSpeed's 5e8 elements", .min = 0,
-          .min_exclusive = true}),
+          .max = 1e6, .min_exclusive = true}),
       with_member<&S::strategy, &StrategySettings::zero2_reduce>({
           .key = "strategy.zero2_reduce", .flag = "--zero2-reduce", .label = "ZeRO-2 reduction", .kind = K::Choice,
           .help = "How each gradient bucket is reduced: reduce-scatter (each rank receives only the reduced slices it "
@@ -208,36 +220,36 @@ const std::vector<ScenarioField>& table() {
       with_zero_unset_member<&S::simulation, &SimulationSettings::gpus_per_node>({
           .key = "simulation.gpus_per_node", .flag = "--gpus-per-node", .label = "GPUs per node", .kind = K::Integer,
           .help = "GPUs per node: collectives spanning nodes run at the inter-node link's speed",
-          .framework = "LOCAL_WORLD_SIZE", .unset_means = "8 (RTX-4090: 4)", .min = 1}),
+          .framework = "LOCAL_WORLD_SIZE", .unset_means = "8 (RTX-4090: 4)", .min = 1, .max = 1024}),
       with_member<&S::simulation, &SimulationSettings::link_gbps>({
           .key = "simulation.link_gbps", .flag = "--link-gbps", .label = "Link GB/s", .kind = K::Number,
           .help = "Bandwidth of both links, GB/s per direction (as nccl-tests' busbw)",
-          .unset_means = "the link presets'", .min = 0, .min_exclusive = true}),
+          .unset_means = "the link presets'", .min = 1e-3, .max = 1e9}),
       with_member<&S::simulation, &SimulationSettings::link_latency_us>({
           .key = "simulation.link_latency_us", .flag = "--link-latency-us", .label = "Link latency (µs)",
           .kind = K::Number, .help = "Latency (alpha) per hop of both links, µs", .unset_means = "the link presets'",
-          .min = 0}),
+          .min = 0, .max = 1e6}),
       with_member<&S::simulation, &SimulationSettings::inter_node_gbps>({
           .key = "simulation.inter_node_gbps", .flag = "--inter-node-gbps", .label = "Inter-node GB/s",
           .kind = K::Number, .help = "Inter-node bandwidth only, GB/s per direction (wins over link_gbps)",
-          .unset_means = "link_gbps, else the preset's", .min = 0, .min_exclusive = true}),
+          .unset_means = "link_gbps, else the preset's", .min = 1e-3, .max = 1e9}),
       with_member<&S::simulation, &SimulationSettings::inter_node_latency_us>({
           .key = "simulation.inter_node_latency_us", .flag = "--inter-node-latency-us",
           .label = "Inter-node latency (µs)", .kind = K::Number,
           .help = "Inter-node latency only, µs (wins over link_latency_us)",
-          .unset_means = "link_latency_us, else the preset's", .min = 0}),
+          .unset_means = "link_latency_us, else the preset's", .min = 0, .max = 1e6}),
       with_member<&S::simulation, &SimulationSettings::compute_efficiency>({
           .key = "simulation.compute_efficiency", .flag = "--compute-efficiency", .label = "Compute efficiency",
-          .kind = K::Number, .help = "Achieved fraction of the dtype's peak FLOP/s", .min = 0, .max = 1,
-          .min_exclusive = true, .always_written = true}),
+          .kind = K::Number, .help = "Achieved fraction of the dtype's peak FLOP/s", .min = 1e-3, .max = 1,
+          .always_written = true}),
       with_member<&S::simulation, &SimulationSettings::memory_efficiency>({
           .key = "simulation.memory_efficiency", .flag = "--memory-efficiency", .label = "Memory efficiency",
-          .kind = K::Number, .help = "Achieved fraction of the HBM bandwidth", .min = 0, .max = 1,
-          .min_exclusive = true, .always_written = true}),
+          .kind = K::Number, .help = "Achieved fraction of the HBM bandwidth", .min = 1e-3, .max = 1,
+          .always_written = true}),
       with_member<&S::simulation, &SimulationSettings::kernel_overhead_us>({
           .key = "simulation.kernel_overhead_us", .flag = "--kernel-overhead-us", .label = "Kernel overhead (µs)",
           .kind = K::Number, .help = "Launch cost added to every compute op that does work, µs", .min = 0,
-          .always_written = true}),
+          .max = 1e6, .always_written = true}),
   };
   return rows;
 }

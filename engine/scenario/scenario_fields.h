@@ -40,7 +40,10 @@ struct ScenarioField {
   std::string_view framework;  // what PyTorch / DeepSpeed / Megatron call it, "" when nothing does
   // What an unset value means ("the model's default"); non-empty exactly for fields that may be unset.
   std::string_view unset_means;
-  // Range of Integer / Number values, checked by check_field_ranges (resolve_scenario), named by key.
+  // Range of Integer / Number values, checked by check_field_ranges (resolve_scenario), named by key. Every Number
+  // field has both bounds (a test holds the table to it) and must be finite: set_field refuses inf and NaN wherever
+  // a value comes from (flags, files, the form), so no cost formula ever sees one. Integers are bounded by their
+  // max, and by ±2^31 − 1 where a row has none.
   std::optional<double> min, max;
   bool min_exclusive = false;
   // The writer writes the field even at its default (the fields every scenario file shows).
@@ -76,6 +79,14 @@ void set_field(Scenario& scenario, const ScenarioField& field, FieldValue value,
 
 // Throws ScenarioError(key, "must be at least 1 (got 0)") for the first field outside its range.
 void check_field_ranges(const Scenario& scenario);
+
+// The field's range as a rule: "must be at least 1", "must be between 1 and 65536", "must be in (0, 1e+06]",
+// "must be at most 2147483647" (an Integer without a max: what an int holds). Bounds print short: "1e+06", never
+// a 309-digit number.
+std::string field_range_rule(const ScenarioField& field);
+// The rule `value` breaks, the side it is on: "must be at most 1e+06" for 1e300, "must be at least 1" for 0; the
+// whole rule for inf and NaN. What every range message says before "(got ...)".
+std::string field_range_violation(const ScenarioField& field, double value);
 
 // The field's value in the built-in defaults (Scenario{}).
 FieldValue default_value(const ScenarioField& field);

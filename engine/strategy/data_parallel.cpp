@@ -408,7 +408,9 @@ void lower_balanced_data_parallel(const LoweringContext& context, Plan& plan) {
 
 void check_balanced_data_parallel(const Scenario& settings) {
   const auto& gpu0_batch = settings.strategy.gpu0_batch;
-  const int world = settings.cluster.world, global = settings.training.batch * world;
+  // In 64 bits: batch (≤ 2^24) × world (≤ 65536) does not fit an int.
+  const int world = settings.cluster.world;
+  const std::int64_t global = static_cast<std::int64_t>(settings.training.batch) * world;
   if (!gpu0_batch) throw ScenarioError("strategy.gpu0_batch", "balanced-dp needs the device-0 batch (--gpu0-batch)");
   if (*gpu0_batch < 0 || *gpu0_batch > global)
     throw ScenarioError("strategy.gpu0_batch", "must be between 0 and the global batch " + std::to_string(global));

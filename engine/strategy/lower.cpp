@@ -1,16 +1,59 @@
 // Lowering: the notes every plan carries, then the strategy's row (strategy/registry.h) does the rest.
 #include "strategy/lower.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
 #include "plan/validate.h"
+#include "scenario/parallel_layout.h"
 #include "strategy/lowering_context.h"
 #include "strategy/registry.h"
 
 namespace shardscope {
 
+namespace {
+
+std::string millions(double ops) {
+  char text[32];
+  std::snprintf(text, sizeof text, ops >= 1e8 ? "%.3g" : "%.1f", ops / 1e6);
+  return std::string(text) + " M";
+}
+
+}  // namespace
+
+std::int64_t estimate_plan_ops(const ResolvedScenario& scenario) {
+  const auto& s = scenario.settings;
+  const double stages = std::max(1, s.strategy.stages);
+  const double micro = is_pipeline(s.strategy.kind) ? std::max(1, s.strategy.micro_batches) : 1;
+  const double layers = std::ceil(static_cast<double>(scenario.model.layers.size()) / stages);
+  const double tensors = std::ceil(static_cast<double>(scenario.model.parameter_tensor_count()) / stages);
+  const double per_rank = 64 + static_cast<double>(s.training.steps) * (11 * micro * layers + 8 * tensors);
+  const double total = per_rank * std::max(1, s.cluster.world);
+  return total >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(total);
+}
+
+void check_plan_size(const ResolvedScenario& scenario) {
+  const std::int64_t estimate = estimate_plan_ops(scenario);
+  if (estimate <= kMaxPlanOps) return;
+  const auto& s = scenario.settings;
+  const double per_rank = static_cast<double>(estimate) / std::max(1, s.cluster.world);
+  std::string drivers = std::to_string(s.cluster.world) + " ranks × about " + std::to_string(static_cast<std::int64_t>(per_rank)) +
+                        " ops each (" + std::to_string(scenario.model.layers.size()) + " layers, " +
+                        std::to_string(s.training.steps) + (s.training.steps == 1 ? " step" : " steps");
+  if (is_pipeline(s.strategy.kind)) drivers += ", " + std::to_string(s.strategy.micro_batches) + " micro-batches";
+  drivers += ")";
+  throw ScenarioError(s.cluster.world > 1 ? "cluster.world" : "training.steps",
+                      "the plan would have about " + millions(static_cast<double>(estimate)) + " ops (" + drivers +
+                          "), more than the limit of " + millions(static_cast<double>(kMaxPlanOps)) +
+                          " ops a plan may have; use fewer ranks, steps, layers or micro-batches");
+}
+
 Plan lower_plan(const ResolvedScenario& scenario) {
+  check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
   const auto& settings = scenario.settings;
   LoweringContext context{scenario, framework_behaviour(settings.accounting, scenario.gpu_arch)};
   Plan plan;

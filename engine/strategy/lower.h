@@ -2,10 +2,30 @@
 // Usage:
 //   Plan plan = lower_plan(resolve_scenario(scenario));
 #pragma once
+#include <cstdint>
+
 #include "plan/plan.h"
 #include "scenario/scenario.h"
 
 namespace shardscope {
+
+// Plans beyond this many ops (all ranks together) are refused before lowering: lowering, accounting and simulating
+// cost about a microsecond and a few hundred bytes per op, and `memory` lowers a plan some 40 times more to find the
+// largest batch that fits. 4 M ops is about 3 s and 2 GB for one lowering and accounting; the largest plans shipped
+// or benchmarked are under 3 M (bench_lowering: 64-rank DDP of mlp:1000x1024, 2.6 M; 1,024-rank PP × DP ×
+// ZeRO-1 of GPT-3's shape, 1.4 M).
+constexpr std::int64_t kMaxPlanOps = 4'000'000;
+
+// About how many ops the plan will have, from the scenario alone (no lowering): per rank 64, plus per step 11 ops
+// for each layer on the rank and micro-batch (forward, backward, their allocations and frees) and 8 for each
+// parameter tensor on it (gradient, optimizer state and step, buckets, collectives); times the ranks. Fitted to the
+// plans lowered today (every strategy, MLPs, VGG16, GPT-2, Llama): between 0.8 and 2.2 times the real count.
+// Saturates instead of overflowing for absurd scenarios.
+std::int64_t estimate_plan_ops(const ResolvedScenario& scenario);
+
+// Throws ScenarioError when estimate_plan_ops exceeds kMaxPlanOps, naming the estimate, the limit and what drives
+// the size. lower_plan calls it first.
+void check_plan_size(const ResolvedScenario& scenario);
 
 Plan lower_plan(const ResolvedScenario& scenario);
 

@@ -86,7 +86,7 @@ TEST(ScenarioJson, DefaultsAreTheBuiltInScenario) {
 
 TEST(ScenarioJson, ErrorsNameTheField) {
   EXPECT_EQ(error_of(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
-  EXPECT_EQ(error_of(R"({"training": {"batch": "8"}})"), "training.batch: must be an integer");
+  EXPECT_EQ(error_of(R"({"training": {"batch": "8"}})"), "training.batch: must be an integer (got \"8\") (in test.json)");
   EXPECT_NE(error_of(R"({"training": {"bacth": 8}})").find("training.bacth: unknown key"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "fsdp"}})").find("strategy.name: unknown value 'fsdp'"), std::string::npos);
   EXPECT_NE(error_of(R"({"cluster": {"device": "TPU"}})").find("cluster.device: unknown device 'TPU'"), std::string::npos);

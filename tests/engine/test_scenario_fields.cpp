@@ -2,6 +2,8 @@
 // field, and ranges give messages naming the field.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -91,13 +93,13 @@ TEST(ScenarioFields, DefaultsWriteTheKeysEveryFileShows) {
 
 TEST(ScenarioFields, RangesNameTheFieldAndTheRule) {
   EXPECT_EQ(range_error(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
-  EXPECT_EQ(range_error(R"({"training": {"steps": 1001}})"), "training.steps: must be between 1 and 1000 (got 1001)");
+  EXPECT_EQ(range_error(R"({"training": {"steps": 1001}})"), "training.steps: must be at most 1000 (got 1001)");
   EXPECT_EQ(range_error(R"({"simulation": {"compute_efficiency": 0}})"),
-            "simulation.compute_efficiency: must be in (0, 1] (got 0)");
+            "simulation.compute_efficiency: must be at least 0.001 (got 0)");
   EXPECT_EQ(range_error(R"({"simulation": {"link_latency_us": -1}})"),
             "simulation.link_latency_us: must not be negative (got -1)");
   EXPECT_EQ(range_error(R"({"cluster": {"capacity_gib": 0}})"), "cluster.capacity_gib: must be positive (got 0)");
-  EXPECT_EQ(range_error(R"({"strategy": {"prefetch": 9}})"), "strategy.prefetch: must be between 0 and 8 (got 9)");
+  EXPECT_EQ(range_error(R"({"strategy": {"prefetch": 9}})"), "strategy.prefetch: must be at most 8 (got 9)");
   EXPECT_EQ(range_error(R"({"strategy": {"micro_batches": 4, "stages": 0}, "training": {"seq": 0}})"), "");
 }
 
@@ -107,7 +109,7 @@ TEST(ScenarioFields, AnExplicitZeroWorldIsRefused) {
     parse_scenario_json(R"({"cluster": {"world": 0}})", "x");
     FAIL() << "world 0 accepted";
   } catch (const ScenarioError& error) {
-    EXPECT_EQ(std::string(error.what()), "cluster.world: must be between 1 and 65536 (got 0)");
+    EXPECT_EQ(std::string(error.what()), "cluster.world: must be at least 1 (got 0) (in x)");
   }
   const Scenario derived = parse_scenario_json(R"({"strategy": {"stages": 0}})", "x");
   EXPECT_TRUE(std::holds_alternative<std::monostate>(find_scenario_field("strategy.stages")->get(derived)));
@@ -119,6 +121,87 @@ TEST(ScenarioFields, ChoicesRefuseOtherNames) {
   EXPECT_THROW(set_field(s, *find_scenario_field("training.batch"), std::string("8"), "--batch"), ScenarioError);
   set_field(s, *find_scenario_field("training.dtype"), std::string("bf16"), "--dtype");
   EXPECT_EQ(s.training.dtype, Dtype::Bf16);
+}
+
+
+// Issue 18: every number is finite and bounded, in one place. Each Number row has both bounds, and inf / NaN are
+// refused by set_field whatever the source (a flag, a file, the form), with the field named as the user spelled it.
+TEST(ScenarioFields, EveryNumberIsBoundedAndFinite) {
+  for (const auto& field : scenario_fields()) {
+    if (field.kind != FieldKind::Number) continue;
+    EXPECT_TRUE(field.min.has_value()) << field.key;
+    EXPECT_TRUE(field.max.has_value()) << field.key;
+    for (const double bad : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                             std::numeric_limits<double>::quiet_NaN()}) {
+      Scenario s;
+      try {
+        set_field(s, field, bad, field.flag);
+        ADD_FAILURE() << field.key << " accepted " << bad;
+      } catch (const ScenarioError& error) {
+        EXPECT_EQ(std::string(error.what()), std::string(field.flag) + ": must be a finite number (got " + field_value_text(bad) + ")");
+      }
+    }
+  }
+}
+
+// Past its max, a field names that bound in a short form: the rule's own number, never hundreds of digits.
+TEST(ScenarioFields, ValuesPastTheMaxNameTheBound) {
+  for (const auto& field : scenario_fields()) {
+    if (field.kind != FieldKind::Number && field.kind != FieldKind::Integer) continue;
+    const double max = field.max.value_or(2147483647.0);
+    const FieldValue bound = field.kind == FieldKind::Integer ? FieldValue{static_cast<std::int64_t>(max)} : FieldValue{max};
+    const FieldValue over = field.kind == FieldKind::Integer ? FieldValue{static_cast<std::int64_t>(max) + 1} : FieldValue{max * 10};
+    Scenario s;
+    std::string message;
+    try {
+      set_field(s, field, over, field.key);
+      check_field_ranges(s);
+    } catch (const ScenarioError& error) {
+      message = error.what();
+    }
+    EXPECT_EQ(message, std::string(field.key) + ": must be at most " + field_value_text(bound) + " (got " + field_value_text(over) + ")");
+    EXPECT_LT(message.size(), 120u) << message;
+  }
+  EXPECT_EQ(field_range_violation(*find_scenario_field("simulation.link_latency_us"), 1e300), "must be at most 1e+06");
+  EXPECT_EQ(field_range_rule(*find_scenario_field("simulation.compute_efficiency")), "must be between 0.001 and 1");
+  EXPECT_EQ(field_range_rule(*find_scenario_field("training.batch")), "must be between 1 and 16777216");
+}
+
+// Bounds a simulated time can be computed from: a link at least 1 MB/s, latencies and kernel overheads at most 1 s,
+// efficiencies at least 0.1 % (scenario_fields.cpp explains each).
+TEST(ScenarioFields, SimulationBoundsKeepTimesComputable) {
+  EXPECT_EQ(*find_scenario_field("simulation.link_gbps")->min, 1e-3);
+  EXPECT_EQ(*find_scenario_field("simulation.inter_node_gbps")->min, 1e-3);
+  EXPECT_EQ(*find_scenario_field("simulation.link_latency_us")->max, 1e6);
+  EXPECT_EQ(*find_scenario_field("simulation.inter_node_latency_us")->max, 1e6);
+  EXPECT_EQ(*find_scenario_field("simulation.kernel_overhead_us")->max, 1e6);
+  EXPECT_EQ(*find_scenario_field("simulation.compute_efficiency")->min, 1e-3);
+  EXPECT_EQ(*find_scenario_field("simulation.memory_efficiency")->min, 1e-3);
+  EXPECT_EQ(*find_scenario_field("cluster.capacity_gib")->max, 65536);
+}
+
+std::string json_error(const std::string& json) {
+  try {
+    parse_scenario_json(json, "test.json");
+  } catch (const ScenarioError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// A file's problems name the file: values of the wrong type (described, never dumped), integers past 64 bits,
+// numbers past a double, duplicate keys, nesting.
+TEST(ScenarioFields, FileErrorsNameTheFileAndTheProblem) {
+  const ScenarioField& batch = *find_scenario_field("training.batch");
+  EXPECT_EQ(json_error(R"({"training": {"batch": 18446744073709551615}})"),
+            "training.batch: " + field_range_violation(batch, 1.8e19) + " (got 18446744073709551615) (in test.json)");
+  EXPECT_EQ(json_error(R"({"training": {"batch": [[1]]}})"), "training.batch: must be an integer (got an array of 1 item) (in test.json)");
+  EXPECT_EQ(json_error(R"({"training": {"batch": 8, "batch": 9}})").rfind("test.json: training.batch: duplicate key", 0), 0u);
+  EXPECT_EQ(json_error(R"({"simulation": {"link_gbps": 1e400}})").rfind("test.json: is not valid JSON: line 1, column ", 0), 0u);
+  const std::string deep = json_error(std::string(100000, '['));
+  EXPECT_EQ(deep.rfind("test.json: [0][0]", 0), 0u) << deep.substr(0, 200);
+  EXPECT_NE(deep.find(": nested more than 64 levels deep"), std::string::npos) << deep.substr(0, 200);
+  EXPECT_EQ(json_error("[1, 2]"), "test.json: must hold a JSON object (got an array of 2 items)");
 }
 
 }  // namespace

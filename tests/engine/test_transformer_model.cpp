@@ -151,6 +151,35 @@ TEST(HfConfig, BadConfigsNameTheFileAndKey) {
   }
 }
 
+// Issue 18: a config from anywhere never crashes or hangs: values quoted bounded (a value nested 100,000 deep crashed
+// the CLI and the window in the message's dump()), nesting bounded when parsing, numbers past a double and integers
+// past int64 named, only regular files read (hf:/dev/zero never returned).
+TEST(HfConfig, HostileConfigsEndInAnError) {
+  TempConfigDir dir;
+  const std::string deep_value = dir.write("deep-value.json", R"({"model_type": "gpt2", "n_embd": )" + std::string(50, '[') + "1" +
+                                                                  std::string(50, ']') + "}");
+  const std::string deep_file = dir.write("deep-file.json", R"({"model_type": "gpt2", "n_embd": )" + std::string(100000, '[') +
+                                                                std::string(100000, ']') + "}");
+  const std::string overflow = dir.write("overflow.json", R"({"model_type": "gpt2", "n_embd": 1e400})");
+  const std::string unsigned_max = dir.write("u64.json", R"({"model_type": "gpt2", "n_embd": 18446744073709551615})");
+  const std::string long_type = dir.write("type.json", R"({"model_type": ")" + std::string(100000, 'x') + R"("})");
+  const struct { std::string spec; std::vector<std::string> wanted; } cases[] = {
+      {"hf:" + deep_value, {"model.spec", deep_value, "'n_embd' must be a positive integer (got an array of 1 item)"}},
+      {"hf:" + deep_file, {"model.spec", deep_file, "n_embd[0]", "nested more than 64 levels deep"}},
+      {"hf:" + overflow, {"model.spec", overflow, "is not valid JSON: line 1, column 34: the number 1e400 is out of range"}},
+      {"hf:" + unsigned_max, {"model.spec", unsigned_max, "'n_embd' is too large (got 18446744073709551615)"}},
+      {"hf:/dev/zero", {"model.spec", "/dev/zero: is not a regular file"}},
+  };
+  for (const auto& c : cases) {
+    const std::string message = resolve_error(c.spec);
+    for (const auto& part : c.wanted) EXPECT_NE(message.find(part), std::string::npos) << c.spec << " → " << message.substr(0, 300);
+    EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+  }
+  const std::string type = resolve_error("hf:" + long_type);
+  EXPECT_NE(type.find("'model_type' is \"xxxx"), std::string::npos) << type.substr(0, 200);
+  EXPECT_LT(type.size(), 300u);
+}
+
 TEST(TransformerScenario, SequenceLengthAndCheckpointChecks) {
   EXPECT_NE(resolve_error("gpt2", 1025).find("training.seq | training.seq: sequence length 1025 exceeds gpt2's 1024"),
             std::string::npos);

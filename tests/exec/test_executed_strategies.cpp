@@ -131,7 +131,7 @@ TEST(ExecutedStrategies, TheDeviceCapacityStopsACpuRunWhereTheAccountingPredicts
 TEST(ExecutedStrategies, ARunLargerThanTheHostsMemoryIsRefusedBeforeItStarts) {
   // 1,000,000² fp32 weights are 4 TB each: no machine running these tests has that much available.
   Scenario s = shardscope::testing::make("mlp:2x1000000", StrategyKind::Single, 1, 1, AccountingMode::Exact);
-  s.cluster.capacity_gib = 1e6;
+  s.cluster.capacity_gib = 65536;  // the largest capacity a scenario may give (64 TiB): the plan fits it
   const ResolvedScenario resolved = resolve_scenario(s);
   const Plan plan = lower_validated_plan(resolved);
   VectorTraceSink sink;

@@ -47,6 +47,16 @@ TEST(LessonFormat, UnknownKeysAndBadReferencesAreNamed) {
   EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n"})j") + R"j(, "extra": 1)j").find("unknown key 'extra'"), std::string::npos);
 }
 
+// Issue 18: a lesson is read as a scenario file is: nesting bounded (an inline scenario nested 100,000 deep would be
+// dumped recursively), duplicate keys refused, errors naming the file.
+TEST(LessonFormat, HostileJsonEndsInAnError) {
+  const std::string deep = error_of(R"j("title": )j" + std::string(100000, '[') + std::string(100000, ']'));
+  EXPECT_EQ(deep.rfind("test.json: title[0]", 0), 0u) << deep.substr(0, 200);
+  EXPECT_NE(deep.find("nested more than 64 levels deep"), std::string::npos) << deep.substr(0, 200);
+  EXPECT_EQ(error_of(R"j("title": "a", "title": "b")j").rfind("test.json: title: duplicate key", 0), 0u);
+  EXPECT_NE(error_of(R"j("title": 1e400)j").find("test.json: is not valid JSON: line 1, column 11: the number 1e400"), std::string::npos);
+}
+
 TEST(LessonFormat, ClaimsAreCheckedAgainstTheRun) {
   const Lesson lesson = parse(lesson_text(
       R"j({"says": "rounded to 512 B", "check": "one.allocated.model_created.rank0 == 512 * ceil(4000000 / 512) + 512 * ceil(4000 / 512)"},

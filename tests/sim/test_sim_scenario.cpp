@@ -65,7 +65,7 @@ TEST(SimulationSettings, RoundTripsThroughJson) {
 TEST(SimulationSettings, BadValuesNameTheField) {
   EXPECT_NE(error_of(R"({"simulation": {"intra_node_link": "nvlink9"}})").find("simulation.intra_node_link: unknown link preset 'nvlink9'"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"simulation": {"link_gbps": -1}})").find("simulation.link_gbps: must be positive"), std::string::npos);
+  EXPECT_NE(error_of(R"({"simulation": {"link_gbps": -1}})").find("simulation.link_gbps: must be at least 0.001 (got -1)"), std::string::npos);
   EXPECT_NE(error_of(R"({"simulation": {"link_latency_us": -0.5}})").find("simulation.link_latency_us"), std::string::npos);
   EXPECT_NE(error_of(R"({"simulation": {"compute_efficiency": 1.5}})").find("simulation.compute_efficiency"), std::string::npos);
   EXPECT_NE(error_of(R"({"simulation": {"memory_efficiency": 0}})").find("simulation.memory_efficiency"), std::string::npos);

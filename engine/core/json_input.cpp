@@ -1,0 +1,174 @@
+// Bounded reading of input files and JSON text: see json_input.h.
+#include "core/json_input.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope {
+
+namespace {
+
+using nlohmann::json;
+
+std::string size_text(std::int64_t bytes) {
+  if (bytes % (1024 * 1024) == 0) return std::to_string(bytes / (1024 * 1024)) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+// Line and column (1-based) of byte `offset` of `text`.
+std::string position_of(const std::string& text, std::size_t offset) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// Where the parser is: one frame per open object or array, with the key or index of the element being read.
+struct Frame {
+  bool object = true;
+  std::string key;             // objects: the key being read
+  long index = -1;             // arrays: the element being read
+  std::set<std::string> keys;  // objects: keys seen so far
+};
+
+std::string path_of(const std::vector<Frame>& frames) {
+  std::string path;
+  for (const Frame& frame : frames) {
+    if (frame.object) {
+      if (frame.key.empty() && &frame == &frames.back()) break;
+      path += (path.empty() ? "" : ".") + frame.key;
+    } else if (frame.index >= 0) {
+      path += "[" + std::to_string(frame.index) + "]";
+    }
+    if (path.size() > 60) return path.substr(0, 60) + "…";  // a path 64 levels deep says no more by its length
+  }
+  return path;
+}
+
+}  // namespace
+
+std::string json_error_text(const std::exception& error) {
+  std::string text = error.what();
+  if (text.rfind("[json.exception.", 0) == 0) {
+    const auto end = text.find("] ");
+    if (end != std::string::npos) text = text.substr(end + 2);
+  }
+  return text;
+}
+
+std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) throw JsonInputError(path + ": cannot be opened (no such file)");
+  if (fs::is_directory(status)) throw JsonInputError(path + ": is a directory, not a file");
+  if (!fs::is_regular_file(status))
+    throw JsonInputError(path + ": is not a regular file (a device, FIFO or socket); only regular files are read");
+  const auto size = fs::file_size(path, error);
+  if (!error && size > static_cast<std::uintmax_t>(max_bytes))
+    throw JsonInputError(path + ": is " + std::to_string(size) + " bytes; input files are limited to " + size_text(max_bytes));
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw JsonInputError(path + ": cannot be opened (permission denied or unreadable)");
+  // Read at most one byte past the cap: a file that grows while it is read (or reports size 0, as /proc does) is
+  // still bounded.
+  std::string text;
+  char buffer[64 * 1024];
+  while (file) {
+    file.read(buffer, sizeof buffer);
+    text.append(buffer, static_cast<std::size_t>(file.gcount()));
+    if (static_cast<std::int64_t>(text.size()) > max_bytes)
+      throw JsonInputError(path + ": is more than " + size_text(max_bytes) + "; input files are limited to " + size_text(max_bytes));
+  }
+  if (file.bad()) throw JsonInputError(path + ": could not be read");
+  return text;
+}
+
+json parse_json_input(const std::string& text, const std::string& source, const JsonInputOptions& options) {
+  std::vector<Frame> frames;
+  const auto element_starts = [&frames] {
+    if (!frames.empty() && !frames.back().object) ++frames.back().index;
+  };
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        element_starts();
+        if (depth + 1 > options.max_depth) {
+          const std::string where = path_of(frames);
+          throw JsonInputError(source + ": " + (where.empty() ? "" : where + ": ") + "nested more than " +
+                               std::to_string(options.max_depth) + " levels deep (objects and arrays); refused");
+        }
+        frames.push_back({event == json::parse_event_t::object_start, "", -1, {}});
+        break;
+      case json::parse_event_t::key:
+        if (!frames.empty()) {
+          Frame& frame = frames.back();
+          frame.key = parsed.is_string() ? parsed.get<std::string>() : std::string();
+          if (options.reject_duplicate_keys && !frame.keys.insert(frame.key).second)
+            throw JsonInputError(source + ": " + path_of(frames) +
+                                 ": duplicate key (each key may appear once in an object; JSON readers disagree on "
+                                 "which copy wins)");
+        }
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case json::parse_event_t::value:
+        element_starts();
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, check);
+  } catch (const json::parse_error& error) {
+    throw JsonInputError(source + ": is not valid JSON: " + json_error_text(error));
+  } catch (const json::out_of_range& error) {
+    // 406: a number beyond a double's range ("1e400"); nlohmann gives no position, so find the token.
+    std::string problem = json_error_text(error);
+    const auto quote = problem.find('\'');
+    const auto end = quote == std::string::npos ? std::string::npos : problem.find('\'', quote + 1);
+    if (end != std::string::npos) {
+      const std::string token = problem.substr(quote + 1, end - quote - 1);
+      const auto at = text.find(token);
+      problem = (at != std::string::npos ? position_of(text, at) + ": " : std::string()) + "the number " + token +
+                " is out of range (a JSON number must be within about ±1.8e308)";
+    }
+    throw JsonInputError(source + ": is not valid JSON: " + problem);
+  } catch (const json::exception& error) {
+    throw JsonInputError(source + ": is not valid JSON: " + json_error_text(error));
+  }
+}
+
+std::string describe_json_value(const json& value) {
+  constexpr std::size_t kMaxChars = 40;
+  if (value.is_array()) {
+    const std::size_t n = value.size();
+    return n == 0 ? "an empty array" : "an array of " + std::to_string(n) + (n == 1 ? " item" : " items");
+  }
+  if (value.is_object()) {
+    const std::size_t n = value.size();
+    return n == 0 ? "an empty object" : "an object with " + std::to_string(n) + (n == 1 ? " key" : " keys");
+  }
+  if (value.is_discarded()) return "nothing";
+  std::string text = value.dump();  // a scalar: no recursion
+  if (text.size() > kMaxChars) {
+    std::size_t cut = kMaxChars;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    text = text.substr(0, cut) + "…";
+  }
+  return text;
+}
+
+}  // namespace shardscope
