@@ -2,19 +2,29 @@
 #include "gui/caption.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 
 namespace shardscope::gui {
 
 namespace {
 
+// The rank's program in the trace header, or nullptr (no plan, or none for that rank).
+const Program* program_of(const TraceData& data, int rank) {
+  if (!data.header.plan || rank < 0 || static_cast<std::size_t>(rank) >= data.header.plan->programs.size()) return nullptr;
+  return &data.header.plan->programs[static_cast<std::size_t>(rank)];
+}
+
 const Op* active_op(const TraceData& data, int rank, Stream stream, TimeNs t) {
   const RankTimeline* timeline = data.rank(rank);
-  if (!timeline || !data.header.plan || static_cast<std::size_t>(rank) >= data.header.plan->programs.size()) return nullptr;
+  const Program* program = program_of(data, rank);
+  if (!timeline || !program) return nullptr;
   const Op* found = nullptr;
-  // [begin, end): an op that ends exactly at t is over.
+  // [begin, end): an op that ends exactly at t is over. A span naming an op the plan lacks (TraceStore ignores
+  // such events; a TraceData filled otherwise might not) names nothing.
   timeline->stream(stream).for_each_overlapping(t, t, [&](const TraceSpan& span) {
-    if (span.begin_ns <= t && (span.open() || span.end_ns > t) && span.op >= 0)
-      found = &data.header.plan->programs[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(span.op)];
+    if (span.begin_ns <= t && (span.open() || span.end_ns > t) && span.op >= 0 && static_cast<std::size_t>(span.op) < program->ops.size())
+      found = &program->ops[static_cast<std::size_t>(span.op)];
   });
   return found;
 }
@@ -131,26 +141,30 @@ TraceMemoryPeak peak_before_stop(const RankTimeline& rank, std::optional<TimeNs>
 std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeNs t_ns, std::size_t count) {
   const RankTimeline* timeline = data.rank(rank);
   if (!timeline) return {};
-  std::vector<Bytes> bytes;
-  std::vector<Category> category;
+  const Program* program = program_of(data, rank);
+  // Bytes held per tensor id: dense over the plan's tensors; without a plan, ids are whatever the trace says (up to
+  // 2^31), so only those seen are kept.
+  struct Held {
+    Bytes bytes = 0;
+    Category category = Category::Temporaries;
+  };
+  std::vector<Held> dense(program ? program->tensors.size() : 0);
+  std::map<TensorId, Held> sparse;
   for (const TraceAllocation& a : timeline->allocations) {
     if (a.t_ns > t_ns || a.tensor < 0) continue;
     const auto id = static_cast<std::size_t>(a.tensor);
-    if (id >= bytes.size()) {
-      bytes.resize(id + 1, 0);
-      category.resize(id + 1, Category::Temporaries);
-    }
-    bytes[id] += a.bytes;
-    category[id] = a.category;
+    if (program && id >= dense.size()) continue;  // not a tensor of the plan (TraceStore ignores those)
+    Held& held = program ? dense[id] : sparse[a.tensor];
+    // Saturating: a hostile trace may add up past 2^63 for one tensor.
+    if (__builtin_add_overflow(held.bytes, a.bytes, &held.bytes))
+      held.bytes = a.bytes > 0 ? std::numeric_limits<Bytes>::max() : std::numeric_limits<Bytes>::min();
+    held.category = a.category;
   }
-  const Program* program = data.header.plan && static_cast<std::size_t>(rank) < data.header.plan->programs.size()
-                               ? &data.header.plan->programs[static_cast<std::size_t>(rank)]
-                               : nullptr;
   std::vector<LiveTensorAt> live;
-  for (std::size_t id = 0; id < bytes.size(); ++id)
-    if (bytes[id] > 0)
-      live.push_back({program && id < program->tensors.size() ? program->tensors[id].name : "tensor " + std::to_string(id),
-                      category[id], bytes[id]});
+  for (std::size_t id = 0; id < dense.size(); ++id)
+    if (dense[id].bytes > 0) live.push_back({program->tensors[id].name, dense[id].category, dense[id].bytes});
+  for (const auto& [id, held] : sparse)
+    if (held.bytes > 0) live.push_back({"tensor " + std::to_string(id), held.category, held.bytes});
   std::stable_sort(live.begin(), live.end(), [](const LiveTensorAt& a, const LiveTensorAt& b) { return a.bytes > b.bytes; });
   if (live.size() > count) live.resize(count);
   return live;

@@ -106,7 +106,7 @@ void ShardScopeUi::place_lesson_anchor() {
     // The op's middle, so the caption names it.
     session_.store()->read([&](const TraceData& data) {
       const RankTimeline* rank = data.rank(step.at.rank);
-      if (!rank || !data.header.plan) return;
+      if (!rank || !data.header.plan || static_cast<std::size_t>(step.at.rank) >= data.header.plan->programs.size()) return;
       const auto& ops = data.header.plan->programs[static_cast<std::size_t>(step.at.rank)].ops;
       TimeNs best = -1;
       for (const StreamSpans& stream : rank->streams)

@@ -42,6 +42,13 @@ struct TraceEvent {
   std::string text;
 };
 
+// What a trace may hold. A trace file is untrusted input: the reader refuses an event whose time or byte fields lie
+// past these (a run cannot produce them, and sums and differences of them must not overflow), a header with more
+// ranks; TraceStore ignores events past them (see trace_store.h).
+inline constexpr TimeNs kMaxTraceTimeNs = TimeNs{1} << 60;  // |t_ns| (36.5 years)
+inline constexpr Bytes kMaxTraceBytes = Bytes{1} << 56;     // |bytes|, |allocated_after|, |reserved_after| (64 PiB)
+inline constexpr int kMaxTraceRanks = 65536;                // ranks (programs, devices): cluster.world's maximum
+
 struct TraceDevice {
   int rank = 0;
   std::string name;       // "A100-80GB" or the detected GPU's name

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <new>
 
 #include "trace/trace_format.h"
 
@@ -89,6 +90,8 @@ std::size_t parse_records(const std::string& path, const unsigned char* data, st
         on_header(tf::decode_header_json(std::string_view(reinterpret_cast<const char*>(q), payload_size)));
       } catch (const std::runtime_error& e) {
         throw TraceFileError(path, std::string("the header cannot be read: ") + e.what());
+      } catch (const std::bad_alloc&) {
+        throw TraceFileError(path, "not enough memory for its " + std::to_string(payload_size) + "-byte header");
       }
       state.has_header = true;
     } else if (type == tf::RecordType::Event) {
@@ -109,50 +112,68 @@ std::size_t parse_records(const std::string& path, const unsigned char* data, st
 
 }  // namespace
 
+TraceReadResult read_trace_bytes(std::string_view bytes, const std::string& path) {
+  try {
+    TraceReadResult result;
+    result.path = path;
+    result.file_bytes = bytes.size();
+    // Event records are at least 9 bytes: reserve for the common case without over-allocating for damaged files.
+    result.events.reserve(bytes.size() / 12);
+    ParseState state;
+    Stop stop = Stop::NeedMore;
+    std::string problem;
+    const std::size_t consumed = parse_records(
+        path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, /*at_eof=*/true, state, stop, problem,
+        [&](TraceHeader&& h) { result.header = std::move(h); }, [&](TraceEvent&& e) { result.events.push_back(std::move(e)); });
+    result.valid_bytes = consumed;
+    if (stop == Stop::Damaged) {
+      result.truncated = true;
+      result.problem = problem;
+    } else if (stop == Stop::NeedMore) {
+      result.truncated = true;
+      result.problem = consumed < bytes.size()
+                           ? "the file ends inside a record " + at_byte(consumed) + " (" + std::to_string(bytes.size() - consumed) +
+                                 " bytes of it ignored): the writer stopped mid-record"
+                           : "the file has no end record: the run was cut off or is still being written";
+    }
+    return result;
+  } catch (const std::bad_alloc&) {
+    throw TraceFileError(path, "not enough memory to read its " + std::to_string(bytes.size()) + " bytes");
+  }
+}
+
 TraceReadResult read_trace_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw TraceFileError(path, std::string("cannot be opened: ") + std::strerror(errno));
   std::string bytes;
-  char chunk[1 << 16];
-  std::size_t n = 0;
-  if (std::fseek(f, 0, SEEK_END) == 0) {
-    const long size = std::ftell(f);
-    if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
-    std::fseek(f, 0, SEEK_SET);
+  bool failed = false;
+  try {
+    char chunk[1 << 16];
+    std::size_t n = 0;
+    if (std::fseek(f, 0, SEEK_END) == 0) {
+      const long size = std::ftell(f);
+      if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
+      std::fseek(f, 0, SEEK_SET);
+    }
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.append(chunk, n);
+    failed = std::ferror(f);
+  } catch (const std::bad_alloc&) {
+    std::fclose(f);
+    throw TraceFileError(path, "not enough memory to read it");
   }
-  while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.append(chunk, n);
-  const bool failed = std::ferror(f);
   std::fclose(f);
   if (failed) throw TraceFileError(path, "cannot be read");
-
-  TraceReadResult result;
-  result.file_bytes = bytes.size();
-  // Event records are at least 9 bytes: reserve for the common case without over-allocating for damaged files.
-  result.events.reserve(bytes.size() / 12);
-  ParseState state;
-  Stop stop = Stop::NeedMore;
-  std::string problem;
-  const std::size_t consumed = parse_records(
-      path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, /*at_eof=*/true, state, stop, problem,
-      [&](TraceHeader&& h) { result.header = std::move(h); }, [&](TraceEvent&& e) { result.events.push_back(std::move(e)); });
-  result.valid_bytes = consumed;
-  if (stop == Stop::Damaged) {
-    result.truncated = true;
-    result.problem = problem;
-  } else if (stop == Stop::NeedMore) {
-    result.truncated = true;
-    result.problem = consumed < bytes.size()
-                         ? "the file ends inside a record " + at_byte(consumed) + " (" + std::to_string(bytes.size() - consumed) +
-                               " bytes of it ignored): the writer stopped mid-record"
-                         : "the file has no end record: the run was cut off or is still being written";
-  }
-  return result;
+  return read_trace_bytes(bytes, path);
 }
 
 void replay_trace(const TraceReadResult& trace, TraceSink& sink) {
-  sink.begin(trace.header);
-  for (const auto& e : trace.events) sink.emit(e);
-  sink.end();
+  try {
+    sink.begin(trace.header);
+    for (const auto& e : trace.events) sink.emit(e);
+    sink.end();
+  } catch (const std::bad_alloc&) {
+    throw TraceFileError(trace.path, "not enough memory to replay its " + std::to_string(trace.events.size()) + " events");
+  }
 }
 
 std::size_t TraceFileFollower::poll(TraceSink& sink) {

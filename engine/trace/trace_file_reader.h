@@ -8,10 +8,24 @@
 // this build does not read, or whose header record is incomplete, corrupt or not understood throws
 // TraceFileError. Damage after the header does not throw: the events before it are returned, truncated is set,
 // and problem says where and what.
+// A trace file is untrusted input (anyone may hand one over); nothing in it can crash a reader or make it allocate
+// without bound:
+// - The header is refused (TraceFileError) past the limits of trace_format::decode_header_json: more than
+//   kMaxTraceRanks devices or programs, a program whose rank is not its index, a program with more ops or tensors
+//   than the header record has bytes, more ops and tensors over all programs (copies included) than
+//   kPlanRowsPerHeaderByte per header byte, a plan that would need more than half the machine's memory, an
+//   integer field that is a float or out of its type's range, a byte count past ±kMaxTraceBytes.
+// - An event whose time lies past ±kMaxTraceTimeNs or whose byte counts lie past ±kMaxTraceBytes is damage: the
+//   read stops there (truncated, with the byte offset), as at any malformed record.
+// - Events are kept as the file holds them, whatever op, tensor or rank they name: TraceStore checks those against
+//   the header and counts an event naming what the header lacks as ignored (trace_store.h).
+// - Running out of memory (a file too large for this machine) throws TraceFileError ("not enough memory ..."),
+//   from read_trace_file and from replay_trace, never a bare std::bad_alloc.
 #pragma once
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/trace_sink.h"
@@ -39,14 +53,18 @@ struct TraceReadResult {
   std::string problem;             // why truncated, with the byte offset; empty when not truncated
   std::uint64_t valid_bytes = 0;   // file bytes up to the end of the last complete record read
   std::uint64_t file_bytes = 0;
+  std::string path;                // where it was read from (named in errors)
 };
 
 TraceReadResult read_trace_file(const std::string& path);
+// The same for a file's bytes already in memory (tests, fuzzing); `path` names them in errors.
+TraceReadResult read_trace_bytes(std::string_view bytes, const std::string& path);
 
 // Whether the file starts with the trace magic (a scenario file, or one that cannot be opened, does not).
 bool looks_like_trace_file(const std::string& path);
 
-// Feeds a read trace to a sink: begin(header), every event, end().
+// Feeds a read trace to a sink: begin(header), every event, end(). Throws TraceFileError (naming trace.path) if the
+// sink runs out of memory.
 void replay_trace(const TraceReadResult& trace, TraceSink& sink);
 
 // Follows a trace file while its writer appends to it (a live GUI polls it once a frame).

@@ -125,12 +125,14 @@ bool decode_event_payload(const unsigned char* p, std::size_t size, TimeNs previ
   e.category = static_cast<Category>(category);
   std::int64_t dt = 0;
   if (!get_int(p, end, e.rank) || !get_signed(p, end, dt)) return false;
-  e.t_ns = previous_t_ns + dt;
+  // Times and byte counts past what a run can produce are damage (and would overflow the sums readers make).
+  if (__builtin_add_overflow(previous_t_ns, dt, &e.t_ns) || e.t_ns > kMaxTraceTimeNs || e.t_ns < -kMaxTraceTimeNs) return false;
+  const auto bytes_in_range = [](Bytes b) { return b <= kMaxTraceBytes && b >= -kMaxTraceBytes; };
   if ((presence & kStep) && !get_int(p, end, e.step)) return false;
   if ((presence & kOp) && !get_int(p, end, e.op)) return false;
-  if ((presence & kBytes) && !get_int(p, end, e.bytes)) return false;
-  if ((presence & kAllocated) && !get_int(p, end, e.allocated_after)) return false;
-  if ((presence & kReserved) && !get_int(p, end, e.reserved_after)) return false;
+  if ((presence & kBytes) && !(get_int(p, end, e.bytes) && bytes_in_range(e.bytes))) return false;
+  if ((presence & kAllocated) && !(get_int(p, end, e.allocated_after) && bytes_in_range(e.allocated_after))) return false;
+  if ((presence & kReserved) && !(get_int(p, end, e.reserved_after) && bytes_in_range(e.reserved_after))) return false;
   if ((presence & kTensor) && !get_int(p, end, e.tensor)) return false;
   if (presence & kText) {
     std::uint64_t n = 0;

@@ -24,6 +24,10 @@ inline constexpr std::size_t kPreambleBytes = 16;
 // No record of a valid trace is larger; a bigger length means the length itself is damaged.
 inline constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{1} << 32;
 
+// A header's plan may copy a program stored once to other ranks ("same_as"); all its programs together may hold at
+// most this many ops and tensors per byte of the header (a bound on what a small file can make a reader allocate).
+inline constexpr std::uint64_t kPlanRowsPerHeaderByte = 64;
+
 enum class RecordType : std::uint8_t { Header = 1, Event = 2, End = 3 };
 
 std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t crc = 0);
@@ -35,7 +39,8 @@ void append_record(std::string& out, RecordType type, std::string_view payload);
 
 // Appends the payload of `event` to `out`; `previous_t_ns` is the time of the previous event in the file (0 first).
 void append_event_payload(std::string& out, const TraceEvent& event, TimeNs previous_t_ns);
-// Decodes an event payload; false if it is malformed (out-of-range kind, overlong varint, bytes left over).
+// Decodes an event payload; false if it is malformed (out-of-range kind, overlong varint, bytes left over, a time
+// past ±kMaxTraceTimeNs or a byte count past ±kMaxTraceBytes).
 bool decode_event_payload(const unsigned char* data, std::size_t size, TimeNs previous_t_ns, TraceEvent& event);
 
 // Little helpers for the reader's framing.
@@ -43,7 +48,11 @@ bool read_varint(const unsigned char*& p, const unsigned char* end, std::uint64_
 std::uint32_t read_u32(const unsigned char* p);
 
 // Header JSON. encode writes every field of `header` (the plan without op deps); decode throws
-// std::runtime_error saying what is wrong or missing.
+// std::runtime_error saying what is wrong or missing, or what exceeds the limits for untrusted files: more than
+// kMaxTraceRanks devices or programs, a program whose rank is not its index, a program with more ops or tensors
+// than the header has bytes, more ops and tensors in all than kPlanRowsPerHeaderByte per header byte, a plan that
+// would need more than half the machine's memory, an integer field that is not an integer of its type's range, a
+// byte count past ±kMaxTraceBytes.
 std::string encode_header_json(const TraceHeader& header);
 TraceHeader decode_header_json(std::string_view json);
 

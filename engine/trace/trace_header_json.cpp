@@ -2,9 +2,13 @@
 // alone. Ops and tensors are stored as columns (a column whose values are all the default is left out), enums as
 // indices into a legend of names written alongside, and a program identical to an earlier rank's is stored as
 // {"rank": r, "same_as": earlier}. Op deps are not stored.
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <type_traits>
+
+#include <unistd.h>
 
 #include "trace/trace_format.h"
 
@@ -27,16 +31,59 @@ json legend() {
   return l;
 }
 
+// A header value as T, or a runtime_error naming `what`: integers must be integers that fit T (a float, or a value
+// out of range, is refused rather than converted), strings strings, booleans booleans.
+template <class T>
+T as(const json& v, const std::string& what) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.is_boolean()) return v.get<bool>();
+    throw std::runtime_error(what + " is not true or false");
+  } else if constexpr (std::is_integral_v<T>) {
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      if (u <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(u);
+    } else if (v.is_number_integer()) {
+      const auto i = v.get<std::int64_t>();
+      if constexpr (std::is_signed_v<T>) {
+        if (i >= std::numeric_limits<T>::min() && i <= std::numeric_limits<T>::max()) return static_cast<T>(i);
+      } else if (i >= 0 && static_cast<std::uint64_t>(i) <= std::numeric_limits<T>::max()) {
+        return static_cast<T>(i);
+      }
+    }
+    throw std::runtime_error(what + " is not an integer in range (" + v.dump() + ")");
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (v.is_number()) return v.get<T>();
+    throw std::runtime_error(what + " is not a number");
+  } else {
+    if (v.is_string()) return v.get<std::string>();
+    throw std::runtime_error(what + " is not a string");
+  }
+}
+
+// A byte count: within ±kMaxTraceBytes, as an event's (readers add and scale them).
+Bytes bytes_as(const json& v, const std::string& what) {
+  const auto b = as<Bytes>(v, what);
+  if (b > kMaxTraceBytes || b < -kMaxTraceBytes) throw std::runtime_error(what + " " + std::to_string(b) + " is past ±2^56 bytes");
+  return b;
+}
+
+const json& array_at(const json& object, const char* key, const std::string& what) {
+  const json& v = object.at(key);
+  if (!v.is_array()) throw std::runtime_error(what + "." + key + " is not an array");
+  return v;
+}
+
 // Maps the file's enum indices to this build's enums by name.
 template <class Enum>
 std::vector<Enum> legend_map(const json& file_legend, const char* key, int count, std::string (*name_of)(Enum)) {
-  if (!file_legend.contains(key)) throw std::runtime_error(std::string("legend has no '") + key + "'");
+  if (!file_legend.is_object() || !file_legend.contains(key)) throw std::runtime_error(std::string("legend has no '") + key + "'");
   std::vector<Enum> map;
-  for (const auto& name : file_legend.at(key)) {
+  for (const auto& entry : array_at(file_legend, key, "legend")) {
+    const std::string name = as<std::string>(entry, std::string("legend.") + key + " entry");
     int found = -1;
     for (int i = 0; i < count; ++i)
-      if (name_of(static_cast<Enum>(i)) == name.get<std::string>()) found = i;
-    if (found < 0) throw std::runtime_error(std::string("unknown ") + key + " '" + name.get<std::string>() + "'");
+      if (name_of(static_cast<Enum>(i)) == name) found = i;
+    if (found < 0) throw std::runtime_error(std::string("unknown ") + key + " '" + name + "'");
     map.push_back(static_cast<Enum>(found));
   }
   return map;
@@ -53,6 +100,8 @@ void put_column(json& table, const char* key, const std::vector<Row>& rows, T de
   table[key] = std::move(column);
 }
 
+struct ByteCount {};  // get_column's T for byte counts (range-checked by bytes_as)
+
 template <class T, class Row, class Set>
 void get_column(const json& table, const char* key, std::vector<Row>& rows, Set set) {
   if (!table.contains(key)) return;
@@ -60,7 +109,14 @@ void get_column(const json& table, const char* key, std::vector<Row>& rows, Set 
   if (!column.is_array() || column.size() != rows.size())
     throw std::runtime_error(std::string("column '") + key + "' has " + std::to_string(column.size()) + " values for " +
                              std::to_string(rows.size()) + " rows");
-  for (std::size_t i = 0; i < rows.size(); ++i) set(rows[i], column[i].get<T>());
+  const std::string what = std::string("column '") + key + "'";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if constexpr (std::is_same_v<T, ByteCount>) {
+      set(rows[i], bytes_as(column[i], what));
+    } else {
+      set(rows[i], as<T>(column[i], what));
+    }
+  }
 }
 
 // Programs that differ only in their rank (data-parallel replicas) are stored once.
@@ -153,19 +209,41 @@ struct Legend {
         streams(legend_map<Stream>(l, "stream", kStreamCount, stream_name)),
         compute_kinds(legend_map<ComputeKind>(l, "compute_kind", kComputeKindCount, compute_kind_name)),
         collective_kinds(legend_map<CollectiveKind>(l, "collective_kind", kCollectiveKindCount, collective_kind_name)) {
-    for (const auto& key : l.at("category")) {
-      const auto c = category_from_key(key.get<std::string>());
-      if (!c) throw std::runtime_error("unknown category '" + key.get<std::string>() + "'");
+    for (const auto& entry : array_at(l, "category", "legend")) {
+      const std::string key = as<std::string>(entry, "legend.category entry");
+      const auto c = category_from_key(key);
+      if (!c) throw std::runtime_error("unknown category '" + key + "'");
       categories.push_back(*c);
     }
   }
 };
 
-Program program_from_json(const json& j, const Legend& legend) {
+// Half the machine's memory: a header whose plan would need more is refused before it is decoded (each program is
+// a separate allocation that succeeds on its own, so without this the kernel's OOM killer, not bad_alloc, would stop
+// a reader of a header whose "same_as" copies add up to more than the machine holds).
+std::uint64_t plan_memory_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+}
+
+std::uint64_t memory_of(std::uint64_t ops, std::uint64_t tensors) { return ops * sizeof(Op) + tensors * sizeof(TensorInfo); }
+
+// A program's op or tensor count: at most `limit` (the header's bytes: a header cannot describe more ops than it
+// has bytes, so a count cannot make the reader allocate what the file does not hold).
+std::size_t row_count(const json& table, const char* what, std::size_t limit) {
+  const auto n = as<std::size_t>(table.at("count"), std::string(what) + ".count");
+  if (n > limit)
+    throw std::runtime_error(std::string(what) + ".count " + std::to_string(n) + " is more than the header's " + std::to_string(limit) +
+                             " bytes could describe");
+  return n;
+}
+
+Program program_from_json(const json& j, const Legend& legend, std::size_t limit) {
   const auto& [op_kinds, streams, compute_kinds, collective_kinds, categories] = legend;
   Program p;
   const auto& ops = j.at("ops");
-  p.ops.resize(ops.at("count").get<std::size_t>());
+  p.ops.resize(row_count(ops, "ops", limit));
   get_column<int>(ops, "kind", p.ops, [&](Op& o, int v) { o.kind = mapped(op_kinds, v, "op kind"); });
   get_column<int>(ops, "stream", p.ops, [&](Op& o, int v) { o.stream = mapped(streams, v, "stream"); });
   get_column<std::string>(ops, "label", p.ops, [](Op& o, std::string v) { o.label = std::move(v); });
@@ -174,21 +252,21 @@ Program program_from_json(const json& j, const Legend& legend) {
   get_column<int>(ops, "micro_batch", p.ops, [](Op& o, int v) { o.micro_batch = v; });
   get_column<int>(ops, "compute_kind", p.ops, [&](Op& o, int v) { o.compute_kind = mapped(compute_kinds, v, "compute kind"); });
   get_column<double>(ops, "flops", p.ops, [](Op& o, double v) { o.flops = v; });
-  get_column<Bytes>(ops, "bytes_accessed", p.ops, [](Op& o, Bytes v) { o.bytes_accessed = v; });
+  get_column<ByteCount>(ops, "bytes_accessed", p.ops, [](Op& o, Bytes v) { o.bytes_accessed = v; });
   get_column<int>(ops, "collective_kind", p.ops,
                   [&](Op& o, int v) { o.collective_kind = mapped(collective_kinds, v, "collective kind"); });
   get_column<int>(ops, "group", p.ops, [](Op& o, int v) { o.group = v; });
   get_column<std::int64_t>(ops, "sequence", p.ops, [](Op& o, std::int64_t v) { o.sequence = v; });
-  get_column<Bytes>(ops, "payload", p.ops, [](Op& o, Bytes v) { o.payload = v; });
+  get_column<ByteCount>(ops, "payload", p.ops, [](Op& o, Bytes v) { o.payload = v; });
   get_column<int>(ops, "root", p.ops, [](Op& o, int v) { o.root = v; });
   get_column<int>(ops, "peer", p.ops, [](Op& o, int v) { o.peer = v; });
   get_column<TensorId>(ops, "tensor", p.ops, [](Op& o, TensorId v) { o.tensor = v; });
   get_column<std::string>(ops, "phase", p.ops, [](Op& o, std::string v) { o.phase = std::move(v); });
 
   const auto& tensors = j.at("tensors");
-  p.tensors.resize(tensors.at("count").get<std::size_t>());
+  p.tensors.resize(row_count(tensors, "tensors", limit));
   get_column<std::string>(tensors, "name", p.tensors, [](TensorInfo& t, std::string v) { t.name = std::move(v); });
-  get_column<Bytes>(tensors, "bytes", p.tensors, [](TensorInfo& t, Bytes v) { t.bytes = v; });
+  get_column<ByteCount>(tensors, "bytes", p.tensors, [](TensorInfo& t, Bytes v) { t.bytes = v; });
   get_column<int>(tensors, "category", p.tensors, [&](TensorInfo& t, int v) { t.category = mapped(categories, v, "category"); });
   get_column<bool>(tensors, "persistent", p.tensors, [](TensorInfo& t, bool v) { t.persistent = v; });
   return p;
@@ -241,36 +319,70 @@ std::string encode_header_json(const TraceHeader& h) {
 TraceHeader decode_header_json(std::string_view text) {
   json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw std::runtime_error("header is not valid JSON");
-  if (!j.is_object() || j.value("format", "") != "shardscope-trace") throw std::runtime_error("header is not a ShardScope trace header");
+  if (!j.is_object() || !j.contains("format") || j["format"] != "shardscope-trace")
+    throw std::runtime_error("header is not a ShardScope trace header");
+  // Limits for untrusted files: no more ranks than a scenario can have; no program with more ops or tensors than
+  // the header has bytes; and, as programs stored once may be copied to many ranks ("same_as"), no more ops and
+  // tensors in all than kPlanRowsPerHeaderByte per header byte (the largest plans ShardScope writes use well under
+  // a tenth of that).
+  const std::size_t limit = text.size();
+  const std::uint64_t total_limit = std::uint64_t{kPlanRowsPerHeaderByte} * text.size();
   try {
     TraceHeader h;
-    h.format_version = j.at("format_version").get<int>();
-    h.tool_version = j.at("tool_version").get<std::string>();
-    h.source = j.at("source").get<std::string>();
-    h.scenario_json = j.at("scenario_json").get<std::string>();
-    h.accounting_rules = j.at("accounting_rules").get<std::string>();
-    for (const auto& d : j.at("devices"))
-      h.devices.push_back({d.at("rank").get<int>(), d.at("name").get<std::string>(), d.at("capacity").get<Bytes>(),
-                           d.at("physical_device").get<int>()});
+    h.format_version = as<int>(j.at("format_version"), "format_version");
+    h.tool_version = as<std::string>(j.at("tool_version"), "tool_version");
+    h.source = as<std::string>(j.at("source"), "source");
+    h.scenario_json = as<std::string>(j.at("scenario_json"), "scenario_json");
+    h.accounting_rules = as<std::string>(j.at("accounting_rules"), "accounting_rules");
+    const auto& devices = array_at(j, "devices", "header");
+    if (devices.size() > static_cast<std::size_t>(kMaxTraceRanks))
+      throw std::runtime_error(std::to_string(devices.size()) + " devices, more than " + std::to_string(kMaxTraceRanks));
+    for (const auto& d : devices)
+      h.devices.push_back({as<int>(d.at("rank"), "devices[].rank"), as<std::string>(d.at("name"), "devices[].name"),
+                           bytes_as(d.at("capacity"), "devices[].capacity"), as<int>(d.at("physical_device"), "devices[].physical_device")});
     const auto& p = j.at("plan");
     if (!p.is_null()) {
       auto plan = std::make_shared<Plan>();
-      plan->strategy = p.at("strategy").get<std::string>();
-      plan->behaviour = p.at("behaviour").get<std::string>();
-      plan->groups = p.at("groups").get<std::vector<std::vector<int>>>();
-      plan->notes = p.at("notes").get<std::vector<std::string>>();
+      plan->strategy = as<std::string>(p.at("strategy"), "plan.strategy");
+      plan->behaviour = as<std::string>(p.at("behaviour"), "plan.behaviour");
+      for (const auto& group : array_at(p, "groups", "plan")) {
+        if (!group.is_array()) throw std::runtime_error("plan.groups[] is not an array");
+        auto& ranks = plan->groups.emplace_back();
+        for (const auto& rank : group) ranks.push_back(as<int>(rank, "plan.groups[][]"));
+      }
+      for (const auto& note : array_at(p, "notes", "plan")) plan->notes.push_back(as<std::string>(note, "plan.notes[]"));
       const Legend file_legend(p.at("legend"));
+      const auto& programs = array_at(p, "programs", "plan");
+      if (programs.size() > static_cast<std::size_t>(kMaxTraceRanks))
+        throw std::runtime_error(std::to_string(programs.size()) + " programs, more than " + std::to_string(kMaxTraceRanks));
       std::map<int, std::size_t> index_of_rank;
-      for (const auto& program : p.at("programs")) {
+      std::uint64_t rows = 0, memory = 0;
+      const std::uint64_t memory_budget = plan_memory_budget();
+      const auto add = [&](std::uint64_t ops, std::uint64_t tensors) {
+        rows += ops + tensors;
+        if (rows > total_limit) throw std::runtime_error("the plan's programs hold more ops and tensors than its header could describe");
+        memory += memory_of(ops, tensors);
+        if (memory > memory_budget)
+          throw std::runtime_error("not enough memory: its plan needs more than half of this machine's " +
+                                   std::to_string(memory_budget / (std::uint64_t{1} << 29)) + " GiB");
+      };
+      for (const auto& program : programs) {
+        const int rank = as<int>(program.at("rank"), "plan.programs[].rank");
+        if (rank != static_cast<int>(plan->programs.size()))
+          throw std::runtime_error("program " + std::to_string(plan->programs.size()) + " says it is rank " + std::to_string(rank));
         Program decoded;
         if (program.contains("same_as")) {
-          const auto it = index_of_rank.find(program.at("same_as").get<int>());
+          const auto it = index_of_rank.find(as<int>(program.at("same_as"), "plan.programs[].same_as"));
           if (it == index_of_rank.end()) throw std::runtime_error("program refers to a rank stored after it");
-          decoded = plan->programs[it->second];
+          const Program& same = plan->programs[it->second];
+          add(same.ops.size(), same.tensors.size());
+          decoded = same;
         } else {
-          decoded = program_from_json(program, file_legend);
+          const auto count_of = [&](const char* table) { return row_count(program.at(table), table, limit); };
+          add(count_of("ops"), count_of("tensors"));  // before they are allocated
+          decoded = program_from_json(program, file_legend, limit);
         }
-        decoded.rank = program.at("rank").get<int>();
+        decoded.rank = rank;
         index_of_rank[decoded.rank] = plan->programs.size();
         plan->programs.push_back(std::move(decoded));
       }

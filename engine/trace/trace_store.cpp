@@ -25,6 +25,8 @@ TraceMemorySample RankTimeline::memory_at(TimeNs t) const {
 
 namespace {
 
+bool within_trace_bytes(Bytes b) { return b <= kMaxTraceBytes && b >= -kMaxTraceBytes; }
+
 // Recomputes reach from index `from` on, stopping once the values no longer change.
 void update_reach(StreamSpans& s, std::size_t from) {
   for (std::size_t i = from; i < s.spans.size(); ++i) {
@@ -64,7 +66,10 @@ void TraceStore::begin(const TraceHeader& header) {
     open_.clear();
     std::size_t ranks = header.devices.size();
     if (header.plan) ranks = std::max(ranks, header.plan->programs.size());
-    for (std::size_t r = 0; r < ranks; ++r) timeline(static_cast<int>(r));
+    // A header naming more ranks than a run can have (only a damaged or hostile file does: the reader refuses it)
+    // names none, so events may open up to kMaxTraceRanks ranks as without a header.
+    header_ranks_ = ranks <= static_cast<std::size_t>(kMaxTraceRanks) ? static_cast<int>(ranks) : 0;
+    for (int r = 0; r < header_ranks_; ++r) timeline(r);
   }
   generation_.fetch_add(1, std::memory_order_release);
 }
@@ -86,9 +91,26 @@ RankTimeline& TraceStore::timeline(int rank) {
   return data_.ranks[static_cast<std::size_t>(rank)];
 }
 
+bool TraceStore::admits(const TraceEvent& e) const {
+  if (e.rank < 0 || e.rank >= (header_ranks_ > 0 ? header_ranks_ : kMaxTraceRanks)) return false;
+  if (e.op < -1 || e.tensor < -1) return false;
+  const Plan* plan = data_.header.plan.get();
+  if (plan && static_cast<std::size_t>(e.rank) < plan->programs.size()) {
+    const Program& program = plan->programs[static_cast<std::size_t>(e.rank)];
+    if (e.op >= 0 && static_cast<std::size_t>(e.op) >= program.ops.size()) return false;
+    if (e.tensor >= 0 && static_cast<std::size_t>(e.tensor) >= program.tensors.size()) return false;
+  }
+  return true;
+}
+
 void TraceStore::emit(const TraceEvent& e) {
   {
     std::lock_guard lock(mutex_);
+    if (e.t_ns > kMaxTraceTimeNs || e.t_ns < -kMaxTraceTimeNs) {
+      ++data_.ignored_events;
+      generation_.fetch_add(1, std::memory_order_release);
+      return;
+    }
     if (data_.event_count == 0) {
       data_.t_min = data_.t_max = e.t_ns;
     } else {
@@ -100,7 +122,7 @@ void TraceStore::emit(const TraceEvent& e) {
       data_.errors.push_back({e.rank, e.step, e.t_ns, e.text});
     } else if (e.kind == TraceEventKind::RunEnd) {
       data_.run_end = TraceRunEnd{e.t_ns, e.text};
-    } else if (e.rank < 0) {
+    } else if (!admits(e)) {
       ++data_.ignored_events;
     } else {
       RankTimeline& r = timeline(e.rank);
@@ -110,11 +132,23 @@ void TraceStore::emit(const TraceEvent& e) {
         case TraceEventKind::Alloc:
         case TraceEventKind::Free: {
           TraceMemorySample s = r.memory.empty() ? TraceMemorySample{} : r.memory.back();
+          // Byte counts past ±kMaxTraceBytes (a damaged or hostile trace; the reader refuses them) are ignored, and so
+          // is a change that would take a category's total past them: sums of them cannot overflow.
+          if (!within_trace_bytes(e.bytes) || !within_trace_bytes(e.allocated_after) || !within_trace_bytes(e.reserved_after)) {
+            ++data_.ignored_events;
+            break;
+          }
+          const Bytes change = e.kind == TraceEventKind::Alloc ? e.bytes : -e.bytes;
+          const Bytes total = s.by_category[e.category] + change;  // both within ±kMaxTraceBytes: no overflow
+          if (!within_trace_bytes(total)) {
+            ++data_.ignored_events;
+            break;
+          }
           // A change reported late counts at the rank's latest sample time, so samples stay ordered.
           s.t_ns = r.memory.empty() ? e.t_ns : std::max(e.t_ns, s.t_ns);
           s.allocated = e.allocated_after;
           s.reserved = e.reserved_after;
-          s.by_category[e.category] += e.kind == TraceEventKind::Alloc ? e.bytes : -e.bytes;
+          s.by_category[e.category] = total;
           if (s.allocated > r.peak.allocated) {
             r.peak.allocated = s.allocated;
             r.peak.t_ns = s.t_ns;
@@ -125,7 +159,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved_t_ns = s.t_ns;
           }
           r.memory.push_back(s);
-          r.allocations.push_back({s.t_ns, e.tensor, e.kind == TraceEventKind::Alloc ? e.bytes : -e.bytes, e.category});
+          r.allocations.push_back({s.t_ns, e.tensor, change, e.category});
           r.memory_signature = fold(r.memory_signature, s.t_ns, s.allocated);
           break;
         }

@@ -16,7 +16,16 @@
 // Event handling: OpBegin opens a span on (rank, stream), OpEnd with the same (rank, op) closes it; Alloc / Free
 // add a memory sample (category totals from bytes, allocated / reserved from the event); DeviceMemory adds a
 // measured sample; Phase adds a marker; Error and RunEnd are recorded run-wide. Every event widens the time
-// range. Events of a rank below -1 or of rank -1 other than Error / RunEnd are counted as ignored.
+// range.
+// Untrusted traces (a file anyone may hand over): an event naming what the header lacks is counted as ignored, never
+// indexed, so a reader of TraceData may index the header's plan with any span's op and any allocation's tensor:
+// - a rank below 0 (other than Error / RunEnd, which may be run-wide), or at or past the header's rank count (its
+//   devices or plan programs, whichever is more); a header naming no rank lets events open ranks up to
+//   kMaxTraceRanks;
+// - an op or tensor below -1, or (where the header's plan has a program for the rank) past the program's ops or
+//   tensors;
+// - a time past ±kMaxTraceTimeNs; an Alloc / Free whose byte counts lie past ±kMaxTraceBytes or would take a
+//   category's running total past it.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -129,7 +138,7 @@ struct TraceData {
   TraceHeader header;
   bool begun = false;
   bool ended = false;                 // end() was called
-  std::vector<RankTimeline> ranks;    // ranks[r].rank == r; one per program of the plan or device, more as events name them
+  std::vector<RankTimeline> ranks;    // ranks[r].rank == r; one per program of the plan or device (more as events name them where the header names none)
   std::vector<TraceRunError> errors;
   std::optional<TraceRunEnd> run_end;
   TimeNs t_min = 0, t_max = 0;        // time range of all events; both 0 before the first event
@@ -176,12 +185,14 @@ class TraceStore : public TraceSink {
     std::size_t index;  // into the stream's spans
   };
   RankTimeline& timeline(int rank);
+  bool admits(const TraceEvent& e) const;  // names only ranks, ops and tensors the header has (see above)
   void open_span(const TraceEvent& e);
   void close_span(const TraceEvent& e);
 
   mutable std::mutex mutex_;
   TraceData data_;
   std::vector<std::vector<OpenSpan>> open_;  // per rank: spans begun and not ended (about one per stream)
+  int header_ranks_ = 0;                     // ranks the header names (0: none; events may open ranks)
   std::atomic<std::uint64_t> generation_{0};
 };
 

@@ -2,6 +2,8 @@
 // files that are not traces, following a file while it grows, several writer threads.
 #include <gtest/gtest.h>
 
+#include <new>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "trace/trace_file_reader.h"
@@ -322,6 +324,221 @@ TEST(TraceFile, SeveralWriterThreadsKeepEachRanksOrder) {
     const int i = next[static_cast<std::size_t>(e.rank)]++;
     ASSERT_EQ(e.t_ns, 10 * i + e.rank);
     ASSERT_EQ(e.op, i / 2);
+  }
+}
+
+
+// ---- Untrusted input: hand-crafted files that a writer never produces (see trace_file_reader.h). ----
+
+// A file of a preamble, a header record holding `header_json`, one record per event and an End record.
+std::string crafted_trace(const std::string& header_json, const std::vector<TraceEvent>& events = {}) {
+  std::string bytes = trace_format::encode_preamble();
+  trace_format::append_record(bytes, trace_format::RecordType::Header, header_json);
+  TimeNs previous = 0;
+  for (const auto& e : events) {
+    std::string payload;
+    trace_format::append_event_payload(payload, e, previous);
+    previous = e.t_ns;
+    trace_format::append_record(bytes, trace_format::RecordType::Event, payload);
+  }
+  trace_format::append_record(bytes, trace_format::RecordType::End, "");
+  return bytes;
+}
+
+nlohmann::json small_header_json() { return nlohmann::json::parse(trace_format::encode_header_json(testing::small_header())); }
+
+// The error reading `bytes` gives ("(no error)" when it reads).
+std::string read_error(const std::string& bytes) {
+  try {
+    read_trace_bytes(bytes, "crafted.sstrace");
+  } catch (const TraceFileError& e) {
+    EXPECT_EQ(e.path(), "crafted.sstrace");
+    return e.problem();
+  }
+  return "(no error)";
+}
+
+#define EXPECT_CONTAINS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+
+TEST(UntrustedTrace, InMemoryReadMatchesTheFileRead) {
+  TempFile file("in_memory");
+  const std::string bytes = crafted_trace(trace_format::encode_header_json(testing::small_header()), testing::store_events());
+  testing::write_bytes(file.path(), bytes);
+  const auto a = read_trace_file(file.path());
+  const auto b = read_trace_bytes(bytes, "mem");
+  EXPECT_EQ(a.path, file.path());
+  EXPECT_EQ(b.path, "mem");
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (std::size_t i = 0; i < a.events.size(); ++i) testing::expect_event_eq(a.events[i], b.events[i], "event " + std::to_string(i));
+  EXPECT_EQ(a.valid_bytes, b.valid_bytes);
+  EXPECT_FALSE(b.truncated);
+}
+
+// A header claiming 10^12 ops (or tensors) would make the reader allocate ~200 TB: a header cannot describe more
+// ops than it has bytes, so the count is refused by name before anything is allocated.
+TEST(UntrustedTrace, HeaderCountsAreCappedByTheHeaderBytes) {
+  auto j = small_header_json();
+  j["plan"]["programs"][0]["ops"]["count"] = 1'000'000'000'000;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "ops.count 1000000000000 is more than the header's");
+
+  j = small_header_json();
+  j["plan"]["programs"][2]["tensors"] = {{"count", 1u << 20}};  // no columns: a million default tensors in a few bytes
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "tensors.count 1048576 is more than the header's");
+
+  // As many as the header has bytes is allowed (the padding is the header's own bytes).
+  j = small_header_json();
+  j["plan"]["programs"][2]["tensors"] = {{"count", 5000}};
+  j["scenario_json"] = std::string(6000, ' ');
+  const auto r = read_trace_bytes(crafted_trace(j.dump()), "padded");
+  EXPECT_EQ(r.header.plan->programs[2].tensors.size(), 5000u);
+
+  j = small_header_json();
+  j["plan"]["programs"][0]["ops"]["count"] = -1;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "ops.count is not an integer in range");
+}
+
+// Programs stored once and copied to other ranks ("same_as") may not add up to more ops and tensors than
+// kPlanRowsPerHeaderByte per header byte.
+TEST(UntrustedTrace, CopiedProgramsAreBoundedToo) {
+  auto j = small_header_json();
+  auto& programs = j["plan"]["programs"];
+  programs[2]["tensors"] = {{"count", 8000}};
+  j["scenario_json"] = std::string(8000, ' ');
+  const std::size_t copies = 150;  // 150 × 8,000 rows: far more than 64 per byte of a ~13 kB header
+  for (std::size_t r = 3; r < 3 + copies; ++r) programs.push_back({{"rank", r}, {"same_as", 2}});
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "more ops and tensors than its header could describe");
+
+  programs.erase(programs.begin() + 3 + 40, programs.end());  // 40 copies: within the limit
+  const auto r = read_trace_bytes(crafted_trace(j.dump()), "copies");
+  EXPECT_EQ(r.header.plan->programs.size(), 43u);
+  EXPECT_EQ(r.header.plan->programs[42].tensors.size(), 8000u);
+  EXPECT_EQ(r.header.plan->programs[42].rank, 42);
+}
+
+TEST(UntrustedTrace, HeaderRanksMustBeIndicesWithinTheWorldMaximum) {
+  auto j = small_header_json();
+  j["plan"]["programs"][1]["rank"] = 7;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "program 1 says it is rank 7");
+
+  j = small_header_json();
+  j["devices"] = nlohmann::json::array();
+  for (int r = 0; r <= kMaxTraceRanks; ++r) j["devices"].push_back({{"rank", r}, {"name", ""}, {"capacity", 0}, {"physical_device", -1}});
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "65537 devices, more than 65536");
+
+  j = small_header_json();
+  for (int r = 3; r <= kMaxTraceRanks; ++r) j["plan"]["programs"].push_back({{"rank", r}, {"same_as", 0}});
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "65537 programs, more than 65536");
+}
+
+// Integers that are floats or out of their type's range are refused, never converted (a float past INT_MAX cast to
+// int is undefined behaviour); so are byte counts past ±2^56 (readers scale and add them) and fields of the wrong
+// JSON type anywhere (a named TraceFileError, not a JSON library exception).
+TEST(UntrustedTrace, HeaderValuesOfTheWrongTypeOrRangeAreRefused) {
+  auto j = small_header_json();
+  j["devices"][0]["rank"] = 1e300;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "devices[].rank is not an integer in range");
+
+  j = small_header_json();
+  j["plan"]["programs"][0]["ops"]["step"][0] = 4294967296;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "column 'step' is not an integer in range");
+
+  j = small_header_json();
+  j["plan"]["programs"][0]["ops"]["payload"][4] = std::numeric_limits<std::int64_t>::min();
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "column 'payload' -9223372036854775808 is past ±2^56 bytes");
+
+  j = small_header_json();
+  j["devices"][1]["capacity"] = std::int64_t{1} << 62;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "devices[].capacity 4611686018427387904 is past ±2^56 bytes");
+
+  j = small_header_json();
+  j["format"] = 5;
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "not a ShardScope trace header");
+
+  j = small_header_json();
+  j["plan"]["legend"]["op_kind"] = {1, 2};
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "legend.op_kind entry is not a string");
+
+  j = small_header_json();
+  j["plan"]["groups"] = {{0, 1.5}};
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "plan.groups[][] is not an integer in range");
+
+  j = small_header_json();
+  j["plan"]["programs"][0]["ops"] = "seven";
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "header field missing or of the wrong type");
+}
+
+// An event's time is the previous one plus a difference: one past ±2^60 ns (or a difference that overflows) is
+// damage, and so are byte counts past ±2^56. The read stops there, keeping the events before.
+TEST(UntrustedTrace, EventTimesAndBytesOutOfRangeEndTheReadThere) {
+  const std::string header = trace_format::encode_header_json(testing::small_header());
+  using testing::ev;
+  using K = TraceEventKind;
+  const TraceEvent fine = ev(K::OpBegin, 0, 100, 2, 1);
+
+  for (const TimeNs t : {kMaxTraceTimeNs + 1, -kMaxTraceTimeNs - 1, std::numeric_limits<TimeNs>::max()}) {
+    const auto r = read_trace_bytes(crafted_trace(header, {fine, ev(K::OpEnd, 0, t, 2, 1), fine}), "t");
+    EXPECT_EQ(r.events.size(), 1u) << t;
+    EXPECT_TRUE(r.truncated);
+    EXPECT_CONTAINS(r.problem, "is damaged (malformed event)");
+  }
+  // previous + difference overflowing int64: the writer never makes such a difference, so build it by hand.
+  std::string bytes = trace_format::encode_preamble();
+  trace_format::append_record(bytes, trace_format::RecordType::Header, header);
+  std::string payload;
+  trace_format::append_event_payload(payload, ev(K::OpBegin, 0, kMaxTraceTimeNs, 2, 1), 0);
+  trace_format::append_record(bytes, trace_format::RecordType::Event, payload);
+  payload.clear();
+  trace_format::append_event_payload(payload, ev(K::OpEnd, 0, std::numeric_limits<TimeNs>::max(), 2, 1), 0);  // dt = INT64_MAX
+  trace_format::append_record(bytes, trace_format::RecordType::Event, payload);
+  const auto overflow = read_trace_bytes(bytes, "dt");
+  EXPECT_EQ(overflow.events.size(), 1u);
+  EXPECT_CONTAINS(overflow.problem, "malformed event");
+
+  for (const Bytes b : {kMaxTraceBytes + 1, -kMaxTraceBytes - 1, std::numeric_limits<Bytes>::min()}) {
+    const auto r = read_trace_bytes(
+        crafted_trace(header, {fine, testing::mem(K::Alloc, 0, 200, 3, 1, Category::Activations, b, 0, 0)}), "bytes");
+    EXPECT_EQ(r.events.size(), 1u) << b;
+    EXPECT_CONTAINS(r.problem, "malformed event");
+    const auto after = read_trace_bytes(
+        crafted_trace(header, {fine, testing::mem(K::Alloc, 0, 200, 3, 1, Category::Activations, 1, b, 0)}), "allocated");
+    EXPECT_EQ(after.events.size(), 1u) << b;
+  }
+  // At the limits: read.
+  const auto edge = read_trace_bytes(
+      crafted_trace(header, {ev(K::OpBegin, 0, -kMaxTraceTimeNs, 2, 1),
+                             testing::mem(K::Alloc, 0, kMaxTraceTimeNs, 3, 1, Category::Activations, kMaxTraceBytes, -kMaxTraceBytes, 0)}),
+      "edge");
+  EXPECT_EQ(edge.events.size(), 2u);
+  EXPECT_FALSE(edge.truncated);
+}
+
+// Events naming an op, tensor or rank the plan lacks are kept by the reader (it reads the format; TraceStore judges
+// them against the header: test_trace_store.cpp).
+TEST(UntrustedTrace, EventsNamingWhatThePlanLacksAreReadAsTheyAre) {
+  using testing::ev;
+  using K = TraceEventKind;
+  const auto r = read_trace_bytes(crafted_trace(trace_format::encode_header_json(testing::small_header()),
+                                                {ev(K::OpBegin, 0, 10, 2'000'000'000, 1), ev(K::OpBegin, 2'000'000'000, 20, 1, 1)}),
+                                  "lacking");
+  ASSERT_EQ(r.events.size(), 2u);
+  EXPECT_EQ(r.events[0].op, 2'000'000'000);
+  EXPECT_EQ(r.events[1].rank, 2'000'000'000);
+}
+
+// A sink that runs out of memory: replay names the file instead of letting a bare std::bad_alloc out.
+TEST(UntrustedTrace, RunningOutOfMemoryIsANamedError) {
+  struct Starved : TraceSink {
+    void begin(const TraceHeader&) override {}
+    void emit(const TraceEvent&) override { throw std::bad_alloc(); }
+  } starved;
+  const auto trace = read_trace_bytes(crafted_trace(trace_format::encode_header_json(testing::small_header()), testing::store_events()),
+                                      "big.sstrace");
+  try {
+    replay_trace(trace, starved);
+    FAIL() << "no exception";
+  } catch (const TraceFileError& e) {
+    EXPECT_EQ(e.path(), "big.sstrace");
+    EXPECT_CONTAINS(e.problem(), "not enough memory to replay its 15 events");
   }
 }
 

@@ -12,6 +12,8 @@
 namespace shardscope {
 namespace {
 
+TraceEvent with_text_error(TimeNs t) { return testing::with_text(testing::ev(TraceEventKind::Error, 0, t), "late"); }
+
 void fill(TraceStore& store) {
   store.begin(testing::small_header());
   for (const auto& e : testing::store_events()) store.emit(e);
@@ -229,7 +231,7 @@ TEST(TraceStore, ReplayedFileGivesTheSameStore) {
 // Producers on rank threads, a reader polling as the run grows: every span ends up closed and ordered.
 TEST(TraceStore, ProducersAndAReaderOnSeveralThreads) {
   TraceStore store;
-  store.begin(testing::small_header());
+  store.begin(TraceHeader{});  // no plan: ranks and op indices are whatever the producers say
   constexpr int kRanks = 4, kOps = 20000;
   std::atomic<bool> done{false};
   std::thread reader([&] {
@@ -263,6 +265,116 @@ TEST(TraceStore, ProducersAndAReaderOnSeveralThreads) {
     ASSERT_EQ(mid.size(), 1u);
     EXPECT_EQ(mid[0].op, 100);
   }
+}
+
+
+// Untrusted traces: an event naming a rank, op or tensor the header lacks, a time past ±2^60 ns or bytes past ±2^56
+// is counted as ignored and changes nothing else, so that readers of TraceData may index the plan with what it holds.
+TEST(TraceStore, EventsNamingWhatTheHeaderLacksAreIgnored) {
+  using testing::ev;
+  using testing::mem;
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(testing::small_header());  // ranks 0 and 1: 7 ops, 2 tensors; rank 2: 3 ops, 1 tensor
+  const std::vector<TraceEvent> refused = {
+      ev(K::OpBegin, 0, 10, 7),                  // op past rank 0's program
+      ev(K::OpBegin, 2, 10, 3),                  // past rank 2's
+      ev(K::OpEnd, 2, 10, 2'000'000'000),
+      ev(K::OpBegin, 0, 10, -2),                 // below -1
+      mem(K::Alloc, 0, 10, 3, 2, Category::Activations, 100, 100, 100),   // tensor past rank 0's
+      mem(K::Alloc, 2, 10, -1, 1, Category::Activations, 100, 100, 100),  // tensor past rank 2's
+      mem(K::Free, 1, 10, 5, -7, Category::Activations, 100, 100, 100),
+      ev(K::OpBegin, 3, 10, 0),                  // rank past the header's three
+      ev(K::Phase, 2'000'000'000, 10, 1),
+      ev(K::DeviceMemory, -5, 10),
+      ev(K::OpBegin, 0, kMaxTraceTimeNs + 1, 2),  // time out of range
+      with_text_error(kMaxTraceTimeNs + 1),
+      mem(K::Alloc, 0, 10, 0, 0, Category::Parameters, kMaxTraceBytes + 1, 100, 100),  // bytes out of range
+      mem(K::Alloc, 0, 10, 0, 0, Category::Parameters, 1, -kMaxTraceBytes - 1, 100),
+      mem(K::Alloc, 0, 10, 0, 0, Category::Parameters, 1, 100, std::numeric_limits<Bytes>::min()),
+  };
+  for (const auto& e : refused) store.emit(e);
+  store.emit(ev(K::OpBegin, 2, 100, 2));                                             // rank 2's last op
+  store.emit(mem(K::Alloc, 2, 110, -1, 0, Category::OptimizerState, 80, 80, 80));    // its only tensor
+  store.emit(testing::with_text(ev(K::Error, 2'000'000'000, 120), "a rank the plan lacks"));  // run-wide: kept
+  store.read([&](const TraceData& d) {
+    EXPECT_EQ(d.ignored_events, refused.size());
+    EXPECT_EQ(d.ranks.size(), 3u);
+    for (const auto& r : d.ranks) {
+      EXPECT_TRUE(r.phases.empty());
+      EXPECT_TRUE(r.device_memory.empty());
+      if (r.rank != 2) {
+        EXPECT_TRUE(r.memory.empty()) << r.rank;
+        for (const auto& s : r.streams) EXPECT_TRUE(s.spans.empty()) << r.rank;
+      }
+    }
+    ASSERT_EQ(d.ranks[2].stream(Stream::Compute).spans.size(), 1u);
+    EXPECT_EQ(d.ranks[2].stream(Stream::Compute).spans[0].op, 2);
+    ASSERT_EQ(d.ranks[2].memory.size(), 1u);
+    EXPECT_EQ(d.ranks[2].peak.allocated, 80);
+    ASSERT_EQ(d.errors.size(), 1u);
+    EXPECT_EQ(d.t_min, 10);  // the ignored events in range still widen the time range
+    EXPECT_EQ(d.t_max, 120);
+  });
+}
+
+// Without a plan or devices in the header, events open ranks as they name them, up to kMaxTraceRanks (a rank of
+// 2·10^9 would otherwise make the store allocate two billion timelines).
+TEST(TraceStore, WithoutHeaderRanksEventsOpenRanksUpToTheWorldMaximum) {
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(TraceHeader{});
+  store.emit(testing::ev(K::OpBegin, 5, 10, 123456));  // no plan: any op index
+  store.emit(testing::ev(K::OpBegin, kMaxTraceRanks, 10, 0));
+  store.emit(testing::ev(K::OpBegin, 2'000'000'000, 10, 0));
+  store.emit(testing::mem(K::Alloc, 5, 20, -1, 2'000'000'000, Category::Activations, 10, 10, 10));  // any tensor id
+  store.read([](const TraceData& d) {
+    EXPECT_EQ(d.ranks.size(), 6u);
+    EXPECT_EQ(d.ignored_events, 2u);
+    EXPECT_EQ(d.ranks[5].stream(Stream::Compute).spans.size(), 1u);
+    EXPECT_EQ(d.ranks[5].allocations.size(), 1u);
+  });
+}
+
+// A category's running total may not pass ±2^56 (its sum with the other six, as the memory chart stacks them, could
+// otherwise overflow): the event that would take it there is ignored.
+TEST(TraceStore, CategoryTotalsStayWithinRange) {
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(TraceHeader{});
+  store.emit(testing::mem(K::Alloc, 0, 10, -1, 0, Category::Activations, kMaxTraceBytes, kMaxTraceBytes, kMaxTraceBytes));
+  store.emit(testing::mem(K::Alloc, 0, 20, -1, 1, Category::Activations, 1, kMaxTraceBytes, kMaxTraceBytes));
+  store.emit(testing::mem(K::Free, 0, 30, -1, 2, Category::Gradients, kMaxTraceBytes, 0, kMaxTraceBytes));
+  store.emit(testing::mem(K::Free, 0, 40, -1, 3, Category::Gradients, 1, 0, kMaxTraceBytes));
+  store.read([](const TraceData& d) {
+    EXPECT_EQ(d.ignored_events, 2u);
+    ASSERT_EQ(d.ranks[0].memory.size(), 2u);
+    EXPECT_EQ(d.ranks[0].memory.back().by_category[Category::Activations], kMaxTraceBytes);
+    EXPECT_EQ(d.ranks[0].memory.back().by_category[Category::Gradients], -kMaxTraceBytes);
+  });
+}
+
+// The same through a file: a trace whose events name an op past the plan and a rank of 2·10^9 reads (the reader
+// keeps them) and replays into a store that ignores them.
+TEST(TraceStore, ReplayedFileWithEventsThePlanLacks) {
+  using K = TraceEventKind;
+  testing::TempFile file("lacking");
+  {
+    TraceFileWriter writer(file.path());
+    writer.begin(testing::small_header());
+    writer.emit(testing::ev(K::OpBegin, 0, 10, 2'000'000'000, 1));
+    writer.emit(testing::ev(K::OpBegin, 2'000'000'000, 20, 0, 1));
+    writer.emit(testing::ev(K::OpBegin, 0, 30, 2, 1));
+    writer.end();
+  }
+  TraceStore store;
+  replay_trace(read_trace_file(file.path()), store);
+  store.read([](const TraceData& d) {
+    EXPECT_EQ(d.ignored_events, 2u);
+    EXPECT_EQ(d.ranks.size(), 3u);
+    ASSERT_EQ(d.ranks[0].stream(Stream::Compute).spans.size(), 1u);
+    EXPECT_EQ(d.ranks[0].stream(Stream::Compute).spans[0].op, 2);
+  });
 }
 
 }  // namespace

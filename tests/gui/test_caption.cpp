@@ -2,6 +2,7 @@
 // neither; and which rank the caption picks.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 
 #include "gui/caption.h"
@@ -126,6 +127,51 @@ TEST(Caption, NothingHappensAfterTheFirstOutOfMemory) {
     EXPECT_EQ(samples_before_stop(*d.rank(1), run_stopped_at(d), 1000), 0u);
     EXPECT_EQ(peak_before_stop(*d.rank(0), std::nullopt, 1000).allocated, 1150);  // a run that did not stop: all of it
   });
+}
+
+
+// Untrusted traces: a TraceData whose span names an op past the plan (TraceStore ignores such events; filled by hand
+// here) is described as idle rather than read out of bounds; tensor ids up to 2^31 without a plan are named without
+// allocating a slot per id; sums past 2^63 saturate.
+TEST(Caption, NamesNothingThePlanLacks) {
+  TraceData data;
+  auto plan = std::make_shared<Plan>();
+  ProgramBuilder b(0);
+  b.compute(ComputeKind::Backward, "fc7 backward", 1e9, 0, 7);
+  plan->programs.push_back(b.finish());
+  data.header.plan = plan;
+  data.ranks.resize(2);
+  data.ranks[1].rank = 1;
+  auto& spans = data.ranks[0].streams[static_cast<std::size_t>(Stream::Compute)];
+  spans.spans.push_back({2'000'000'000, 1, 0, 100});
+  spans.reach.push_back(100);
+  EXPECT_EQ(describe_rank_at(data, 0, 50), "rank 0: idle");
+  EXPECT_EQ(describe_rank_at(data, 1, 50), "rank 1: idle");  // no program for rank 1
+  EXPECT_EQ(describe_rank_at(data, -3, 50), "rank -3: idle");
+  EXPECT_EQ(most_telling_rank(data, 50), 0);
+  // Tensor ids past the plan's one tensor-less program are not named (and not allocated for).
+  data.ranks[0].allocations.push_back({10, 2'000'000'000, 100, Category::Activations});
+  EXPECT_TRUE(live_tensors_at(data, 0, 50, 5).empty());
+}
+
+TEST(Caption, TensorIdsWithoutAPlanAreNamedSparsely) {
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(TraceHeader{});
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 10, -1, 2'000'000'000, Category::Activations, 100, 100, 100));
+  store.read([](const TraceData& d) {
+    const auto live = live_tensors_at(d, 0, 10, 5);
+    ASSERT_EQ(live.size(), 1u);
+    EXPECT_EQ(live[0].name, "tensor 2000000000");
+    EXPECT_EQ(live[0].bytes, 100);
+  });
+  // Filled by hand (TraceStore keeps each category within ±2^56): one tensor's sum past 2^63 saturates.
+  TraceData data;
+  data.ranks.resize(1);
+  for (int i = 0; i < 3; ++i) data.ranks[0].allocations.push_back({i, 7, std::numeric_limits<Bytes>::max() / 2, Category::Parameters});
+  const auto live = live_tensors_at(data, 0, 10, 5);
+  ASSERT_EQ(live.size(), 1u);
+  EXPECT_EQ(live[0].bytes, std::numeric_limits<Bytes>::max());
 }
 
 }  // namespace

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""`shardscope-cli compare` on the hand-crafted traces of craft_traces.py: events naming what the plan lacks are
+ignored (the peaks are the real run's), a header claiming 10^12 ops and a file too big for the memory at hand are
+named errors with exit code 2 — never a signal, never a bare std::bad_alloc.
+
+Usage: check_untrusted_traces.py CLI DIR (DIR holds craft_traces.py's files).
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+
+cli, folder = sys.argv[1], sys.argv[2]
+
+
+def compare(name, limit_bytes=None):
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    return subprocess.run([cli, "compare", os.path.join(folder, name), os.path.join(folder, "base.sstrace"), "--json"],
+                          capture_output=True, text=True, env=env, preexec_fn=limit if limit_bytes else None)
+
+
+for name in ("op-past-plan.sstrace", "rank-2e9.sstrace"):
+    done = compare(name)
+    assert done.returncode == 0, (name, done.returncode, done.stderr)
+    report = json.loads(done.stdout)
+    assert report["a"]["ranks"] == 2, (name, report["a"])
+    assert report["a"]["peak_bytes"] == report["b"]["peak_bytes"], (name, report["a"], report["b"])
+    assert all(rank["difference"] and not any(rank["difference"].values()) for rank in report["ranks"]), report["ranks"]
+    print(f"ok: {name}: read, its events naming what the plan lacks ignored (peaks as the real run's)")
+
+done = compare("header-1e12-ops.sstrace")
+assert done.returncode == 2, (done.returncode, done.stderr)
+assert "ops.count 1000000000000 is more than the header's" in done.stderr, done.stderr
+print("ok: header-1e12-ops.sstrace: exit 2,", done.stderr.strip())
+
+done = compare("too-big.sstrace", limit_bytes=1 << 30)
+assert done.returncode == 2, (done.returncode, done.stderr)
+assert "not enough memory" in done.stderr and "too-big.sstrace" in done.stderr, done.stderr
+print("ok: too-big.sstrace under 1 GiB of address space: exit 2,", done.stderr.strip())

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Writes hand-crafted .sstrace files that a writer never produces, for the "no input crashes us" tests.
+
+Usage: craft_traces.py CLI OUTDIR. A small simulated run (`CLI simulate --out OUTDIR/base.sstrace`) gives a real
+header; from it:
+  op-past-plan.sstrace   events naming op 1,000,000 and tensor 1,000,000 of rank 0 (its program has a few dozen ops),
+                         one of them an op begun and never ended, so it is under way wherever the playhead is
+  rank-2e9.sstrace       events of rank 2,000,000,000 (the plan has 2)
+  header-1e12-ops.sstrace  a header whose rank 0 claims 10^12 ops
+  too-big.sstrace        a header that may hold 8,000,000 default ops (it has 8 MB), too many for 1 GiB of memory
+Format: engine/trace/trace_format.h (records: u8 type, varint length, payload, u32 CRC-32 of the three).
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+HEADER, EVENT, END = 1, 2, 3
+OP_BEGIN, OP_END, ALLOC = 0, 1, 2
+STEP, OP, BYTES, ALLOCATED, RESERVED, TENSOR = 1, 2, 4, 8, 16, 32
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def zigzag(v):
+    return varint((v << 1) ^ (v >> 63) if v < 0 else v << 1)
+
+
+def record(kind, payload):
+    framed = bytes([kind]) + varint(len(payload)) + payload
+    return framed + struct.pack("<I", zlib.crc32(framed))
+
+
+def event(kind, rank, op=None, tensor=None, nbytes=None, allocated=None, category=3):
+    """An event at t = 0 (so the real run's first event, timed from 0, keeps its time after it)."""
+    presence, fields = 0, b""
+    for bit, value in ((STEP, 1), (OP, op), (BYTES, nbytes), (ALLOCATED, allocated), (RESERVED, allocated), (TENSOR, tensor)):
+        if value is not None:
+            presence |= bit
+            fields += zigzag(value)
+    return record(EVENT, bytes([kind, category << 4, presence]) + zigzag(rank) + zigzag(0) + fields)
+
+
+def records(data):
+    pos = 16
+    while pos < len(data):
+        kind, length, shift, q = data[pos], 0, 0, pos + 1
+        while True:
+            b = data[q]
+            q += 1
+            length |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        yield kind, data[q:q + length], data[pos:q + length + 4]
+        pos = q + length + 4
+
+
+def write(path, preamble, header, events, body):
+    with open(path, "wb") as f:
+        f.write(preamble + record(HEADER, json.dumps(header).encode()) + b"".join(events) + body + record(END, b""))
+
+
+def main():
+    cli, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, "base.sstrace")
+    subprocess.run([cli, "simulate", "--model", "mlp:2x8", "--world", "2", "--steps", "1", "--out", base], check=True,
+                   stdout=subprocess.DEVNULL)
+    data = open(base, "rb").read()
+    preamble = data[:16]
+    parts = list(records(data))
+    assert parts[0][0] == HEADER and parts[-1][0] == END
+    header = json.loads(parts[0][1])
+    body = b"".join(raw for kind, _, raw in parts[1:-1])
+
+    past = 1_000_000
+    write(os.path.join(out, "op-past-plan.sstrace"), preamble, header,
+          [event(OP_BEGIN, 0, op=past), event(OP_BEGIN, 0, op=past + 1), event(OP_END, 0, op=past + 1),
+           event(ALLOC, 0, op=past, tensor=past, nbytes=1 << 40, allocated=1 << 40)], body)
+    write(os.path.join(out, "rank-2e9.sstrace"), preamble, header,
+          [event(OP_BEGIN, 2_000_000_000, op=0), event(ALLOC, 2_000_000_000, op=0, tensor=0, nbytes=1 << 30, allocated=1 << 30)], body)
+
+    claims = json.loads(parts[0][1])
+    claims["plan"]["programs"][0]["ops"]["count"] = 10 ** 12
+    write(os.path.join(out, "header-1e12-ops.sstrace"), preamble, claims, [], b"")
+
+    big = json.loads(parts[0][1])
+    ops = 8_000_000
+    big["scenario_json"] = " " * ops
+    big["plan"]["programs"] = [{"rank": 0, "ops": {"count": ops}, "tensors": {"count": 0}}]
+    write(os.path.join(out, "too-big.sstrace"), preamble, big, [], b"")
+
+
+main()
