@@ -92,6 +92,9 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   Scenario s;
   try {
     read_root(root, s);
+    // The file's own values against each field's range here, so that the message names the file (resolve_scenario
+    // checks again once flags have been applied over them).
+    check_field_ranges(s);
   } catch (const ScenarioError& error) {
     // The field as the file spells it, and the file: "training.batch: must be an integer (got "8") (in ddp.json)".
     // what() ends at a NUL a key may hold ("a\u0000b"): then it is shorter than the field it starts with.

@@ -85,7 +85,7 @@ TEST(ScenarioJson, DefaultsAreTheBuiltInScenario) {
 }
 
 TEST(ScenarioJson, ErrorsNameTheField) {
-  EXPECT_EQ(error_of(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
+  EXPECT_EQ(error_of(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0) (in test.json)");
   EXPECT_EQ(error_of(R"({"training": {"batch": "8"}})"), "training.batch: must be an integer (got \"8\") (in test.json)");
   EXPECT_NE(error_of(R"({"training": {"bacth": 8}})").find("training.bacth: unknown key"), std::string::npos);
   // A key holding a NUL (found by fuzz_scenario_json): a ScenarioError, not std::out_of_range from cutting its message.
