@@ -1,6 +1,8 @@
 // The memory command's pipeline: resolve, lower, validate, account.
 #include "cli/memory_command.h"
 
+#include <cstdio>
+#include <functional>
 
 #include "strategy/lower.h"
 
@@ -10,7 +12,17 @@ MemoryRun run_memory(const Scenario& scenario) {
   MemoryRun run{resolve_scenario(scenario), {}, {}, {}};
   run.plan = lower_validated_plan(run.scenario);
   run.report = account_memory(run.plan, run.scenario.settings.accounting.mode, run.scenario.device.capacity, /*keep_series=*/false);
-  run.fit = max_batch_that_fits(scenario);
+  // A plan of this size takes seconds to lower and account, and the search does it some 40 times: say so, and
+  // show each batch tried, rather than sit silent for minutes.
+  constexpr std::int64_t kProgressFromOps = 250'000;
+  const std::int64_t ops = estimate_plan_ops(run.scenario);
+  std::function<void(int, bool)> on_try;
+  if (ops >= kProgressFromOps) {
+    std::fprintf(stderr, "memory: about %.1f M ops per plan; finding the largest batch that fits lowers and accounts it "
+                         "once per batch tried (about 40 times):\n", static_cast<double>(ops) / 1e6);
+    on_try = [](int batch, bool fits) { std::fprintf(stderr, "  batch %d: %s\n", batch, fits ? "fits" : "does not fit"); };
+  }
+  run.fit = max_batch_that_fits(scenario, 1 << 20, on_try);
   return run;
 }
 

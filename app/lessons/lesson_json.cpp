@@ -27,7 +27,8 @@ class Reader {
 
   void only_keys(const json& object, const std::string& where, std::initializer_list<const char*> keys) const {
     if (!object.is_object()) fail(where, "must be an object");
-    for (const auto& [key, value] : object.items()) {
+    for (const auto& item : object.items()) {
+      const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture those in a lambda
       if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; })) {
         std::string known;
         for (const char* k : keys) known += std::string(known.empty() ? "" : ", ") + k;

@@ -92,9 +92,15 @@ Scenario parse_scenario_json(const std::string& text, const std::string& source_
   Scenario s;
   try {
     read_root(root, s);
+    // The file's own values against each field's range here, so that the message names the file (resolve_scenario
+    // checks again once flags have been applied over them).
+    check_field_ranges(s);
   } catch (const ScenarioError& error) {
     // The field as the file spells it, and the file: "training.batch: must be an integer (got "8") (in ddp.json)".
-    const std::string problem = std::string(error.what()).substr(error.field().size() + 2);
+    // what() ends at a NUL a key may hold ("a\u0000b"): then it is shorter than the field it starts with.
+    const std::string what = error.what();
+    const std::size_t skip = error.field().size() + 2;
+    const std::string problem = what.size() >= skip ? what.substr(skip) : what;
     throw ScenarioError(error.field(), problem + " (in " + source_name + ")");
   }
   return s;

@@ -11,7 +11,7 @@ namespace shardscope {
 namespace {
 
 // -1: fits; otherwise the lowest rank out of memory (or 0 when the batch is refused outright).
-int first_rank_out_of_memory(const Scenario& scenario, int batch) {
+int rank_out_of_memory(const Scenario& scenario, int batch) {
   Scenario s = scenario;
   s.training.batch = batch;
   try {
@@ -28,7 +28,12 @@ int first_rank_out_of_memory(const Scenario& scenario, int batch) {
 
 }  // namespace
 
-BatchFit max_batch_that_fits(const Scenario& scenario, int limit) {
+BatchFit max_batch_that_fits(const Scenario& scenario, int limit, const std::function<void(int, bool)>& on_try) {
+  const auto first_rank_out_of_memory = [&](const Scenario& s, int batch) {
+    const int rank = rank_out_of_memory(s, batch);
+    if (on_try) on_try(batch, rank < 0);
+    return rank;
+  };
   BatchFit fit;
   fit.multiple_of = std::max(1, scenario.strategy.micro_batches);
   const int step = fit.multiple_of;

@@ -4,6 +4,7 @@
 // Usage:
 //   const BatchFit fit = max_batch_that_fits(scenario);   // fit.batch: nullopt when not even the smallest fits
 #pragma once
+#include <functional>
 #include <optional>
 
 #include "scenario/scenario.h"
@@ -19,6 +20,9 @@ struct BatchFit {
 
 // Fits: no rank runs out of memory under the scenario's accounting mode and device capacity. A batch the scenario
 // cannot take (another setting refuses it) counts as not fitting. `limit` bounds the search.
-BatchFit max_batch_that_fits(const Scenario& scenario, int limit = 1 << 20);
+// `on_try`, when given, hears each batch tried and whether it fitted (progress for plans large enough to make the
+// search slow: each try lowers and accounts the whole plan).
+BatchFit max_batch_that_fits(const Scenario& scenario, int limit = 1 << 20,
+                             const std::function<void(int batch, bool fits)>& on_try = {});
 
 }  // namespace shardscope

@@ -240,7 +240,12 @@ std::size_t row_count(const json& table, const char* what, std::size_t limit) {
 }
 
 Program program_from_json(const json& j, const Legend& legend, std::size_t limit) {
-  const auto& [op_kinds, streams, compute_kinds, collective_kinds, categories] = legend;
+  // References, not a structured binding: clang 14 cannot capture those in the lambdas below.
+  const auto& op_kinds = legend.op_kinds;
+  const auto& streams = legend.streams;
+  const auto& compute_kinds = legend.compute_kinds;
+  const auto& collective_kinds = legend.collective_kinds;
+  const auto& categories = legend.categories;
   Program p;
   const auto& ops = j.at("ops");
   p.ops.resize(row_count(ops, "ops", limit));

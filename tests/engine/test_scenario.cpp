@@ -85,9 +85,11 @@ TEST(ScenarioJson, DefaultsAreTheBuiltInScenario) {
 }
 
 TEST(ScenarioJson, ErrorsNameTheField) {
-  EXPECT_EQ(error_of(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
+  EXPECT_EQ(error_of(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0) (in test.json)");
   EXPECT_EQ(error_of(R"({"training": {"batch": "8"}})"), "training.batch: must be an integer (got \"8\") (in test.json)");
   EXPECT_NE(error_of(R"({"training": {"bacth": 8}})").find("training.bacth: unknown key"), std::string::npos);
+  // A key holding a NUL (found by fuzz_scenario_json): a ScenarioError, not std::out_of_range from cutting its message.
+  EXPECT_EQ(error_of(R"({"a\u0000ccounting": {}})").rfind("a", 0), 0u);
   EXPECT_NE(error_of(R"({"strategy": {"name": "fsdp"}})").find("strategy.name: unknown value 'fsdp'"), std::string::npos);
   EXPECT_NE(error_of(R"({"cluster": {"device": "TPU"}})").find("cluster.device: unknown device 'TPU'"), std::string::npos);
   EXPECT_NE(error_of(R"({"model": {"spec": "mlp:3"}})").find("model.spec:"), std::string::npos);

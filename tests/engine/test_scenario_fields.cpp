@@ -31,6 +31,7 @@ const std::set<std::string> kDocumentedKeys = {
     "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",
     "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};
 
+// The file's values are checked as it is read, so the message also names the file.
 std::string range_error(const std::string& json) {
   try {
     check_field_ranges(parse_scenario_json(json, "test.json"));
@@ -92,14 +93,14 @@ TEST(ScenarioFields, DefaultsWriteTheKeysEveryFileShows) {
 }
 
 TEST(ScenarioFields, RangesNameTheFieldAndTheRule) {
-  EXPECT_EQ(range_error(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0)");
-  EXPECT_EQ(range_error(R"({"training": {"steps": 1001}})"), "training.steps: must be at most 1000 (got 1001)");
+  EXPECT_EQ(range_error(R"({"training": {"batch": 0}})"), "training.batch: must be at least 1 (got 0) (in test.json)");
+  EXPECT_EQ(range_error(R"({"training": {"steps": 1001}})"), "training.steps: must be at most 1000 (got 1001) (in test.json)");
   EXPECT_EQ(range_error(R"({"simulation": {"compute_efficiency": 0}})"),
-            "simulation.compute_efficiency: must be at least 0.001 (got 0)");
+            "simulation.compute_efficiency: must be at least 0.001 (got 0) (in test.json)");
   EXPECT_EQ(range_error(R"({"simulation": {"link_latency_us": -1}})"),
-            "simulation.link_latency_us: must not be negative (got -1)");
-  EXPECT_EQ(range_error(R"({"cluster": {"capacity_gib": 0}})"), "cluster.capacity_gib: must be positive (got 0)");
-  EXPECT_EQ(range_error(R"({"strategy": {"prefetch": 9}})"), "strategy.prefetch: must be at most 8 (got 9)");
+            "simulation.link_latency_us: must not be negative (got -1) (in test.json)");
+  EXPECT_EQ(range_error(R"({"cluster": {"capacity_gib": 0}})"), "cluster.capacity_gib: must be positive (got 0) (in test.json)");
+  EXPECT_EQ(range_error(R"({"strategy": {"prefetch": 9}})"), "strategy.prefetch: must be at most 8 (got 9) (in test.json)");
   EXPECT_EQ(range_error(R"({"strategy": {"micro_batches": 4, "stages": 0}, "training": {"seq": 0}})"), "");
 }
 
