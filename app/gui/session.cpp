@@ -130,6 +130,7 @@ bool Session::open_trace(const std::string& path) {
     peak_tensors_.clear();
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
+    cut_notice_ = describe_cut(trace);
     return true;
   } catch (const std::exception& error) {
     error_ = error.what();
