@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sstrace_records  # noqa: E402
 
 cli, keep = sys.argv[1], sys.argv[2]
-# 2 ranks, DDP, a 4 × Linear(1024) MLP, 2000 steps: minutes of CPU work, so it is still running when killed.
-command = [cli, "run", "--model", "mlp:4x1024", "--strategy", "ddp", "--world", "2", "--batch", "64", "--steps", "2000",
+# 2 ranks, DDP, a 4 × Linear(1024) MLP, 1000 steps (the most a scenario allows): tens of seconds of CPU work, so it is still running when killed.
+command = [cli, "run", "--model", "mlp:4x1024", "--strategy", "ddp", "--world", "2", "--batch", "64", "--steps", "1000",
            "--backend", "cpu"]
 
 
