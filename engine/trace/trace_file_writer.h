@@ -1,5 +1,5 @@
-// Writes a run's trace to a .sstrace file as it happens (format: trace/trace_format.h). Depends on nothing
-// outside engine/.
+// Writes a run's trace to a .sstrace file as it happens (format: trace/FORMAT.md, trace/trace_format.h). Depends on
+// nothing outside engine/.
 // Usage:
 //   TraceFileWriter file("run.sstrace");        // throws std::runtime_error naming the path if it cannot open
 //   TeeTraceSink tee({&file, &store});
