@@ -1,6 +1,11 @@
-// Recordings that survive their writer (issue 19): the writer's timed and phase-boundary flushes, and the header's
+// Recordings that survive their writer (issue 19): the writer's timed and phase-boundary flushes (a writer killed
+// with SIGKILL while its producer pauses leaves every event), and the header's
 // recording metadata (host, start time, command line, runtime versions) with its forward compatibility.
 #include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
@@ -42,6 +47,38 @@ TEST(TraceRecording, APausedProducersEventReachesTheFileWithinTheDelay) {
   EXPECT_EQ(events_on_disk(file.path()), 1u);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   writer.end();
+}
+
+TEST(TraceRecording, AWriterKilledWhilePausedLeavesEveryEventItEmitted) {
+  testing::TempFile file("killed");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the recording process: 10 events, then a pause it never wakes from
+    TraceFileWriter writer(file.path());
+    writer.begin(plain_header());
+    for (int i = 0; i < 10; ++i) writer.emit(testing::ev(TraceEventKind::OpBegin, 0, 100 * i, -1, 1));
+    ::sleep(60);
+    ::_exit(0);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto on_disk = [&]() -> std::size_t {
+    try {
+      return read_trace_file(file.path()).events.size();
+    } catch (const TraceFileError&) {  // not created yet, or still without its header
+      return 0;
+    }
+  };
+  while (on_disk() < 10 && std::chrono::steady_clock::now() - start < 5s) std::this_thread::sleep_for(5ms);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  const TraceReadResult r = read_trace_file(file.path());
+  ASSERT_EQ(r.events.size(), 10u);  // every event, though the producer never called the writer again
+  EXPECT_EQ(r.events.back().t_ns, 900);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_EQ(r.valid_bytes, r.file_bytes);  // it ends at a record boundary
+  EXPECT_NE(r.problem.find("no end record"), std::string::npos) << r.problem;
 }
 
 TEST(TraceRecording, APhaseBoundaryIsFlushedAtOnce) {
