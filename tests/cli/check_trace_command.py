@@ -80,6 +80,8 @@ with tempfile.TemporaryDirectory() as folder:
     assert f"cut short at byte {third_start} of {len(data)}" in done.stderr and "showing the 2 events" in done.stderr, done.stderr
     done = run("trace", "check", bad, expect=1)
     assert "checksum mismatch" in done.stdout, done.stdout
+    done = run("trace", "export", bad, "--csv", csv)  # exports what is readable, and says where it stops
+    assert f"cut short at byte {third_start}" in done.stderr, done.stderr
     done = run("compare", bad, path)  # compare reads up to the cut and says so
     assert f"cut short at byte {third_start}" in done.stderr, done.stderr
 
