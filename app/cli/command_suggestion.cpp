@@ -11,7 +11,7 @@ namespace shardscope::cli {
 const char* const kExitCodesHelp =
     "Exit codes:\n"
     "  0  success\n"
-    "  1  lessons check: a lesson's claim does not hold\n"
+    "  1  lessons check: a lesson's claim does not hold; trace check: the trace is damaged or cut short\n"
     "  2  bad input: an unknown command or flag, a value out of range, a scenario file, model config or trace that\n"
     "     cannot be read, a plan too large, or a plan the chosen backend cannot run\n"
     "  3  a failed run (out of memory, a kernel's check) or an internal error\n"

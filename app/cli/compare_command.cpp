@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -20,6 +21,7 @@ namespace {
 
 RunPeaks trace_peaks(const std::string& path) {
   const TraceReadResult trace = read_trace_file(path);
+  if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
   TraceStore store;
   replay_trace(trace, store);
   std::string name;

@@ -1,4 +1,4 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, gpus, strategies, lessons.
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, trace, gpus, strategies, lessons.
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
@@ -8,9 +8,10 @@
 //   shardscope-cli gpus
 //   shardscope-cli strategies --json
 //   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
+//   shardscope-cli trace info run.sstrace --json          # also: trace export FILE --chrome OUT --csv OUT, trace check FILE
 //   shardscope-cli lessons check --json
 // Exit codes (cli/command_suggestion.cpp, kExitCodesHelp, printed by --help): 0 ok, 1 a lesson's claim fails (lessons
-// check), 2 bad input (arguments, scenario, model config, files, a plan too large or one the backend cannot run), 3 a
+// check) or a trace is damaged or cut short (trace check), 2 bad input (arguments, scenario, model config, files, a plan too large or one the backend cannot run), 3 a
 // failed run or an internal error, 4 the backend cannot run on this machine (cuda: not built, or no usable GPU).
 #include <iostream>
 #include <optional>
@@ -26,12 +27,14 @@
 #include "cli/scenario_flags.h"
 #include "cli/simulate_command.h"
 #include "cli/strategies_command.h"
+#include "cli/trace_command.h"
 #include "cli/trace_outputs.h"
 #include "core/version.h"
 #include "exec/backends/backend_factory.h"
 #include "exec/cuda_host/tcp_rendezvous.h"
 #include "lessons/lesson.h"
 #include "pipeline/run_pipeline.h"
+#include "trace/recording_stamp.h"
 #include "trace/trace_file_reader.h"
 
 int main(int argc, char** argv) {
@@ -39,6 +42,9 @@ int main(int argc, char** argv) {
   CLI::App app{"ShardScope: where GPU memory and time go in DP, DDP, ZeRO and pipeline training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "shardscope-cli " + std::string(shardscope_version));
+
+  // For the header of a recorded trace (--out): how it was made, as a shell would read it back.
+  const std::string command_line = shell_quoted_command_line(std::vector<std::string>(argv, argv + argc));
 
   cli::ScenarioFlags flags;
   bool json = false;
@@ -79,6 +85,19 @@ int main(int argc, char** argv) {
   compare->add_option("B", compare_b, "Scenario file (.json) or trace file (.sstrace)")->required();
   compare->add_flag("--json", json, "Print JSON instead of text");
 
+  std::string trace_file, trace_chrome, trace_csv;
+  auto* trace = app.add_subcommand("trace", "A recorded trace (.sstrace): what it holds, its exports, whether it is sound");
+  trace->require_subcommand(1);
+  auto* trace_info = trace->add_subcommand("info", "Header (host, versions, start time, command line), ranks, events, duration, complete or where it is cut");
+  trace_info->add_option("FILE", trace_file, "Trace file (.sstrace)")->required();
+  trace_info->add_flag("--json", json, "Print JSON instead of text");
+  auto* trace_export = trace->add_subcommand("export", "Write the trace's Chrome trace and / or memory CSV");
+  trace_export->add_option("FILE", trace_file, "Trace file (.sstrace)")->required();
+  trace_export->add_option("--chrome", trace_chrome, "Write a Chrome trace (chrome://tracing, Perfetto)");
+  trace_export->add_option("--csv", trace_csv, "Write the memory series as CSV");
+  auto* trace_check = trace->add_subcommand("check", "Check framing, every CRC, the header, every event's indices and the End record; exit 1 if damaged or cut short");
+  trace_check->add_option("FILE", trace_file, "Trace file (.sstrace)")->required();
+
   auto* gpus = app.add_subcommand("gpus", "The CUDA GPUs the cuda backend would use, or why there are none");
   gpus->add_flag("--json", json, "Print JSON instead of text");
 
@@ -97,7 +116,7 @@ int main(int argc, char** argv) {
 
   // --help of every command ends with the exit codes.
   app.footer(cli::kExitCodesHelp);
-  for (CLI::App* command : {memory, simulate, run, compare, gpus, strategies, lessons_list, lessons_check})
+  for (CLI::App* command : {memory, simulate, run, compare, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
     command->footer(cli::kExitCodesHelp);
 
   try {
@@ -130,7 +149,7 @@ int main(int argc, char** argv) {
     }
     if (simulate->parsed()) {
       const Scenario scenario = sim_flags.build();
-      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
+      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line);
       const auto run = pipeline::simulate_scenario(scenario, outputs.sink());
       if (json) {
         std::cout << cli::simulate_json(run) << "\n";
@@ -141,7 +160,7 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) {
       const Scenario scenario = run_flags.build();
-      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out});
+      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line);
       if (multinode.nnodes > 1 && multinode.master.empty()) throw ScenarioError("--master", "--nnodes > 1 needs --master HOST:PORT");
       if (const auto problem = exec::job_token_problem(multinode.token); problem && multinode.nnodes > 1) throw ScenarioError("--token", *problem);
       if (multinode.node_rank >= multinode.nnodes)
@@ -166,6 +185,9 @@ int main(int argc, char** argv) {
         cli::print_compare_text(comparison, std::cout);
       }
     }
+    if (trace_info->parsed()) cli::print_trace_info(trace_file, json, std::cout, std::cerr);
+    if (trace_export->parsed()) cli::export_trace(trace_file, trace_chrome, trace_csv, std::cerr);
+    if (trace_check->parsed()) return cli::check_trace(trace_file, std::cout, std::cerr);
     if (strategies->parsed()) {
       if (json) {
         std::cout << cli::strategies_json() << "\n";
@@ -192,7 +214,7 @@ int main(int argc, char** argv) {
   } catch (const ScenarioError& error) {
     std::cerr << "error: " << error.what() << "\n";
     return 2;
-  } catch (const TraceFileError& error) {  // compare's trace inputs
+  } catch (const TraceFileError& error) {  // compare's and trace's inputs
     std::cerr << "error: " << error.what() << "\n";
     return 2;
   } catch (const lessons::LessonError& error) {

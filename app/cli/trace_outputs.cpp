@@ -7,6 +7,7 @@
 #include "scenario/scenario.h"
 #include "trace/chrome_trace_export.h"
 #include "trace/memory_csv_export.h"
+#include "trace/recording_stamp.h"
 #include "trace/trace_file_writer.h"
 
 namespace shardscope::cli {
@@ -25,7 +26,7 @@ void write_file(const std::string& flag, const std::string& path, Write&& write,
 
 }  // namespace
 
-TraceOutputs::TraceOutputs(TraceOutputPaths paths) : paths_(std::move(paths)) {
+TraceOutputs::TraceOutputs(TraceOutputPaths paths, std::string command_line) : paths_(std::move(paths)) {
   std::vector<TraceSink*> sinks;
   if (!paths_.trace.empty()) {
     try {
@@ -41,14 +42,23 @@ TraceOutputs::TraceOutputs(TraceOutputPaths paths) : paths_(std::move(paths)) {
   }
   if (sinks.empty()) sink_ = std::make_unique<DiscardTraceSink>();
   else sink_ = std::make_unique<TeeTraceSink>(sinks);
+  stamped_ = std::make_unique<StampingTraceSink>(*sink_, make_recording_stamp(std::move(command_line)));
 }
 
 TraceOutputs::~TraceOutputs() = default;
 
 void TraceOutputs::finish(std::ostream& log) {
   if (!paths_.trace.empty()) log << "wrote " << paths_.trace << "\n";
-  if (!paths_.chrome.empty()) write_file("--chrome", paths_.chrome, [&](std::ostream& out) { write_chrome_trace(*store_, out); }, log);
-  if (!paths_.csv.empty()) write_file("--csv", paths_.csv, [&](std::ostream& out) { write_memory_csv(*store_, out); }, log);
+  if (!paths_.chrome.empty()) write_chrome_file(*store_, "--chrome", paths_.chrome, log);
+  if (!paths_.csv.empty()) write_memory_csv_file(*store_, "--csv", paths_.csv, log);
+}
+
+void write_chrome_file(const TraceStore& store, const std::string& flag, const std::string& path, std::ostream& log) {
+  write_file(flag, path, [&](std::ostream& out) { write_chrome_trace(store, out); }, log);
+}
+
+void write_memory_csv_file(const TraceStore& store, const std::string& flag, const std::string& path, std::ostream& log) {
+  write_file(flag, path, [&](std::ostream& out) { write_memory_csv(store, out); }, log);
 }
 
 }  // namespace shardscope::cli

@@ -21,9 +21,10 @@ struct TraceOutputPaths {
 class TraceOutputs {
  public:
   // Opens the --out file at once, so a bad path fails before any work; throws ScenarioError naming the flag.
-  explicit TraceOutputs(TraceOutputPaths paths);
+  // The --out file's header records this host, the time now and `command_line` (trace/recording_stamp.h).
+  explicit TraceOutputs(TraceOutputPaths paths, std::string command_line = "");
   ~TraceOutputs();
-  TraceSink& sink() { return *sink_; }
+  TraceSink& sink() { return *stamped_; }
   // Writes the exports; lists what was written on `log`. Throws ScenarioError naming the flag if a file cannot be written.
   void finish(std::ostream& log);
 
@@ -32,6 +33,12 @@ class TraceOutputs {
   std::vector<std::unique_ptr<TraceSink>> owned_;
   std::unique_ptr<TraceStore> store_;
   std::unique_ptr<TraceSink> sink_;
+  std::unique_ptr<TraceSink> stamped_;  // sink_ behind the recording stamp
 };
+
+// A store's Chrome trace / memory CSV written to `path`, listed on `log`; throws ScenarioError naming `flag` if the
+// file cannot be written. Shared with `trace export`.
+void write_chrome_file(const TraceStore& store, const std::string& flag, const std::string& path, std::ostream& log);
+void write_memory_csv_file(const TraceStore& store, const std::string& flag, const std::string& path, std::ostream& log);
 
 }  // namespace shardscope::cli

@@ -11,6 +11,7 @@
 #include "pipeline/run_pipeline.h"
 #include "trace/trace_queue.h"
 #include "trace/trace_file_reader.h"
+#include "trace/recording_stamp.h"
 #include "trace/trace_file_writer.h"
 
 namespace shardscope::gui {
@@ -73,7 +74,9 @@ void Session::start(const Request& request) {
       std::vector<TraceSink*> sinks{queue.get()};
       if (recording) sinks.push_back(recording.get());
       TeeTraceSink both(std::move(sinks));
-      TraceSink* store = &both;
+      // A saved run says where and when it ran (no command line: the window's runs come from its controls).
+      StampingTraceSink stamped(both, make_recording_stamp(""));
+      TraceSink* store = &stamped;
       if (request.mode == RunMode::ExecuteCpu) return execute_on(exec::BackendKind::Cpu, request.scenario, *store);
       if (request.mode == RunMode::ExecuteGpu) return execute_on(exec::BackendKind::Cuda, request.scenario, *store);
       const pipeline::SimulatedRun run = pipeline::simulate_scenario(request.scenario, *store);
@@ -130,6 +133,7 @@ bool Session::open_trace(const std::string& path) {
     peak_tensors_.clear();
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
+    cut_notice_ = describe_cut(trace);
     return true;
   } catch (const std::exception& error) {
     error_ = error.what();

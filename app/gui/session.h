@@ -40,6 +40,9 @@ class Session {
   std::uint64_t progress_events() const { return running_queue_ && busy() ? running_queue_->produced() : 0; }
   const std::string& error() const { return error_; }
   const std::string& warning() const { return warning_; }  // e.g. a truncated trace file
+  // After open_trace of a file cut short: "trace file 'x' is cut short at byte N of M: ...; showing the K events
+  // before it" (describe_cut), for stderr; "" otherwise.
+  const std::string& cut_notice() const { return cut_notice_; }
   const std::optional<SimulationResult>& result() const { return result_; }
   // Executed runs: per rank, the peak the accounting predicts for the plan (exact on the CPU, pytorch-2 on GPUs;
   // empty for simulations).
@@ -77,7 +80,7 @@ class Session {
   std::shared_ptr<TraceStore> running_store_;  // poll() drains the queue into it on this thread
   std::shared_ptr<TraceStore> store_ = std::make_shared<TraceStore>();
   std::optional<SimulationResult> result_;
-  std::string error_, warning_;
+  std::string error_, warning_, cut_notice_;
   std::uint64_t run_id_ = 0;
   // Recordings: each run also writes its trace to a temporary file, removed when a newer run replaces it.
   std::string running_trace_file_, trace_file_;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "exec/backends/backend_factory.h"
 #include "gui/caption.h"
@@ -39,6 +40,8 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
   if (!options.compare_file.empty()) load_comparison(options.compare_file);
   if (!options.trace_file.empty()) {
     session_.open_trace(options.trace_file);
+    // The window shows it too, but a screenshot run or a script has only stderr to say the file is cut short.
+    if (!session_.cut_notice().empty()) std::cerr << "shardscope: " << session_.cut_notice() << "\n";
     return;
   }
   edited_ = classroom_scenario();
@@ -60,6 +63,7 @@ void ShardScopeUi::load_comparison(const std::string& path) {
       status_ = "cannot compare: " + compare_session_.error();
       return;
     }
+    if (!compare_session_.cut_notice().empty()) std::cerr << "shardscope: " << compare_session_.cut_notice() << "\n";
   } else {
     try {
       const Scenario scenario = load_scenario_file(path);

@@ -90,6 +90,12 @@ class RankBackend {
   virtual std::optional<DeviceMemoryUse> device_memory() { return std::nullopt; }
 };
 
+// The software a backend ran on, for the trace header (TraceHeader::driver_version ...): "13.0", "2.28.9"; absent
+// where it does not apply (the cpu backend).
+struct RuntimeVersions {
+  std::optional<std::string> driver, cuda_runtime, nccl;
+};
+
 // A backend for one run: one RankBackend per rank, and a way to stop every rank's communication at once.
 class Backend {
  public:
@@ -103,6 +109,7 @@ class Backend {
   virtual std::string device_name(int) const { return "CPU (host memory)"; }
   virtual int physical_device(int) const { return -1; }
   virtual Bytes device_capacity(int) const { return 0; }
+  virtual RuntimeVersions runtime_versions() const { return {}; }
   // Whether this process runs the rank (a multi-node run: only its node's ranks).
   virtual bool runs_rank(int) const { return true; }
 };

@@ -53,9 +53,14 @@ TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, cons
                        emulated ? "CPU, " + scenario.device.name + " capacity" : backend.device_name(program.rank),
                        emulated ? scenario.device.capacity : backend.device_capacity(program.rank),
                        backend.physical_device(program.rank)});
-  return make_run_header(scenario, plan, "executor " + backend.name(),
-                         accounting_rules_label(accounting_mode_of(options.backend)), options.plan_in_header,
-                         std::move(devices));
+  TraceHeader header = make_run_header(scenario, plan, "executor " + backend.name(),
+                                       accounting_rules_label(accounting_mode_of(options.backend)), options.plan_in_header,
+                                       std::move(devices));
+  const RuntimeVersions versions = backend.runtime_versions();
+  header.driver_version = versions.driver;
+  header.cuda_runtime_version = versions.cuda_runtime;
+  header.nccl_version = versions.nccl;
+  return header;
 }
 
 // The CPU backend's ranks share host memory: refuse a run whose ranks' exact peaks (each capped at the device's

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,14 @@ struct TraceHeader {
   std::shared_ptr<const Plan> plan;  // op labels, kinds, layers, tensors: events refer to it by index
                                      // (a trace file keeps every field but op deps; may be null)
   std::vector<TraceDevice> devices;
+  // Where, when and how the run was recorded, so a trace handed on explains itself (optional in the file: a trace
+  // written before these existed reads with them empty / absent).
+  std::string host;          // host name of the machine that ran it
+  std::string recorded_at;   // recording start, UTC ISO-8601 ("2026-11-25T20:10:59Z")
+  std::string command_line;  // argv, each word shell-quoted where needed, joined by spaces
+  // Set by the cuda backend (absent for the simulator and the cpu backend): the CUDA version the driver supports
+  // (cudaDriverGetVersion), the CUDA runtime's (cudaRuntimeGetVersion) and NCCL's (ncclGetVersion), "13.0", "2.28.9".
+  std::optional<std::string> driver_version, cuda_runtime_version, nccl_version;
 };
 
 }  // namespace shardscope

@@ -33,7 +33,8 @@ bool check_preamble(const std::string& path, const unsigned char* data, std::siz
   if (std::memcmp(data, tf::kMagic, n) != 0) throw TraceFileError(path, "not a ShardScope trace (the file does not start with \"SSTRACE\")");
   if (size < tf::kPreambleBytes) {
     if (!at_eof) return false;
-    throw TraceFileError(path, size == 0 ? "the file is empty" : "the file ends inside its " + std::to_string(tf::kPreambleBytes) + "-byte preamble");
+    if (size == 0) throw TraceFileError(path, "the file is empty");
+    throw TraceFileError(path, "the file ends inside its " + std::to_string(tf::kPreambleBytes) + "-byte preamble", /*damaged=*/true);
   }
   const std::uint32_t version = tf::read_u32(data + 8);
   if (version == 0 || version > tf::kFormatVersion)
@@ -58,7 +59,7 @@ std::size_t parse_records(const std::string& path, const unsigned char* data, st
   }
   const unsigned char* end = data + size;
   auto damaged = [&](const std::string& what) {
-    if (!state.has_header) throw TraceFileError(path, "the header record is corrupt (" + what + ")");
+    if (!state.has_header) throw TraceFileError(path, "the header record is corrupt (" + what + ")", /*damaged=*/true);
     problem = "record " + at_byte(base + pos) + " is damaged (" + what + "); the records after it are ignored";
     stop = Stop::Damaged;
     return pos;
@@ -70,14 +71,14 @@ std::size_t parse_records(const std::string& path, const unsigned char* data, st
     if (p == end || !tf::read_varint(++q, end, length)) {
       if (p != end && q != end) return damaged("bad length");
       if (!state.has_header && at_eof)
-        throw TraceFileError(path, pos == size ? "there is no header record" : "the file ends inside the header record");
+        throw TraceFileError(path, pos == size ? "there is no header record" : "the file ends inside the header record", /*damaged=*/true);
       stop = Stop::NeedMore;
       return pos;
     }
     if (length > tf::kMaxPayloadBytes) return damaged("impossible length " + std::to_string(length));
     const std::size_t framing = static_cast<std::size_t>(q - p);
     if (static_cast<std::uint64_t>(end - q) < length + 4) {
-      if (!state.has_header && at_eof) throw TraceFileError(path, "the file ends inside the header record");
+      if (!state.has_header && at_eof) throw TraceFileError(path, "the file ends inside the header record", /*damaged=*/true);
       stop = Stop::NeedMore;
       return pos;
     }
@@ -85,11 +86,12 @@ std::size_t parse_records(const std::string& path, const unsigned char* data, st
     if (tf::crc32(p, framing + payload_size) != tf::read_u32(q + payload_size)) return damaged("checksum mismatch");
     const auto type = static_cast<tf::RecordType>(*p);
     if (!state.has_header) {
-      if (type != tf::RecordType::Header) throw TraceFileError(path, "the first record is not a header");
+      if (type != tf::RecordType::Header) throw TraceFileError(path, "the first record is not a header", /*damaged=*/true);
       try {
-        on_header(tf::decode_header_json(std::string_view(reinterpret_cast<const char*>(q), payload_size)));
+        const std::string_view json(reinterpret_cast<const char*>(q), payload_size);
+        on_header(tf::decode_header_json(json), json);
       } catch (const std::runtime_error& e) {
-        throw TraceFileError(path, std::string("the header cannot be read: ") + e.what());
+        throw TraceFileError(path, std::string("the header cannot be read: ") + e.what(), /*damaged=*/true);
       } catch (const std::bad_alloc&) {
         throw TraceFileError(path, "not enough memory for its " + std::to_string(payload_size) + "-byte header");
       }
@@ -124,7 +126,10 @@ TraceReadResult read_trace_bytes(std::string_view bytes, const std::string& path
     std::string problem;
     const std::size_t consumed = parse_records(
         path, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, /*at_eof=*/true, state, stop, problem,
-        [&](TraceHeader&& h) { result.header = std::move(h); }, [&](TraceEvent&& e) { result.events.push_back(std::move(e)); });
+        [&](TraceHeader&& h, std::string_view json) {
+          result.header = std::move(h);
+          result.header_json = json;
+        }, [&](TraceEvent&& e) { result.events.push_back(std::move(e)); });
     result.valid_bytes = consumed;
     if (stop == Stop::Damaged) {
       result.truncated = true;
@@ -166,6 +171,13 @@ TraceReadResult read_trace_file(const std::string& path) {
   return read_trace_bytes(bytes, path);
 }
 
+std::string describe_cut(const TraceReadResult& trace) {
+  if (!trace.truncated) return "";
+  return "trace file '" + trace.path + "' is cut short at byte " + std::to_string(trace.valid_bytes) + " of " +
+         std::to_string(trace.file_bytes) + ": " + trace.problem + "; showing the " + std::to_string(trace.events.size()) +
+         " events before it";
+}
+
 void replay_trace(const TraceReadResult& trace, TraceSink& sink) {
   try {
     sink.begin(trace.header);
@@ -194,7 +206,7 @@ std::size_t TraceFileFollower::poll(TraceSink& sink) {
   std::size_t events = 0;
   const std::size_t consumed = parse_records(
       path_, reinterpret_cast<const unsigned char*>(pending_.data()), pending_.size(), offset_, /*at_eof=*/false, state, stop,
-      problem_, [&](TraceHeader&& h) { sink.begin(h); },
+      problem_, [&](TraceHeader&& h, std::string_view) { sink.begin(h); },
       [&](TraceEvent&& e) {
         sink.emit(e);
         ++events;

@@ -34,14 +34,18 @@ namespace shardscope {
 
 class TraceFileError : public std::runtime_error {
  public:
-  TraceFileError(const std::string& path, const std::string& problem)
-      : std::runtime_error("trace file '" + path + "': " + problem), path_(path), problem_(problem) {}
+  TraceFileError(const std::string& path, const std::string& problem, bool damaged = false)
+      : std::runtime_error("trace file '" + path + "': " + problem), path_(path), problem_(problem), damaged_(damaged) {}
   const std::string& path() const { return path_; }
   const std::string& problem() const { return problem_; }
+  // A trace of a version this build reads whose preamble or header record is cut short or corrupt (a damaged
+  // trace), rather than a file that cannot be opened, is not a trace, or comes from a newer format version.
+  bool damaged() const { return damaged_; }
 
  private:
   std::string path_;
   std::string problem_;
+  bool damaged_ = false;
 };
 
 struct TraceReadResult {
@@ -54,7 +58,12 @@ struct TraceReadResult {
   std::uint64_t valid_bytes = 0;   // file bytes up to the end of the last complete record read
   std::uint64_t file_bytes = 0;
   std::string path;                // where it was read from (named in errors)
+  std::string header_json;         // the header record as the file holds it (keys this build ignores included)
 };
+
+// For a truncated read, what readers print on stderr: "trace file 'x.sstrace' is cut short at byte N of M:
+// <problem>; showing the K events before it" (N = valid_bytes, M = file_bytes, K = events). "" when not truncated.
+std::string describe_cut(const TraceReadResult& trace);
 
 TraceReadResult read_trace_file(const std::string& path);
 // The same for a file's bytes already in memory (tests, fuzzing); `path` names them in errors.

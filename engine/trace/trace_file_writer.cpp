@@ -15,9 +15,11 @@ TraceFileWriter::TraceFileWriter(const std::string& path, TraceFileWriterOptions
   if (!file_) throw std::runtime_error("cannot open trace file '" + path + "' for writing: " + std::strerror(errno));
   std::setvbuf(file_, nullptr, _IONBF, 0);  // our buffer holds whole records; no second buffer below it
   write_locked(trace_format::encode_preamble());
+  if (options_.max_delay.count() > 0) timer_ = std::thread([this] { run_timer(); });
 }
 
 TraceFileWriter::~TraceFileWriter() {
+  stop_timer();
   std::lock_guard lock(mutex_);
   if (!file_) return;
   try {
@@ -38,19 +40,24 @@ void TraceFileWriter::begin(const TraceHeader& header) {
 void TraceFileWriter::emit(const TraceEvent& event) {
   std::lock_guard lock(mutex_);
   if (!begun_ || ended_) throw std::logic_error("trace file '" + path_ + "': emit() outside begin()..end()");
+  throw_timer_error_locked();
   payload_.clear();
   trace_format::append_event_payload(payload_, event, previous_t_ns_);
   previous_t_ns_ = event.t_ns;
   trace_format::append_record(buffer_, trace_format::RecordType::Event, payload_);
   ++events_;
-  if (event.kind == TraceEventKind::Error || event.kind == TraceEventKind::RunEnd || buffer_.size() >= options_.buffer_bytes ||
+  // A phase boundary is flushed at once: a killed run's file then holds every phase it reached.
+  if (event.kind == TraceEventKind::Phase || event.kind == TraceEventKind::Error || event.kind == TraceEventKind::RunEnd ||
+      buffer_.size() >= options_.buffer_bytes ||
       (events_ % 64 == 0 && std::chrono::steady_clock::now() - last_flush_ >= options_.max_delay))
     flush_locked();
 }
 
 void TraceFileWriter::end() {
+  stop_timer();
   std::lock_guard lock(mutex_);
   if (ended_ || !file_) return;
+  throw_timer_error_locked();
   ended_ = true;
   trace_format::append_record(buffer_, trace_format::RecordType::End, {});
   flush_locked();
@@ -61,6 +68,7 @@ void TraceFileWriter::end() {
 
 void TraceFileWriter::flush() {
   std::lock_guard lock(mutex_);
+  throw_timer_error_locked();
   flush_locked();
 }
 
@@ -85,6 +93,35 @@ void TraceFileWriter::write_locked(const std::string& bytes) {
   if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
     throw std::runtime_error("cannot write trace file '" + path_ + "': " + std::strerror(errno));
   bytes_ += bytes.size();
+}
+
+void TraceFileWriter::throw_timer_error_locked() {
+  if (!timer_error_.empty()) throw std::runtime_error(timer_error_);
+}
+
+// Wakes every max_delay and writes what waits, so no record stays in memory longer than that however long the
+// producer pauses.
+void TraceFileWriter::run_timer() {
+  std::unique_lock lock(mutex_);
+  while (!timer_stopping_) {
+    timer_wake_.wait_for(lock, options_.max_delay);
+    if (timer_stopping_ || buffer_.empty() || !file_) continue;
+    try {
+      flush_locked();
+    } catch (const std::exception& error) {
+      timer_error_ = error.what();
+      return;  // the writer is broken: the next call says so
+    }
+  }
+}
+
+void TraceFileWriter::stop_timer() {
+  {
+    std::lock_guard lock(mutex_);
+    timer_stopping_ = true;
+  }
+  timer_wake_.notify_all();
+  if (timer_.joinable() && timer_.get_id() != std::this_thread::get_id()) timer_.join();
 }
 
 }  // namespace shardscope

@@ -1,24 +1,28 @@
-// Writes a run's trace to a .sstrace file as it happens (format: trace/trace_format.h). Depends on nothing
-// outside engine/.
+// Writes a run's trace to a .sstrace file as it happens (format: trace/FORMAT.md, trace/trace_format.h). Depends on
+// nothing outside engine/.
 // Usage:
 //   TraceFileWriter file("run.sstrace");        // throws std::runtime_error naming the path if it cannot open
 //   TeeTraceSink tee({&file, &store});
 //   simulate(..., tee);                         // begin(header), emit(...)..., end()
 // Crash safety: records are appended whole. Between flushes they wait in memory; a flush writes only complete
-// records, so a reader (or a crash) sees the file end at a record boundary, except for a write cut short by
-// the OS, which the reader reports as truncated. A flush happens on begin(), when the buffer exceeds
-// buffer_bytes, when max_delay has passed since the last flush (checked on emit), on Error and RunEnd events,
-// on flush() and on end(); a producer that pauses for long (a live run waiting on something) should call
-// flush() so a following reader is not left behind. end() writes the End record that marks a finished trace, and closes the file.
+// records with one write, so a reader (or a writer killed with SIGKILL) sees the file end at a record boundary,
+// except for a write cut short by the OS, which the reader reports as truncated. A flush happens on begin(), on
+// every Phase event (a phase boundary), on Error and RunEnd events, when the buffer exceeds buffer_bytes, on
+// flush() and on end(); and a timer thread flushes what waits at least every max_delay, even while no event
+// arrives (a producer that pauses does not leave records in memory). A killed writer's file therefore lacks at
+// most the last max_delay of events and replays to its last complete record. end() writes the End record that
+// marks a finished trace, and closes the file.
 // Thread contract: begin/emit/end/flush may be called from any thread; calls are serialised.
-// Errors: a failed write throws std::runtime_error naming the path; emit() before begin() or after end()
-// throws std::logic_error.
+// Errors: a failed write throws std::runtime_error naming the path (a write the timer thread failed is thrown by
+// the next emit / flush / end); emit() before begin() or after end() throws std::logic_error.
 #pragma once
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "trace/trace_sink.h"
 
@@ -26,7 +30,7 @@ namespace shardscope {
 
 struct TraceFileWriterOptions {
   std::size_t buffer_bytes = 256 * 1024;            // 0: write every record as it comes
-  std::chrono::milliseconds max_delay{100};         // longest a record waits in memory while events arrive
+  std::chrono::milliseconds max_delay{100};         // longest a record waits in memory (timer thread); 0: no timer
 };
 
 class TraceFileWriter : public TraceSink {
@@ -48,6 +52,9 @@ class TraceFileWriter : public TraceSink {
  private:
   void flush_locked();
   void write_locked(const std::string& bytes);
+  void throw_timer_error_locked();
+  void run_timer();
+  void stop_timer();
 
   std::string path_;
   TraceFileWriterOptions options_;
@@ -61,6 +68,10 @@ class TraceFileWriter : public TraceSink {
   std::uint64_t events_ = 0;
   std::uint64_t bytes_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
+  std::string timer_error_;        // a write the timer thread failed, thrown by the next call
+  std::condition_variable timer_wake_;
+  bool timer_stopping_ = false;
+  std::thread timer_;              // last: started once every other member is ready
 };
 
 }  // namespace shardscope

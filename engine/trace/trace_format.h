@@ -1,9 +1,11 @@
 // The .sstrace encoding, shared by the file writer and reader; no I/O here. Not for use outside engine/trace.
 //
+// The full description, with a worked example, is engine/trace/FORMAT.md (a test keeps the two in step).
 // Layout (all integers little-endian):
 //   preamble   "SSTRACE\0" (8 bytes), u32 format version, u32 flags (0)
 //   records    u8 type, varint payload length, payload, u32 CRC-32 of (type, length, payload)
-// Records: one Header first (UTF-8 JSON: tool version, source, scenario, rules, devices, plan), then Events
+// Records: one Header first (UTF-8 JSON: tool version, source, scenario, rules, devices, plan, recording metadata;
+// keys a reader does not know are ignored), then Events
 // in the order they were emitted, then End when the writer finished cleanly. Unknown record types are skipped,
 // so later versions may add records without breaking older readers. An event payload is:
 //   u8 kind, u8 stream | category << 4, u8 presence bits, zigzag varint rank, zigzag varint (t_ns - previous

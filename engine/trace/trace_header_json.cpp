@@ -2,8 +2,12 @@
 // alone. Ops and tensors are stored as columns (a column whose values are all the default is left out), enums as
 // indices into a legend of names written alongside, and a program identical to an earlier rank's is stored as
 // {"rank": r, "same_as": earlier}. Op deps are not stored.
+// Forward compatibility (engine/trace/FORMAT.md): keys this build does not know are ignored, so a later version may
+// add header keys without breaking older readers; keys added after the first version (host, recorded_at,
+// command_line, the runtime versions) are optional, so older files still read.
 #include <limits>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <type_traits>
@@ -290,6 +294,15 @@ std::string encode_header_json(const TraceHeader& h) {
   j["devices"] = json::array();
   for (const auto& d : h.devices)
     j["devices"].push_back({{"rank", d.rank}, {"name", d.name}, {"capacity", d.capacity}, {"physical_device", d.physical_device}});
+  // Recording metadata (format.md "Header"): null when not known.
+  const auto string_or_null = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
+  const auto optional_or_null = [](const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); };
+  j["host"] = string_or_null(h.host);
+  j["recorded_at"] = string_or_null(h.recorded_at);
+  j["command_line"] = string_or_null(h.command_line);
+  j["driver_version"] = optional_or_null(h.driver_version);
+  j["cuda_runtime_version"] = optional_or_null(h.cuda_runtime_version);
+  j["nccl_version"] = optional_or_null(h.nccl_version);
   if (h.plan) {
     const Plan& plan = *h.plan;
     json p;
@@ -345,6 +358,17 @@ TraceHeader decode_header_json(std::string_view text) {
     for (const auto& d : devices)
       h.devices.push_back({as<int>(d.at("rank"), "devices[].rank"), as<std::string>(d.at("name"), "devices[].name"),
                            bytes_as(d.at("capacity"), "devices[].capacity"), as<int>(d.at("physical_device"), "devices[].physical_device")});
+    // Optional keys (absent in traces written before them): a string or null.
+    const auto optional_string = [&](const char* key) -> std::optional<std::string> {
+      if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+      return as<std::string>(j[key], key);
+    };
+    h.host = optional_string("host").value_or("");
+    h.recorded_at = optional_string("recorded_at").value_or("");
+    h.command_line = optional_string("command_line").value_or("");
+    h.driver_version = optional_string("driver_version");
+    h.cuda_runtime_version = optional_string("cuda_runtime_version");
+    h.nccl_version = optional_string("nccl_version");
     const auto& p = j.at("plan");
     if (!p.is_null()) {
       auto plan = std::make_shared<Plan>();

@@ -1,6 +1,7 @@
 // The CUDA backend's host-side arithmetic, checked without a GPU: the element-wise kernels' grid size
 // (exec/cuda/launch_geometry.h) and the NCCL layout of collectives (exec/cuda/collective_layout.h: group ranks,
-// chunks, the in-place test). Expectations written out by hand.
+// chunks, the in-place test) and the version strings a CUDA run records in its trace header
+// (exec/cuda_host/runtime_versions.h). Expectations written out by hand.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,9 +9,19 @@
 
 #include "exec/cuda/collective_layout.h"
 #include "exec/cuda/launch_geometry.h"
+#include "exec/cuda_host/runtime_versions.h"
 
 namespace shardscope::exec::cuda {
 namespace {
+
+// CUDA's 1000 * major + 10 * minor; NCCL's 10000 * major + 100 * minor + patch (NCCL_VERSION_CODE since 2.9).
+TEST(CudaRuntimeVersions, IntegersBecomeTheVersionsPeopleWrite) {
+  EXPECT_EQ(cuda_version_text(13000), "13.0");
+  EXPECT_EQ(cuda_version_text(12040), "12.4");
+  EXPECT_EQ(cuda_version_text(11080), "11.8");
+  EXPECT_EQ(nccl_version_text(22809), "2.28.9");
+  EXPECT_EQ(nccl_version_text(21903), "2.19.3");
+}
 
 TEST(CudaLaunchGeometry, OneThreadPerElementNeverAnEmptyGridAndCapped) {
   EXPECT_EQ(grid_blocks(0), 1u);  // an empty grid is a launch error; the loop then does nothing

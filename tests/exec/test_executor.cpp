@@ -1,9 +1,11 @@
 // The executor on one rank, with hand-built plans: an SGD step against plain-loop arithmetic, a read after free
-// reported as a lowering bug, measured memory against the exact accounting of the same plan, and refusals.
+// reported as a lowering bug, measured memory against the exact accounting of the same plan, refusals, and the
+// runtime versions a backend reports reaching the trace header (null for the cpu backend).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "exec/backends/backend_factory.h"
 #include "exec/data/model_parameters.h"
@@ -167,6 +169,38 @@ TEST(Executor, RefusesWhatTheCpuBackendCannotRun) {
   vgg.model.spec = "vgg16";
   vgg.strategy.kind = StrategyKind::Single;
   EXPECT_THROW(execute(resolve_scenario(vgg), single_rank_plan(3), sink), UnsupportedPlanError);
+}
+
+// A backend that reports runtime versions, as the cuda backend does (driver, CUDA runtime, NCCL), running on the CPU.
+class VersionedBackend final : public Backend {
+ public:
+  explicit VersionedBackend(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  RankBackend& rank(int rank) override { return inner_->rank(rank); }
+  void abort(int failed_rank, std::string_view reason) override { inner_->abort(failed_rank, reason); }
+  RuntimeVersions runtime_versions() const override { return {"13.0", "12.8", "2.28.9"}; }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+};
+
+TEST(Executor, TheTraceHeaderCarriesTheBackendsRuntimeVersions) {
+  const ResolvedScenario scenario = tiny_scenario(StrategyKind::Single, 1, 3);
+  const Plan plan = single_rank_plan(3);
+  VectorTraceSink cpu;
+  ASSERT_TRUE(execute(scenario, plan, cpu, ExecutionOptions{}).ok);
+  EXPECT_FALSE(cpu.header().driver_version.has_value());  // the cpu backend has none: null in the file
+  EXPECT_FALSE(cpu.header().cuda_runtime_version.has_value());
+  EXPECT_FALSE(cpu.header().nccl_version.has_value());
+
+  VectorTraceSink versioned;
+  const auto make = [](const Plan& p, const ExecutionOptions& o) -> std::unique_ptr<Backend> {
+    return std::make_unique<VersionedBackend>(make_backend(p, o));
+  };
+  ASSERT_TRUE(execute(scenario, plan, versioned, ExecutionOptions{}, make).ok);
+  EXPECT_EQ(versioned.header().driver_version, "13.0");
+  EXPECT_EQ(versioned.header().cuda_runtime_version, "12.8");
+  EXPECT_EQ(versioned.header().nccl_version, "2.28.9");
 }
 
 }  // namespace

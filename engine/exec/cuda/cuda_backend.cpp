@@ -2,6 +2,7 @@
 #include "exec/cuda/cuda_backend.h"
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda/cuda_devices.h"
 #include "exec/cuda/cuda_kernel_dispatch.h"
 #include "exec/cuda/cuda_segment_source.h"
 #include "exec/cuda/local_collectives.h"
@@ -145,6 +146,8 @@ std::string CudaBackend::device_name(int rank) const {
   const std::string gpu = local ? inventory_.gpus.at(static_cast<std::size_t>(slot.device)).name : "remote GPU";
   return device_label(placement_, rank, gpu);
 }
+
+RuntimeVersions CudaBackend::runtime_versions() const { return query_runtime_versions(); }
 
 int CudaBackend::physical_device(int rank) const { return placement_.ranks.at(static_cast<std::size_t>(rank)).device; }
 

@@ -59,6 +59,7 @@ class CudaBackend final : public Backend {
   int physical_device(int rank) const override;
   Bytes device_capacity(int rank) const override;
   bool runs_rank(int rank) const override;
+  RuntimeVersions runtime_versions() const override;
   const RankPlacement& placement() const { return placement_; }
 
  private:

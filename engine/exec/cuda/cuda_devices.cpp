@@ -2,6 +2,7 @@
 #include "exec/cuda/cuda_devices.h"
 
 #include "exec/cuda/cuda_check.h"
+#include "exec/cuda_host/runtime_versions.h"
 
 namespace shardscope::exec::cuda {
 
@@ -18,6 +19,16 @@ std::string versions() {
 }
 
 }  // namespace
+
+RuntimeVersions query_runtime_versions() {
+  RuntimeVersions versions;
+  int driver = 0, runtime = 0, nccl = 0;
+  if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) versions.driver = cuda_version_text(driver);
+  if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) versions.cuda_runtime = cuda_version_text(runtime);
+  if (ncclGetVersion(&nccl) == ncclSuccess) versions.nccl = nccl_version_text(nccl);
+  cudaGetLastError();  // leaves no sticky-free error behind
+  return versions;
+}
 
 GpuInventory detect_cuda_gpus() {
   GpuInventory inventory;

@@ -1,0 +1,126 @@
+// The trace command: info, export and check of a .sstrace file (see trace_command.h).
+#include "cli/trace_command.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <tuple>
+
+#include "cli/trace_outputs.h"
+#include "core/units.h"
+#include "scenario/scenario.h"
+#include "trace/trace_file_reader.h"
+#include "trace/trace_store.h"
+
+namespace shardscope::cli {
+
+namespace {
+
+// A read trace and the TraceStore it replayed into (which checks every event's indices against the header).
+struct LoadedTrace {
+  TraceReadResult file;
+  TraceStore store;
+};
+
+void load(const std::string& path, LoadedTrace& trace, std::ostream& err) {
+  trace.file = read_trace_file(path);
+  if (trace.file.truncated) err << "warning: " << describe_cut(trace.file) << "\n";
+  replay_trace(trace.file, trace.store);
+}
+
+std::string scenario_name(const TraceHeader& header) {
+  const auto scenario = nlohmann::json::parse(header.scenario_json, nullptr, false);
+  if (scenario.is_object() && scenario.contains("name") && scenario["name"].is_string()) return scenario["name"].get<std::string>();
+  return "";
+}
+
+std::string or_dash(const std::string& text) { return text.empty() ? "—" : text; }
+std::string or_dash(const std::optional<std::string>& text) { return text ? *text : "—"; }
+
+}  // namespace
+
+void print_trace_info(const std::string& path, bool as_json, std::ostream& out, std::ostream& err) {
+  LoadedTrace trace;
+  load(path, trace, err);
+  const TraceReadResult& file = trace.file;
+  const auto [ranks, t_min, t_max] = trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.t_min, d.t_max); });
+  const TimeNs duration = t_max - t_min;
+  if (as_json) {
+    using nlohmann::json;
+    json header = json::parse(file.header_json, nullptr, /*allow_exceptions=*/false);
+    json root;
+    root["header"] = std::move(header);
+    root["ranks"] = ranks;
+    root["events"] = file.events.size();
+    root["duration_ns"] = duration;
+    root["complete"] = !file.truncated;
+    root["cut_at_byte"] = file.truncated ? json(file.valid_bytes) : json(nullptr);
+    root["reason"] = file.truncated ? json(file.problem) : json(nullptr);
+    out << root.dump(2) << "\n";
+    return;
+  }
+  const TraceHeader& h = file.header;
+  out << fmt::format("trace:        {} ({} bytes)\n", path, file.file_bytes);
+  out << fmt::format("source:       {} ({})\n", h.source, h.tool_version);
+  out << fmt::format("scenario:     {}\n", or_dash(scenario_name(h)));
+  out << fmt::format("ranks:        {}\n", ranks);
+  out << fmt::format("events:       {}\n", file.events.size());
+  out << fmt::format("duration:     {}\n", format_duration(duration));
+  out << fmt::format("host:         {}\n", or_dash(h.host));
+  out << fmt::format("recorded at:  {}\n", or_dash(h.recorded_at));
+  out << fmt::format("command line: {}\n", or_dash(h.command_line));
+  if (h.driver_version || h.cuda_runtime_version || h.nccl_version)
+    out << fmt::format("versions:     driver (CUDA) {}, CUDA runtime {}, NCCL {}\n", or_dash(h.driver_version),
+                       or_dash(h.cuda_runtime_version), or_dash(h.nccl_version));
+  else
+    out << "versions:     — (no CUDA run)\n";
+  for (const TraceDevice& d : h.devices)
+    out << fmt::format("device:       rank {}: {}{}\n", d.rank, d.name, d.capacity > 0 ? ", " + format_bytes(d.capacity) : "");
+  if (file.truncated)
+    out << fmt::format("complete:     no, cut at byte {}: {}\n", file.valid_bytes, file.problem);
+  else
+    out << "complete:     yes (End record present)\n";
+}
+
+void export_trace(const std::string& path, const std::string& chrome, const std::string& csv, std::ostream& err) {
+  if (chrome.empty() && csv.empty()) throw ScenarioError("trace export", "give --chrome OUT, --csv OUT or both");
+  LoadedTrace trace;
+  load(path, trace, err);
+  if (!chrome.empty()) write_chrome_file(trace.store, "--chrome", chrome, err);
+  if (!csv.empty()) write_memory_csv_file(trace.store, "--csv", csv, err);
+}
+
+int check_trace(const std::string& path, std::ostream& out, std::ostream& err) {
+  LoadedTrace trace;
+  try {
+    load(path, trace, err);
+  } catch (const TraceFileError& error) {
+    if (!error.damaged()) throw;  // not a trace, unreadable, a newer format: exit 2
+    out << "damaged: " << error.what() << "\n";
+    return 1;
+  }
+  const TraceReadResult& file = trace.file;
+  if (file.truncated) {
+    out << fmt::format("cut short: {} of {} bytes are sound, {} events; {}\n", file.valid_bytes, file.file_bytes,
+                       file.events.size(), file.problem);
+    return 1;
+  }
+  if (file.valid_bytes < file.file_bytes) {
+    out << fmt::format("damaged: {} bytes follow the End record (at byte {})\n", file.file_bytes - file.valid_bytes, file.valid_bytes);
+    return 1;
+  }
+  const auto [ranks, ignored, t_min, t_max] =
+      trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.ignored_events, d.t_min, d.t_max); });
+  if (ignored > 0) {
+    out << fmt::format("damaged: {} of {} events name a rank, op or tensor the header lacks, or lie past the trace limits\n",
+                       ignored, file.events.size());
+    return 1;
+  }
+  out << fmt::format("ok: {} events, {} ranks, {}, {} bytes, every record's CRC checked, End record present\n",
+                     file.events.size(), ranks, format_duration(t_max - t_min), file.file_bytes);
+  return 0;
+}
+
+}  // namespace shardscope::cli
