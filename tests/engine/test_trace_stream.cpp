@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
 #include "engine/trace_test_helpers.h"
 #include "net/socket_util.h"
+#include "trace/trace_file_writer.h"
 #include "trace/trace_stream_follower.h"
 #include "trace/trace_stream_server.h"
 
@@ -144,6 +146,54 @@ TEST(TraceStream, ABrokenConnectionResumesWithNoEventLostOrRepeated) {
   EXPECT_EQ(sink.ends, 1);
   expect_events(sink, events, "resumed viewer");
   EXPECT_EQ(viewer.received(), server.stream_bytes());
+}
+
+TEST(TraceStream, ManyDropsWhileTheRunGoesOnLoseNothing) {
+  TraceStreamServer server({"127.0.0.1", 0}, settings());
+  const std::vector<TraceEvent> events = make_events(6000);
+  TraceStreamFollowerOptions options;
+  options.retry_delay = 5ms;
+  TraceStreamFollower viewer(server.bound(), kToken, options);
+  Collected sink;
+  server.begin(small_header());
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    server.emit(events[i]);
+    if (i % 250 == 125) {
+      // Once the viewer is connected (again), break its connection while bytes are in flight: the break may fall
+      // inside a record.
+      const std::uint64_t drops = i / 250;
+      ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.connections() > drops; })) << viewer.status();
+      viewer.drop_connection();
+    }
+  }
+  server.end();
+  ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.finished(); })) << viewer.status();
+  EXPECT_GE(viewer.connections(), 25u);
+  expect_events(sink, events, "viewer dropped 24 times");
+}
+
+// The resumption rests on the parser taking the stream in pieces cut anywhere: fed 7 bytes at a time (cuts inside
+// the preamble, the header and every kind of record), it yields the events the file reader yields whole.
+TEST(TraceStream, TheParserTakesTheEncodingInArbitraryPieces) {
+  const std::string path = ::testing::TempDir() + "stream_pieces.sstrace";
+  const std::vector<TraceEvent> events = make_events(300);
+  {
+    TraceFileWriter writer(path);
+    writer.begin(small_header());
+    for (const auto& e : events) writer.emit(e);
+    writer.end();
+  }
+  const std::string bytes = testing::read_bytes(path);
+  TraceBytesFollower parser("pieces");
+  Collected sink;
+  for (std::size_t at = 0; at < bytes.size(); at += 7) parser.feed(std::string_view(bytes).substr(at, 7), sink);
+  EXPECT_TRUE(parser.finished());
+  EXPECT_FALSE(parser.corrupt());
+  EXPECT_EQ(parser.received(), bytes.size());
+  EXPECT_EQ(sink.begins, 1);
+  EXPECT_EQ(sink.ends, 1);
+  expect_events(sink, events, "pieces");
+  std::remove(path.c_str());
 }
 
 TEST(TraceStream, AWrongTokenIsRefusedAndTheRightOneStillServed) {
