@@ -28,7 +28,7 @@ CLI, GUI, COMPARE, WORKDIR = sys.argv[1:5]
 RUN = ["run", "--model", "mlp:4x256", "--strategy", "ddp", "--world", "2", "--batch", "64", "--steps", "20", "--backend", "cpu"]
 TOKEN = "follow-live-test-token-0123456789"
 # The source's name: the menu bar's text after the menus, and the left column's first line ("Trace: ...").
-SOURCE_NAME_RECTS = ["--ignore", "150,0,1600,24", "--ignore", "0,24,400,52"]
+SOURCE_NAME_RECTS = ["--ignore", "130,0,1600,22", "--ignore", "10,30,390,56"]
 
 failures = []
 
