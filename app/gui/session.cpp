@@ -33,6 +33,7 @@ void Session::show_running_store() {
 
 void Session::run(const Scenario& scenario, RunMode mode) {
   stop_following();
+  shown_complete_ = false;
   scenario_ = scenario;
   if (running_.valid()) waiting_ = Request{scenario, mode};
   else start({scenario, mode});
@@ -133,6 +134,8 @@ bool Session::open_trace(const std::string& path) {
     peak_tensors_.clear();
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
+    shown_complete_ = !trace.truncated;
+    shown_events_ = trace.events.size();
     return true;
   } catch (const std::exception& error) {
     error_ = error.what();
@@ -148,6 +151,7 @@ void Session::start_following(const std::string& name) {
   follow_done_ = false;
   follow_outcome_.clear();
   last_growth_ = std::chrono::steady_clock::now();
+  shown_complete_ = false;
   error_.clear();
   warning_.clear();
 }
@@ -214,17 +218,23 @@ void Session::poll_followed() {
   }
   if (finished) {
     follow_done_ = true;
+    shown_complete_ = true;
+    shown_events_ = followed_events_;
   } else if (corrupt) {
     follow_done_ = true;
     follow_outcome_ = warning_ = followed_ + " is damaged: " + problem + "; showing what was recorded";
   }
 }
 
+std::string Session::finished_text() const {
+  return shown_complete_ ? "the run finished: " + std::to_string(shown_events_) + " events" : "";
+}
+
 std::string Session::follow_status() const {
   if (!follows()) return "";
   if (!follow_outcome_.empty()) return follow_outcome_;
   const std::string events = std::to_string(followed_events_) + " events";
-  if (follow_done_) return "the run finished: " + events;
+  if (follow_done_) return finished_text();
   if (stream_follower_ && !stream_follower_->has_header()) return stream_follower_->status();
   if (file_follower_ && !file_follower_->has_header()) return "waiting for " + followed_ + "…";
   // A file that stops growing without its End record: the recorder was killed, or is stuck.

@@ -45,6 +45,8 @@ class Session {
   const std::string& followed() const { return followed_; }  // its path or HOST:PORT
   // One line on the followed source: "waiting for FILE…", "following FILE: 1234 events", "the run finished", ...
   std::string follow_status() const;
+  // "the run finished: N events" while a whole trace is on screen (opened complete, or followed to its End); "" else.
+  std::string finished_text() const;
   // Once a frame: starts a waiting run when the previous one is done, collects finished results, polls a followed trace.
   void poll();
 
@@ -112,6 +114,8 @@ class Session {
   bool follow_done_ = false;     // End read, refused, damaged or unreadable: nothing more will come
   std::string follow_outcome_;   // why follow_done_ when not a clean End ("" for a finished run)
   std::chrono::steady_clock::time_point last_growth_;
+  bool shown_complete_ = false;     // the store holds a whole trace, End record included
+  std::uint64_t shown_events_ = 0;  // its events
 };
 
 }  // namespace shardscope::gui

@@ -326,6 +326,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     }
   } else {
     ImGui::TextWrapped("Trace: %s", options_.trace_file.c_str());
+    if (const std::string finished = session_.finished_text(); !finished.empty()) ImGui::TextDisabled("%s", finished.c_str());
     if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
     if (!session_.warning().empty()) ImGui::TextColored(ImVec4(0.7f, 0.4f, 0.0f, 1), "%s", session_.warning().c_str());
   }
@@ -354,8 +355,9 @@ void ShardScopeUi::draw_left_column(float width, float height) {
 // same file opened with --trace, so a finished follow and a replay look the same.
 void ShardScopeUi::draw_follow_status() {
   const bool finished = !session_.following() && session_.error().empty() && session_.warning().empty();
-  if (finished) {
+  if (finished) {  // the same two lines as a trace opened with --trace
     ImGui::TextWrapped("Trace: %s", session_.followed().c_str());
+    ImGui::TextDisabled("%s", session_.finished_text().c_str());
     return;
   }
   ImGui::TextWrapped("Following: %s", session_.followed().c_str());
