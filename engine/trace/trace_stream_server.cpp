@@ -87,16 +87,12 @@ void TraceStreamServer::wake() {
   [[maybe_unused]] const ssize_t n = ::write(wake_write_, &byte, 1);
 }
 
-void TraceStreamServer::append_record_locked(std::uint8_t type, const std::string& payload) {
-  trace_format::append_record(stream_, static_cast<trace_format::RecordType>(type), payload);
-}
-
 void TraceStreamServer::begin(const TraceHeader& header) {
   {
     std::lock_guard lock(mutex_);
     if (begun_) throw std::logic_error("trace stream: begin() called twice");
     begun_ = true;
-    append_record_locked(static_cast<std::uint8_t>(trace_format::RecordType::Header), trace_format::encode_header_json(header));
+    trace_format::append_record(stream_, trace_format::RecordType::Header, trace_format::encode_header_json(header));
   }
   wake();
 }
@@ -108,7 +104,7 @@ void TraceStreamServer::emit(const TraceEvent& event) {
     payload_.clear();
     trace_format::append_event_payload(payload_, event, previous_t_ns_);
     previous_t_ns_ = event.t_ns;
-    append_record_locked(static_cast<std::uint8_t>(trace_format::RecordType::Event), payload_);
+    trace_format::append_record(stream_, trace_format::RecordType::Event, payload_);
   }
   wake();
 }
@@ -118,7 +114,7 @@ void TraceStreamServer::end() {
     std::lock_guard lock(mutex_);
     if (ended_) return;
     ended_ = true;
-    append_record_locked(static_cast<std::uint8_t>(trace_format::RecordType::End), {});
+    trace_format::append_record(stream_, trace_format::RecordType::End, {});
   }
   wake();
 }

@@ -63,7 +63,6 @@ class TraceStreamServer : public TraceSink {
  private:
   void serve();
   void wake();
-  void append_record_locked(std::uint8_t type, const std::string& payload);
 
   TraceStreamSettings settings_;
   net::Endpoint bound_;
@@ -75,7 +74,7 @@ class TraceStreamServer : public TraceSink {
   std::atomic<std::uint64_t> served_{0};
 
   mutable std::mutex mutex_;  // the stream and the refusals
-  std::string stream_;
+  std::string stream_;   // the .sstrace encoding so far: what the file would hold
   std::string payload_;
   bool begun_ = false, ended_ = false;
   TimeNs previous_t_ns_ = 0;
