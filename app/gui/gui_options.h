@@ -12,7 +12,7 @@ struct GuiOptions {
   std::string connect;         // --connect HOST:PORT: a run served live (shardscope-cli run --serve)
   std::string token;           // --token / SHARDSCOPE_TOKEN: the served run's token, for --connect
   // --screenshot with --follow / --connect waits for the run to finish (its End record) at most this long, then saves
-  // what it shows and exits 3 (--screenshot-timeout SECONDS).
+  // what it shows and exits 2 (--screenshot-timeout SECONDS).
   double screenshot_timeout_s = 120;
   std::string compare_file;    // --compare: a second run (scenario or trace) laid over the first, with a table
   std::string screenshot;      // --screenshot: render once, save this PNG, exit

@@ -9,8 +9,8 @@
 //   shardscope --connect 127.0.0.1:7000 --token TOKEN      # a run being served (shardscope-cli run --serve 7000)
 // --screenshot with --follow or --connect waits until the run has finished (its End record), so the picture is the
 // finished run's, at the same playhead as --trace FILE --screenshot gives; --screenshot-timeout bounds the wait.
-// Exit codes: 0 ok, 2 bad arguments or input (also: --connect refused, wrong token), 3 --screenshot of a followed run
-// that did not finish within --screenshot-timeout (the picture is saved anyway), 4 no display.
+// Exit codes: 0 ok, 2 bad arguments or input (also: --connect refused, wrong token; --screenshot of a followed run
+// that did not finish within --screenshot-timeout, a file cut short say: the picture is saved anyway), 4 no display.
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
     } else if (ui.screenshot_before_finish()) {
       std::cerr << "shardscope: the followed run did not finish within " << options.screenshot_timeout_s
                 << " s (--screenshot-timeout); the screenshot shows it unfinished\n";
-      exit_code = 3;
+      exit_code = 2;
     }
   }
 

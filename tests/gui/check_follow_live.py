@@ -100,6 +100,17 @@ def main():
         check(replay.returncode == 0, "--trace --screenshot exited %d: %s" % (replay.returncode, replay.stderr))
         check(compare(followed_png, replayed_png), "--follow at the end and --trace differ")
 
+        # A file cut short (a recorder killed mid-run) never finishes: --screenshot-timeout saves it unfinished, exit 2.
+        cut = os.path.join(work, "cut.sstrace")
+        with open(trace, "rb") as f:
+            data = f.read()
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) * 9 // 10])
+        unfinished = window(["--follow", cut, "--screenshot", os.path.join(work, "cut.png"), "--screenshot-timeout", "1"], env)
+        check(unfinished.returncode == 2, "--follow of a file cut short exited %d, not 2" % unfinished.returncode)
+        check("did not finish within 1 s" in unfinished.stderr, "no 'did not finish' message: %r" % unfinished.stderr)
+        check(os.path.exists(os.path.join(work, "cut.png")), "no picture of the unfinished run")
+
         # 2. --serve / --connect: the viewer starts first and waits for the server; the recorder lingers until
         # stopped with SIGINT once the viewer has its picture.
         port = free_port()
