@@ -61,8 +61,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def window(args, env, timeout=180):
-    return subprocess.run([GUI] + args, env=env, capture_output=True, text=True, timeout=timeout)
+def window(args, env, timeout=180, cwd=None):
+    return subprocess.run([GUI] + args, env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
 def compare(a, b, extra=()):
@@ -129,7 +129,9 @@ def main():
         rec_out, rec_err = recorder.communicate(timeout=60)
         check(recorder.returncode == 0, "run --serve exited %d after SIGINT: %s" % (recorder.returncode, rec_err))
         check(re.search(r"served [1-9][0-9]* viewer connection", rec_err) is not None, "the recorder does not report its viewer: %s" % rec_err)
-        replay = window(["--trace", served, "--screenshot", served_png], env)
+        # By its short name, from its folder: the name takes one line, as HOST:PORT does (a long path wraps, moving
+        # everything below it).
+        replay = window(["--trace", os.path.basename(served), "--screenshot", served_png], env, cwd=work)
         check(replay.returncode == 0, "--trace --screenshot exited %d: %s" % (replay.returncode, replay.stderr))
         check(compare(connected_png, served_png, SOURCE_NAME_RECTS), "--connect at the end and --trace differ")
 
