@@ -159,7 +159,8 @@ bool wait_for(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::string& error) {
+Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::string& error, Cancelled cancelled,
+                   const void* context) {
   Socket socket(::socket(address.ai_family, address.ai_socktype | SOCK_CLOEXEC, address.ai_protocol));
   if (socket.fd < 0) {
     error = errno_text(errno);
@@ -171,9 +172,13 @@ Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::str
     error = errno_text(errno);
     return Socket{};
   }
-  if (!wait_for(socket.fd, POLLOUT, deadline)) {
-    error = "no answer";
-    return Socket{};
+  for (;;) {
+    const Clock::time_point slice = cancelled ? std::min(deadline, Clock::now() + std::chrono::milliseconds(100)) : deadline;
+    if (wait_for(socket.fd, POLLOUT, slice)) break;
+    if (Clock::now() >= deadline || (cancelled && cancelled(context))) {
+      error = "no answer";
+      return Socket{};
+    }
   }
   int so_error = 0;
   socklen_t length = sizeof so_error;
@@ -185,7 +190,8 @@ Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::str
   return socket;
 }
 
-Socket connect_to(const Endpoint& endpoint, Clock::time_point deadline, std::string& error) {
+Socket connect_to(const Endpoint& endpoint, Clock::time_point deadline, std::string& error, Cancelled cancelled,
+                  const void* context) {
   AddressList found;
   const int resolved = resolve(endpoint, 0, found);
   if (resolved != 0) {
@@ -194,8 +200,8 @@ Socket connect_to(const Endpoint& endpoint, Clock::time_point deadline, std::str
   }
   error = "no address";
   for (const addrinfo* a = found.first; a != nullptr; a = a->ai_next) {
-    Socket socket = try_connect(*a, deadline, error);
-    if (socket.fd >= 0) return socket;
+    Socket socket = try_connect(*a, deadline, error, cancelled, context);
+    if (socket.fd >= 0 || (cancelled && cancelled(context))) return socket;
   }
   return Socket{};
 }

@@ -79,10 +79,14 @@ std::span<const std::uint8_t> as_bytes(std::string_view text);
 void set_nonblocking(int fd);
 // Waits until fd is ready for `events` (POLLIN, POLLOUT); false at the deadline. NetError if poll fails.
 bool wait_for(int fd, short events, Clock::time_point deadline);
+// Asked every 100 ms while a connect waits: true gives up (a window closing while a server does not answer).
+using Cancelled = bool (*)(const void* context);
 // One non-blocking connect attempt bounded by the deadline; the connected socket, or fd -1 and the error.
-Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::string& error);
+Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::string& error, Cancelled cancelled = nullptr,
+                   const void* context = nullptr);
 // Connects to the endpoint's first address that answers; fd -1 and the error when none does.
-Socket connect_to(const Endpoint& endpoint, Clock::time_point deadline, std::string& error);
+Socket connect_to(const Endpoint& endpoint, Clock::time_point deadline, std::string& error, Cancelled cancelled = nullptr,
+                  const void* context = nullptr);
 // Sends all of `data` before the deadline; false (and `error`) when the connection broke or the deadline passed.
 bool send_all(int fd, std::span<const std::uint8_t> data, Clock::time_point deadline, std::string& error);
 

@@ -157,7 +157,12 @@ void TraceStreamFollower::receive_loop() {
   for (;;) {
     if (stopped()) return;
     std::string error;
-    net::Socket socket = net::connect_to(server_, Clock::now() + options_.handshake_timeout, error);
+    const net::Cancelled stop_requested = [](const void* self) {
+      const auto* follower = static_cast<const TraceStreamFollower*>(self);
+      std::lock_guard lock(follower->mutex_);
+      return follower->stop_;
+    };
+    net::Socket socket = net::connect_to(server_, Clock::now() + options_.handshake_timeout, error, stop_requested, this);
     if (socket.fd < 0) {
       set_status("waiting for " + where + " (" + error + ")…");
       if (!wait_retry()) return;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <thread>
 
 #include "engine/trace_test_helpers.h"
@@ -261,6 +262,16 @@ TEST(TraceStream, AViewerWaitsForAServerNotUpYet) {
   server.end();
   ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.finished(); })) << viewer.status();
   expect_events(sink, events, "viewer that waited");
+}
+
+// A window closing while its server does not answer (an address that drops every packet) closes at once, not after
+// the 5 s connect timeout.
+TEST(TraceStream, AFollowerStopsAtOnceWhileAConnectHangs) {
+  auto follower = std::make_unique<TraceStreamFollower>(net::Endpoint{"192.0.2.1", 9}, kToken);  // TEST-NET-1: no answer
+  std::this_thread::sleep_for(300ms);
+  const auto start = Clock::now();
+  follower.reset();
+  EXPECT_LT(Clock::now() - start, 1s);
 }
 
 TEST(TraceStream, ATokenTooShortIsRefusedByTheServer) {
