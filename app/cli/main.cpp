@@ -5,6 +5,7 @@
 //   shardscope-cli simulate --world 16 --link-gbps 25 --json
 //   shardscope-cli run --model mlp:3x16 --strategy ddp --batch 8 --backend cpu --json
 //   SHARDSCOPE_TOKEN=... shardscope-cli run scenario.json --backend cuda --nnodes 2 --node-rank 1 --master node0:29500
+//   shardscope-cli run --backend cpu --serve 7000              # viewers: shardscope --connect 127.0.0.1:7000 --token ...
 //   shardscope-cli gpus
 //   shardscope-cli strategies --json
 //   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
@@ -29,6 +30,7 @@
 #include "cli/strategies_command.h"
 #include "cli/trace_command.h"
 #include "cli/trace_outputs.h"
+#include "cli/trace_serving.h"
 #include "core/version.h"
 #include "exec/backends/backend_factory.h"
 #include "exec/cuda_host/tcp_rendezvous.h"
@@ -71,13 +73,25 @@ int main(int argc, char** argv) {
   run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::Range(1, 65536));
   run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::Range(0, 65535));
   run->add_option("--master", multinode.master, "cuda, several nodes: HOST:PORT of node 0 (it listens there)");
-  run->add_option("--token", multinode.token, "cuda, several nodes: the job token, a secret every node shares")
+  run->add_option("--token", multinode.token,
+                  "The job token: with --serve, the secret viewers must hold (default: a random one); cuda, several "
+                  "nodes: the secret every node shares")
       ->envname(exec::kTokenEnvironmentVariable);
   run->add_option("--lr", lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
   run->add_flag("--json", json, "Print JSON instead of text");
   run->add_option("--out", trace_out, "Write the trace (.sstrace) while running; the GUI opens it with --trace");
   run->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
   run->add_option("--csv", csv_out, "Write the memory series as CSV");
+  std::string serve_address;
+  double serve_linger = cli::kDefaultServeLingerSeconds;
+  run->add_option("--serve", serve_address,
+                  "Serve the trace live to viewers (shardscope --connect): PORT (on 127.0.0.1) or HOST:PORT; 0 picks a free "
+                  "port. Prints 'serving on HOST:PORT token TOKEN' on stderr; the token is --token / SHARDSCOPE_TOKEN or a "
+                  "random one");
+  run->add_option("--serve-linger", serve_linger,
+                  "With --serve: seconds to keep serving after the run ends, for viewers still to come (default 5; Ctrl-C "
+                  "stops sooner)")
+      ->check(CLI::Range(0.0, cli::kMaxServeLingerSeconds));
 
   std::string compare_a, compare_b;
   auto* compare = app.add_subcommand("compare", "Two runs' peaks per rank and category side by side, and a − b");
@@ -165,13 +179,18 @@ int main(int argc, char** argv) {
       if (const auto problem = exec::job_token_problem(multinode.token); problem && multinode.nnodes > 1) throw ScenarioError("--token", *problem);
       if (multinode.node_rank >= multinode.nnodes)
         throw ScenarioError("--node-rank", "must be below --nnodes (" + std::to_string(multinode.nnodes) + ")");
-      const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink(), multinode);
+      // --serve: listening (and the token line printed) before the run starts, so viewers see it from its header on.
+      std::unique_ptr<cli::TraceServing> serving;
+      if (!serve_address.empty()) serving = std::make_unique<cli::TraceServing>(serve_address, multinode.token, serve_linger, std::cerr);
+      TeeTraceSink served(serving ? std::vector<TraceSink*>{&outputs.sink(), &serving->sink()} : std::vector<TraceSink*>{&outputs.sink()});
+      const auto executed = cli::run_execute(scenario, backend, lr, served, multinode);
       if (json) {
         std::cout << cli::run_json(executed) << "\n";
       } else {
         cli::print_run_text(executed, std::cout);
       }
       outputs.finish(std::cerr);
+      if (serving) serving->linger(std::cerr);
       if (!executed.result.ok) {
         std::cerr << "error: " << executed.result.error << "\n";
         return 3;

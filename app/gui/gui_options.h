@@ -8,6 +8,12 @@ namespace shardscope::gui {
 struct GuiOptions {
   std::string scenario_file;   // --scenario: a scenario JSON (default: the built-in DDP scenario)
   std::string trace_file;      // --trace: open a recorded or simulated trace instead of simulating
+  std::string follow_file;     // --follow: a trace file still being written (shardscope-cli run --out FILE), followed live
+  std::string connect;         // --connect HOST:PORT: a run served live (shardscope-cli run --serve)
+  std::string token;           // --token / SHARDSCOPE_TOKEN: the served run's token, for --connect
+  // --screenshot with --follow / --connect waits for the run to finish (its End record) at most this long, then saves
+  // what it shows and exits 2 (--screenshot-timeout SECONDS).
+  double screenshot_timeout_s = 120;
   std::string compare_file;    // --compare: a second run (scenario or trace) laid over the first, with a table
   std::string screenshot;      // --screenshot: render once, save this PNG, exit
   std::string at;              // --at: playhead for --screenshot: a phase name ("forward", "step 2 before_step") or a time ("12.5ms")

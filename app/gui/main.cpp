@@ -5,7 +5,12 @@
 //   shardscope --scenario assets/scenarios/zero1.json --font-scale 1.5
 //   shardscope --trace run.sstrace --screenshot out.png --at forward
 //   shardscope --presenter --lesson ddp-doubles-memory     # a guided lesson, large type, PageDown / PageUp
-// Exit codes: 0 ok, 2 bad arguments or input, 4 no display.
+//   shardscope --follow run.sstrace                        # a run being recorded (shardscope-cli run --out run.sstrace)
+//   shardscope --connect 127.0.0.1:7000 --token TOKEN      # a run being served (shardscope-cli run --serve 7000)
+// --screenshot with --follow or --connect waits until the run has finished (its End record), so the picture is the
+// finished run's, at the same playhead as --trace FILE --screenshot gives; --screenshot-timeout bounds the wait.
+// Exit codes: 0 ok, 2 bad arguments or input (also: --connect refused, wrong token; --screenshot of a followed run
+// that did not finish within --screenshot-timeout, a file cut short say: the picture is saved anyway), 4 no display.
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
@@ -29,7 +34,20 @@ void report_glfw_error(int code, const char* description) { std::fprintf(stderr,
 int parse_options(int argc, char** argv, shardscope::gui::GuiOptions& options) {
   CLI::App app{"ShardScope: watch where GPU memory and time go, step by step, device by device"};
   app.add_option("--scenario", options.scenario_file, "Scenario JSON to simulate (default: the built-in DDP scenario)");
-  app.add_option("--trace", options.trace_file, "Open a recorded or simulated trace (.sstrace)");
+  auto* trace = app.add_option("--trace", options.trace_file, "Open a recorded or simulated trace (.sstrace)");
+  auto* follow = app.add_option("--follow", options.follow_file,
+                                "Follow a trace file while it is written (shardscope-cli run --out FILE): the view grows "
+                                "with it; a file not there yet is waited for");
+  auto* connect = app.add_option("--connect", options.connect,
+                                 "Follow a run served live (shardscope-cli run --serve): HOST:PORT; reconnects by itself");
+  app.add_option("--token", options.token, "The served run's token for --connect (printed by --serve)")
+      ->envname("SHARDSCOPE_TOKEN");
+  app.add_option("--screenshot-timeout", options.screenshot_timeout_s,
+                 "--screenshot with --follow / --connect waits for the run to finish at most this many seconds (default 120)")
+      ->check(CLI::Range(0.0, 86400.0));
+  follow->excludes(connect);
+  trace->excludes(follow);
+  trace->excludes(connect);
   app.add_option("--compare", options.compare_file,
                  "A second run to compare with: a scenario (.json, simulated) or a trace (.sstrace), drawn as an outline "
                  "over the charts with a table of peaks per rank and category");
@@ -137,6 +155,10 @@ int main(int argc, char** argv) {
     if (!ui.error().empty()) {
       std::cerr << "shardscope: " << ui.error() << "\n";
       if (!options.screenshot.empty()) exit_code = 2;
+    } else if (ui.screenshot_before_finish()) {
+      std::cerr << "shardscope: the followed run did not finish within " << options.screenshot_timeout_s
+                << " s (--screenshot-timeout); the screenshot shows it unfinished\n";
+      exit_code = 2;
     }
   }
 

@@ -33,6 +33,8 @@ void Session::show_running_store() {
 }
 
 void Session::run(const Scenario& scenario, RunMode mode) {
+  stop_following();
+  shown_complete_ = false;
   scenario_ = scenario;
   if (running_.valid()) waiting_ = Request{scenario, mode};
   else start({scenario, mode});
@@ -94,6 +96,7 @@ void Session::start(const Request& request) {
 }
 
 void Session::poll() {
+  poll_followed();
   // The run's events so far move into the store the panels draw; the run never waits for this thread.
   if (running_queue_) running_queue_->drain_into(*running_store_);
   // A run replaces the picture once it has begun emitting (so a long simulation draws while it grows); a run
@@ -118,6 +121,7 @@ void Session::poll() {
 }
 
 bool Session::open_trace(const std::string& path) {
+  stop_following();
   try {
     const TraceReadResult trace = read_trace_file(path);
     auto store = std::make_shared<TraceStore>();
@@ -134,11 +138,116 @@ bool Session::open_trace(const std::string& path) {
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
     cut_notice_ = describe_cut(trace);
+    shown_complete_ = !trace.truncated;
+    shown_events_ = trace.events.size();
     return true;
   } catch (const std::exception& error) {
     error_ = error.what();
     return false;
   }
+}
+
+void Session::start_following(const std::string& name) {
+  stop_following();
+  followed_ = name;
+  followed_store_ = std::make_shared<TraceStore>();
+  followed_events_ = 0;
+  follow_done_ = false;
+  follow_outcome_.clear();
+  last_growth_ = std::chrono::steady_clock::now();
+  shown_complete_ = false;
+  error_.clear();
+  warning_.clear();
+}
+
+void Session::stop_following() {
+  file_follower_.reset();
+  stream_follower_.reset();
+  followed_.clear();
+}
+
+void Session::follow_file(const std::string& path) {
+  start_following(path);
+  file_follower_ = std::make_unique<TraceFileFollower>(path);
+}
+
+void Session::connect(const net::Endpoint& server, const std::string& token) {
+  start_following(net::endpoint_text(server));
+  stream_follower_ = std::make_unique<TraceStreamFollower>(server, token);
+}
+
+bool Session::following() const { return follows() && !follow_done_; }
+
+void Session::poll_followed() {
+  if (!following()) return;
+  const std::uint64_t before = followed_events_;
+  bool header = false, finished = false, corrupt = false;
+  std::string problem;
+  try {
+    if (file_follower_) {
+      followed_events_ += file_follower_->poll(*followed_store_);
+      header = file_follower_->has_header();
+      finished = file_follower_->finished();
+      corrupt = file_follower_->corrupt();
+      problem = file_follower_->problem();
+    } else {
+      followed_events_ += stream_follower_->poll(*followed_store_);
+      header = stream_follower_->has_header();
+      finished = stream_follower_->finished();
+      corrupt = stream_follower_->corrupt();
+      problem = stream_follower_->problem();
+      if (stream_follower_->refused()) {
+        follow_done_ = true;
+        follow_outcome_ = error_ = stream_follower_->status();
+        return;
+      }
+    }
+  } catch (const std::exception& error) {  // a header that is not a trace's (TraceFileError)
+    follow_done_ = true;
+    follow_outcome_ = error_ = error.what();
+    return;
+  }
+  if (followed_events_ != before) last_growth_ = std::chrono::steady_clock::now();
+  // The picture switches once the header is in, and then grows in place (same store, new generation).
+  if (header && store_ != followed_store_) {
+    store_ = followed_store_;
+    ++run_id_;
+    std::error_code ignored;
+    if (trace_file_is_recording_) std::filesystem::remove(trace_file_, ignored);
+    trace_file_ = file_follower_ ? followed_ : "";
+    trace_file_is_recording_ = false;
+    result_.reset();
+    predicted_peaks_.clear();
+    peak_tensors_.clear();
+  }
+  if (finished) {
+    follow_done_ = true;
+    shown_complete_ = true;
+    shown_events_ = followed_events_;
+  } else if (corrupt) {
+    follow_done_ = true;
+    follow_outcome_ = warning_ = followed_ + " is damaged: " + problem + "; showing what was recorded";
+  }
+}
+
+std::string Session::finished_text() const {
+  return shown_complete_ ? "the run finished: " + std::to_string(shown_events_) + " events" : "";
+}
+
+std::string Session::follow_status() const {
+  if (!follows()) return "";
+  if (!follow_outcome_.empty()) return follow_outcome_;
+  const std::string events = std::to_string(followed_events_) + " events";
+  if (follow_done_) return finished_text();
+  if (stream_follower_ && !stream_follower_->has_header()) return stream_follower_->status();
+  if (file_follower_ && !file_follower_->has_header()) return "waiting for " + followed_ + "…";
+  // A file that stops growing without its End record: the recorder was killed, or is stuck.
+  const auto quiet = std::chrono::steady_clock::now() - last_growth_;
+  if (file_follower_ && quiet > std::chrono::seconds(5))
+    return followed_ + " has not grown for " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(quiet).count()) +
+           " s and has no end record: the run was cut short, or is paused (" + events + ")";
+  if (stream_follower_) return stream_follower_->status() + ": " + events;
+  return "following " + followed_ + ": " + events;
 }
 
 }  // namespace shardscope::gui

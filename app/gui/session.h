@@ -4,6 +4,7 @@
 // Thread contract: every member function is called from the GUI thread; the worker only writes the store of the
 // run it was given and the run's status (under a mutex).
 #pragma once
+#include <chrono>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -15,8 +16,11 @@
 #include "run/simulation_result.h"
 #include "memory/accounting.h"
 #include "scenario/scenario.h"
+#include "net/endpoint.h"
+#include "trace/trace_file_reader.h"
 #include "trace/trace_queue.h"
 #include "trace/trace_store.h"
+#include "trace/trace_stream_follower.h"
 
 namespace shardscope::gui {
 
@@ -30,7 +34,20 @@ class Session {
   void simulate(const Scenario& scenario) { run(scenario, RunMode::Simulate); }
   // Opens a recorded or simulated trace; returns false and sets error() when the file cannot be read.
   bool open_trace(const std::string& path);
-  // Once a frame: starts a waiting run when the previous one is done, collects finished results.
+  // Follows a trace while it is written: a file another process appends to (`shardscope-cli run --out FILE`), or a
+  // run served over TCP (`--serve`, with its token). Each poll() moves the records that arrived into the store the
+  // panels draw; the store replaces the picture once the header is in. A file not there yet is waited for.
+  void follow_file(const std::string& path);
+  void connect(const net::Endpoint& server, const std::string& token);
+  // True while a followed trace has not finished (no End record yet, not refused, not damaged).
+  bool following() const;
+  bool follows() const { return file_follower_ || stream_follower_; }  // a followed source, finished or not
+  const std::string& followed() const { return followed_; }  // its path or HOST:PORT
+  // One line on the followed source: "waiting for FILE…", "following FILE: 1234 events", "the run finished", ...
+  std::string follow_status() const;
+  // "the run finished: N events" while a whole trace is on screen (opened complete, or followed to its End); "" else.
+  std::string finished_text() const;
+  // Once a frame: starts a waiting run when the previous one is done, collects finished results, polls a followed trace.
   void poll();
 
   std::shared_ptr<const TraceStore> store() const { return store_; }
@@ -87,6 +104,21 @@ class Session {
   bool trace_file_is_recording_ = false;
   std::uint64_t recordings_ = 0;
   void show_running_store();  // the run in flight's store (and recording) becomes what the panels draw
+
+  // A followed trace (follow_file / connect): one of the two followers, the store it fills, what it has said.
+  void start_following(const std::string& name);
+  void stop_following();
+  void poll_followed();
+  std::unique_ptr<TraceFileFollower> file_follower_;
+  std::unique_ptr<TraceStreamFollower> stream_follower_;
+  std::shared_ptr<TraceStore> followed_store_;
+  std::string followed_;
+  std::uint64_t followed_events_ = 0;
+  bool follow_done_ = false;     // End read, refused, damaged or unreadable: nothing more will come
+  std::string follow_outcome_;   // why follow_done_ when not a clean End ("" for a finished run)
+  std::chrono::steady_clock::time_point last_growth_;
+  bool shown_complete_ = false;     // the store holds a whole trace, End record included
+  std::uint64_t shown_events_ = 0;  // its events
 };
 
 }  // namespace shardscope::gui

@@ -18,6 +18,7 @@
 #include "scenario/parallel_layout.h"
 #include "trace/chrome_trace_export.h"
 #include "trace/memory_csv_export.h"
+#include "net/endpoint.h"
 #include "trace/trace_file_reader.h"
 
 #ifndef SHARDSCOPE_ASSETS_DIR
@@ -38,6 +39,10 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
       font_scale_(options.font_scale),
       gpus_(exec::detect_gpus()) {
   if (!options.compare_file.empty()) load_comparison(options.compare_file);
+  if (!options.follow_file.empty() || !options.connect.empty()) {
+    start_following_from_options();
+    return;
+  }
   if (!options.trace_file.empty()) {
     session_.open_trace(options.trace_file);
     // The window shows it too, but a screenshot run or a script has only stderr to say the file is cut short.
@@ -54,6 +59,18 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
   if (options.execute) mode_ = RunMode::ExecuteCpu;
   if (options.execute_gpu) mode_ = RunMode::ExecuteGpu;  // refused with the reason when no GPU is usable
   session_.run(edited_, mode_);
+}
+
+void ShardScopeUi::start_following_from_options() {
+  if (!options_.follow_file.empty()) {
+    session_.follow_file(options_.follow_file);
+    return;
+  }
+  try {
+    session_.connect(net::parse_endpoint(options_.connect), options_.token);
+  } catch (const std::invalid_argument& error) {
+    startup_error_ = std::string("--connect: ") + error.what();
+  }
 }
 
 void ShardScopeUi::load_comparison(const std::string& path) {
@@ -124,11 +141,13 @@ void ShardScopeUi::refresh_after_new_run() {
   const bool new_run = session_.run_id() != seen_run_;
   // While a run grows, rebuild the playhead's boundaries a few times a second, not every frame.
   const double now = ImGui::GetTime();
-  if (!new_run && session_.busy() && now - last_refresh_s_ < 0.25) return;
+  if (!new_run && (session_.busy() || session_.following()) && now - last_refresh_s_ < 0.25) return;
   last_refresh_s_ = now;
   seen_run_ = session_.run_id();
   seen_generation_ = store->generation();
   // The store keeps the boundaries sorted and the ranks' series signatures as events arrive: nothing is sorted here.
+  // A followed run keeps the playhead on its newest time while it grows, unless the user moved it away.
+  const bool keep_at_end = session_.follows() && !playback_.playing() && playback_.now_ns() >= playback_.end_ns();
   std::vector<TimeNs> boundaries;
   std::vector<PhaseMark> phases;
   TimeNs end = 0, full_end = 0;
@@ -147,11 +166,16 @@ void ShardScopeUi::refresh_after_new_run() {
   // A run that stopped gets a little room past its end, so the red line and its label are not on the edge.
   const TimeNs view_end = std::max<TimeNs>(end == full_end ? end : end + end / 12, 1);
   view_.set_run_range(0, view_end);
-  if (new_run) playback_.seek(options_.screenshot.empty() ? 0 : end);
+  if (new_run) playback_.seek(options_.screenshot.empty() && !session_.follows() ? 0 : end);
+  else if (keep_at_end) playback_.seek(end);
 }
 
 void ShardScopeUi::place_playhead_for_screenshot() {
   if (options_.screenshot.empty() || placed_for_screenshot_ || session_.busy() || compare_session_.busy()) return;
+  if (session_.following()) {  // a followed run is pictured once finished, or at --screenshot-timeout
+    if (ImGui::GetTime() < options_.screenshot_timeout_s) return;
+    screenshot_before_finish_ = true;
+  }
   refresh_after_new_run();
   playback_.seek(playback_.end_ns());
   if (!options_.at.empty()) {
@@ -225,6 +249,11 @@ void ShardScopeUi::draw_menu() {
     }
     if (ImGui::MenuItem("Open trace", nullptr, false, !open_menu_path_.empty()))
       status_ = session_.open_trace(open_menu_path_) ? "opened " + open_menu_path_ : session_.error();
+    // A trace still being written (shardscope-cli run --out FILE): drawn as it grows; a missing file is waited for.
+    if (ImGui::MenuItem("Follow trace file (live)", nullptr, false, !open_menu_path_.empty())) {
+      session_.follow_file(open_menu_path_);
+      status_.clear();
+    }
     if (ImGui::MenuItem("Compare with (scenario or trace)", nullptr, false, !open_menu_path_.empty()))
       load_comparison(open_menu_path_);
     // Before and after a changed option: keep the run on screen, then edit; the new runs are drawn against it.
@@ -275,13 +304,16 @@ void ShardScopeUi::draw_menu() {
                            "F5 presenter mode (lessons): PgDn/PgUp step · P reveal · B blank · Esc leave");
     ImGui::EndMenu();
   }
-  ImGui::TextDisabled("  %s", options_.trace_file.empty() ? edited_.name.c_str() : options_.trace_file.c_str());
+  const std::string& source = session_.follows() ? session_.followed() : options_.trace_file;
+  ImGui::TextDisabled("  %s", source.empty() ? edited_.name.c_str() : source.c_str());
   ImGui::EndMenuBar();
 }
 
 void ShardScopeUi::draw_left_column(float width, float height) {
   ImGui::BeginChild("left", ImVec2(width, height), true);
-  if (options_.trace_file.empty()) {
+  if (session_.follows()) {
+    draw_follow_status();
+  } else if (options_.trace_file.empty()) {
     bool rerun = draw_run_mode(mode_, gpus_);
     if (scenario_panel_.draw(edited_)) {
       startup_error_.clear();
@@ -298,6 +330,7 @@ void ShardScopeUi::draw_left_column(float width, float height) {
     }
   } else {
     ImGui::TextWrapped("Trace: %s", options_.trace_file.c_str());
+    if (const std::string finished = session_.finished_text(); !finished.empty()) ImGui::TextDisabled("%s", finished.c_str());
     if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
     if (!session_.warning().empty()) ImGui::TextColored(ImVec4(0.7f, 0.4f, 0.0f, 1), "%s", session_.warning().c_str());
   }
@@ -320,6 +353,26 @@ void ShardScopeUi::draw_left_column(float width, float height) {
   ImGui::Separator();
   devices_panel_.draw(*session_.store(), groups_, playback_, session_.predicted_peaks(), session_.peak_tensors());
   ImGui::EndChild();
+}
+
+// A followed run: what it is waiting for or how far it got. Once it has finished cleanly the column reads as for the
+// same file opened with --trace, so a finished follow and a replay look the same.
+void ShardScopeUi::draw_follow_status() {
+  const bool finished = !session_.following() && session_.error().empty() && session_.warning().empty();
+  if (finished) {  // the same two lines as a trace opened with --trace
+    ImGui::TextWrapped("Trace: %s", session_.followed().c_str());
+    ImGui::TextDisabled("%s", session_.finished_text().c_str());
+    return;
+  }
+  ImGui::TextWrapped("Following: %s", session_.followed().c_str());
+  const std::string status = session_.follow_status();
+  // Wrapped: a refusal or a stalled file's explanation is a sentence.
+  const ImVec4 colour = !session_.error().empty()     ? ImVec4(0.8f, 0.1f, 0.1f, 1)
+                        : !session_.warning().empty() ? ImVec4(0.7f, 0.4f, 0.0f, 1)
+                                                      : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+  ImGui::PushStyleColor(ImGuiCol_Text, colour);
+  ImGui::TextWrapped("%s", status.c_str());
+  ImGui::PopStyleColor();
 }
 
 // What the plan says about itself (the model's and the strategy's notes: approximations, what a figure follows), in

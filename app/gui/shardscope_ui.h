@@ -29,8 +29,11 @@ class ShardScopeUi {
   void notify(const std::string& message) { status_ = message; }
   // What went wrong with the scenario file, the trace file or the last run ("" when nothing did).
   const std::string& error() const { return startup_error_.empty() ? session_.error() : startup_error_; }
-  // True once the scenario's run (or the trace) is fully loaded and the playhead placed for --screenshot.
+  // True once the scenario's run (or the trace) is fully loaded and the playhead placed for --screenshot. A followed
+  // run (--follow, --connect) is loaded once it has finished (or cannot go on, or --screenshot-timeout passed).
   bool ready_for_screenshot() const { return placed_for_screenshot_; }
+  // --screenshot of a followed run taken at --screenshot-timeout, before the run finished.
+  bool screenshot_before_finish() const { return screenshot_before_finish_; }
   // For tests and benchmarks: no run in flight; the playhead; the shared time view.
   bool idle() const { return !session_.busy() && !compare_session_.busy(); }
   const Playback& playback() const { return playback_; }
@@ -100,6 +103,11 @@ class ShardScopeUi {
   std::string export_path_ = "shardscope";
   std::string open_menu_path_;  // File → Open scenario / trace
   bool placed_for_screenshot_ = false;
+  bool screenshot_before_finish_ = false;
+  double started_s_ = 0;  // ImGui time of the first frame, for --screenshot-timeout
+  bool first_frame_ = true;
+  void draw_follow_status();
+  void start_following_from_options();
   double last_refresh_s_ = 0;
   bool follow_playhead_ = true;
   RunMode mode_ = RunMode::Simulate;

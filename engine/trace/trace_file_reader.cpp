@@ -231,4 +231,30 @@ bool looks_like_trace_file(const std::string& path) {
          std::equal(magic, magic + sizeof magic, trace_format::kMagic);
 }
 
+std::size_t TraceBytesFollower::feed(std::string_view bytes, TraceSink& sink) {
+  if (finished_ || corrupt()) return 0;
+  pending_.append(bytes);
+  if (pending_.empty()) return 0;
+  ParseState state{has_preamble_, has_header_, previous_t_ns_};
+  Stop stop = Stop::NeedMore;
+  std::size_t events = 0;
+  const std::size_t consumed = parse_records(
+      name_, reinterpret_cast<const unsigned char*>(pending_.data()), pending_.size(), offset_, /*at_eof=*/false, state, stop,
+      problem_, [&](TraceHeader&& h) { sink.begin(h); },
+      [&](TraceEvent&& e) {
+        sink.emit(e);
+        ++events;
+      });
+  has_preamble_ = state.has_preamble;
+  has_header_ = state.has_header;
+  previous_t_ns_ = state.previous_t_ns;
+  pending_.erase(0, consumed);
+  offset_ += consumed;
+  if (stop == Stop::End) {
+    finished_ = true;
+    sink.end();
+  }
+  return events;
+}
+
 }  // namespace shardscope

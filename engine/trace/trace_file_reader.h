@@ -104,4 +104,30 @@ class TraceFileFollower {
   std::string problem_;
 };
 
+// The same for a trace arriving as bytes rather than in a file (a network stream, trace/trace_stream_follower.h):
+// feed() takes the next bytes of the encoding, in order, and hands the complete records among what it has so far
+// to `sink` as TraceFileFollower::poll does; a partial record waits for the next feed. `path` names the source in
+// errors. received() counts every byte fed: a stream that breaks resumes from there, and nothing is lost or read twice.
+class TraceBytesFollower {
+ public:
+  explicit TraceBytesFollower(std::string name) : name_(std::move(name)) {}
+  std::size_t feed(std::string_view bytes, TraceSink& sink);  // returns the number of events emitted
+
+  bool has_header() const { return has_header_; }
+  bool finished() const { return finished_; }
+  bool corrupt() const { return !problem_.empty(); }
+  const std::string& problem() const { return problem_; }
+  std::uint64_t received() const { return offset_ + pending_.size(); }
+
+ private:
+  std::string name_;
+  std::string pending_;
+  std::uint64_t offset_ = 0;
+  bool has_preamble_ = false;
+  bool has_header_ = false;
+  bool finished_ = false;
+  TimeNs previous_t_ns_ = 0;
+  std::string problem_;
+};
+
 }  // namespace shardscope

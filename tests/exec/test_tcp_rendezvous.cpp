@@ -14,11 +14,16 @@
 #include <future>
 #include <thread>
 
-#include "exec/cuda_host/hmac_sha256.h"
+#include "net/hmac_sha256.h"
 #include "exec/cuda_host/tcp_rendezvous.h"
 
 namespace shardscope::exec {
 namespace {
+
+using net::Digest256;
+using net::digests_equal;
+using net::hmac_sha256;
+using net::sha256;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;

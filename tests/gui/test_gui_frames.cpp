@@ -168,6 +168,65 @@ TEST(GuiFrames, ShowsATruncatedTraceAndSaysSo) {
   EXPECT_EQ(ui.session().store()->rank_count(), 4);
 }
 
+// --follow FILE (issue 19): a file not there yet is waited for; as the writer appends, the store grows and the
+// playhead stays on the newest time; once the user moves it away it stays put; the End record finishes the follow.
+TEST(GuiFrames, FollowsATraceFileAsItIsWritten) {
+  const TraceReadResult whole = read_trace_file(write_trace("shardscope-gui-follow-source.sstrace"));
+  ASSERT_GT(whole.events.size(), 40u);
+  const std::size_t n = whole.events.size();
+  const auto path = (std::filesystem::temp_directory_path() / "shardscope-gui-followed.sstrace").string();
+  std::filesystem::remove(path);
+  testing::HeadlessImGui imgui;
+  GuiOptions options;
+  options.follow_file = path;
+  ShardScopeUi ui(options);
+  imgui.frame([&] { ui.frame(); });
+  EXPECT_TRUE(ui.session().following());
+  EXPECT_EQ(ui.session().follow_status(), "waiting for " + path + "…");
+
+  TraceFileWriterOptions unbuffered;
+  unbuffered.buffer_bytes = 0;  // every record reaches the file at once, as a slow run's would
+  TraceFileWriter writer(path, unbuffered);
+  writer.begin(whole.header);
+  auto write_up_to = [&](std::size_t count, std::size_t& written) {
+    for (; written < count; ++written) writer.emit(whole.events[written]);
+  };
+  // The window redraws the playhead's timeline a few times a second (ImGui time) while a run grows: 30 frames.
+  auto frames = [&](int key = -1) {
+    imgui.frame([&] { ui.frame(); }, key);
+    for (int i = 0; i < 30; ++i) imgui.frame([&] { ui.frame(); });
+  };
+  auto events_shown = [&] { return ui.session().store()->read([](const TraceData& d) { return d.event_count; }); };
+  TimeNs latest = 0;
+  auto latest_time = [&](std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) latest = std::max(latest, whole.events[i].t_ns);
+    return latest;
+  };
+  std::size_t written = 0;
+  write_up_to(n / 4, written);
+  frames();
+  EXPECT_EQ(events_shown(), n / 4);
+  EXPECT_EQ(ui.playback().now_ns(), latest_time(n / 4));  // on the newest time
+  write_up_to(n / 2, written);
+  frames();
+  EXPECT_EQ(events_shown(), n / 2);
+  EXPECT_EQ(ui.playback().now_ns(), latest_time(n / 2));  // kept up
+  EXPECT_TRUE(ui.session().following());
+  EXPECT_EQ(ui.session().follow_status(), "following " + path + ": " + std::to_string(n / 2) + " events");
+
+  frames(kHome);  // the user scrubs back to the start
+  EXPECT_EQ(ui.playback().now_ns(), 0);
+  write_up_to(n, written);
+  writer.end();
+  frames();
+  EXPECT_EQ(events_shown(), n);
+  EXPECT_EQ(ui.playback().now_ns(), 0);  // left where the user put it
+  EXPECT_FALSE(ui.session().following());
+  EXPECT_EQ(ui.session().follow_status(), "the run finished: " + std::to_string(n) + " events");
+  EXPECT_TRUE(ui.error().empty()) << ui.error();
+  std::filesystem::remove(path);
+}
+
 TEST(GuiFrames, NamesAFileThatIsNotATrace) {
   const auto path = (std::filesystem::temp_directory_path() / "shardscope-not-a-trace.sstrace").string();
   std::ofstream(path) << "hello";

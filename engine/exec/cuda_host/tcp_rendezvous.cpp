@@ -21,15 +21,37 @@
 #include <span>
 #include <thread>
 
-#include "exec/cuda_host/hmac_sha256.h"
+#include "net/hmac_sha256.h"
+#include "net/socket_util.h"
 
 namespace shardscope::exec {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using Bytes = std::vector<std::uint8_t>;
-using Nonce = std::array<std::uint8_t, 32>;
+using net::address_text;
+using net::AddressList;
+using net::append;
+using net::as_bytes;
+using net::Bytes;
+using net::Clock;
+using net::Digest256;
+using net::digests_equal;
+using net::errno_text;
+using net::FrameReader;
+using net::get_u32;
+using net::hmac_sha256;
+using net::is_loopback;
+using net::Nonce;
+using net::numeric_host;
+using net::put_u32;
+using net::random_nonce;
+using net::remaining_ms;
+using net::resolve;
+using net::seconds_text;
+using net::set_nonblocking;
+using net::Socket;
+using net::try_connect;
+using net::wait_for;
 
 constexpr std::uint8_t kMagic[4] = {'S', 'S', 'R', 'V'};
 constexpr std::uint8_t kVersion = 2;
@@ -40,99 +62,6 @@ constexpr std::size_t kJoinSize = kHeaderSize + 4 + 4 + 32 + 32;
 constexpr std::string_view kJoinLabel = "shardscope-join";
 constexpr std::string_view kIdsLabel = "shardscope-ids";
 constexpr const char* kTokenHint = "every node needs the same job token, --token or SHARDSCOPE_TOKEN";
-
-std::string errno_text(int error) { return std::strerror(error); }
-
-int remaining_ms(Clock::time_point deadline) {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000));
-}
-
-std::string seconds_text(std::chrono::milliseconds timeout) {
-  const double s = static_cast<double>(timeout.count()) / 1000.0;
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g s", s);
-  return buffer;
-}
-
-// Closes the descriptor when it goes out of scope.
-struct Socket {
-  int fd = -1;
-  explicit Socket(int f = -1) : fd(f) {}
-  ~Socket() { close(); }
-  Socket(Socket&& other) noexcept : fd(other.fd) { other.fd = -1; }
-  Socket& operator=(Socket&&) = delete;
-  void close() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
-
-struct AddressList {
-  addrinfo* first = nullptr;
-  ~AddressList() {
-    if (first) ::freeaddrinfo(first);
-  }
-};
-
-// getaddrinfo for a TCP endpoint; the gai error text on failure.
-int resolve(const Endpoint& endpoint, int flags, AddressList& out) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = flags;
-  return ::getaddrinfo(endpoint.host.c_str(), std::to_string(endpoint.port).c_str(), &hints, &out.first);
-}
-
-std::string numeric_host(const sockaddr* address, socklen_t length) {
-  char host[NI_MAXHOST] = "?";
-  ::getnameinfo(address, length, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
-  return host;
-}
-
-std::string address_text(const sockaddr_storage& address, socklen_t length) {
-  const std::string host = numeric_host(reinterpret_cast<const sockaddr*>(&address), length);
-  const int port = address.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port)
-                                                 : ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
-  return (address.ss_family == AF_INET6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-bool is_loopback(const sockaddr* address) {
-  if (address->sa_family == AF_INET)
-    return (ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr) >> 24) == 127;
-  if (address->sa_family == AF_INET6) {
-    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
-    return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
-  }
-  return false;
-}
-
-Nonce random_nonce() {
-  Nonce nonce;
-  std::size_t filled = 0;
-  while (filled < nonce.size()) {
-    const ssize_t n = ::getrandom(nonce.data() + filled, nonce.size() - filled, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw RendezvousError("no random numbers for the handshake: " + errno_text(errno));
-    filled += static_cast<std::size_t>(n);
-  }
-  return nonce;
-}
-
-void put_u32(Bytes& out, std::uint32_t value) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(value >> shift));
-}
-
-std::uint32_t get_u32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
-}
-
-void append(Bytes& out, std::span<const std::uint8_t> bytes) { out.insert(out.end(), bytes.begin(), bytes.end()); }
-void append(Bytes& out, std::string_view text) { out.insert(out.end(), text.begin(), text.end()); }
-
-std::span<const std::uint8_t> as_bytes(std::string_view text) {
-  return {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()};
-}
 
 // The frame's length prefix and body header; append the fields after it, then finish_frame().
 Bytes start_frame(Kind kind) {
@@ -177,75 +106,14 @@ bool has_header(const Bytes& body, Kind kind) {
          body[5] == kind;
 }
 
-// One frame read incrementally: the 4 length bytes, then exactly that many (never beyond, so the next frame stays
-// in the socket), refusing a length over the cap before allocating anything.
-struct FrameReader {
-  enum class Status { More, Done, Closed, TooLong };
-  explicit FrameReader(std::uint32_t cap) : cap(cap) {}
-  std::uint32_t cap;
-  std::uint8_t prefix[4] = {};
-  std::size_t prefix_read = 0;
-  std::uint32_t length = 0;
-  Bytes body;
-  std::string error;  // why Closed
-
-  // One recv() on a non-blocking socket.
-  Status read_some(int fd) {
-    std::uint8_t* into = nullptr;
-    std::size_t wanted = 0;
-    if (prefix_read < 4) {
-      into = prefix + prefix_read;
-      wanted = 4 - prefix_read;
-    } else {
-      into = body.data() + read_of_body;
-      wanted = length - read_of_body;
-    }
-    const ssize_t n = ::recv(fd, into, wanted, 0);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return Status::More;
-    if (n <= 0) {
-      error = n == 0 ? "the connection closed" : errno_text(errno);
-      return Status::Closed;
-    }
-    if (prefix_read < 4) {
-      prefix_read += static_cast<std::size_t>(n);
-      if (prefix_read < 4) return Status::More;
-      length = get_u32(prefix);
-      if (length > cap) return Status::TooLong;
-      body.assign(length, 0);
-      read_of_body = 0;
-      return length == 0 ? Status::Done : Status::More;
-    }
-    read_of_body += static_cast<std::size_t>(n);
-    return read_of_body == length ? Status::Done : Status::More;
-  }
-
- private:
-  std::size_t read_of_body = 0;
-};
-
 // Thrown inside the node's join when the connection broke or stayed silent: it reconnects while time is left.
 struct RetryJoin : RendezvousError {
   using RendezvousError::RendezvousError;
 };
 
-bool wait_for(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    pollfd p{fd, events, 0};
-    const int ready = ::poll(&p, 1, remaining_ms(deadline));
-    if (ready > 0) return true;
-    if (ready == 0) return false;
-    if (errno != EINTR) throw RendezvousError("poll failed: " + errno_text(errno));
-  }
-}
-
 void send_all(int fd, std::span<const std::uint8_t> data, Clock::time_point deadline, const char* what) {
-  while (!data.empty()) {
-    if (!wait_for(fd, POLLOUT, deadline)) throw RetryJoin(std::string("timed out sending ") + what);
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) throw RetryJoin(std::string("sending ") + what + " failed: " + errno_text(errno));
-    data = data.subspan(static_cast<std::size_t>(n));
-  }
+  std::string error;
+  if (!net::send_all(fd, data, deadline, error)) throw RetryJoin(std::string("sending ") + what + ": " + error);
 }
 
 // The node's read of one frame from the master. Broken or silent connections are RetryJoin; a frame over the cap
@@ -266,35 +134,6 @@ Bytes read_frame(int fd, Clock::time_point deadline, const std::string& what) {
                               std::to_string(kMaxMasterFrame) + " accepted): not a ShardScope master?");
     }
   }
-}
-
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL, 0) | O_NONBLOCK); }
-
-// One non-blocking connect attempt bounded by the deadline; returns the connected socket or fd -1 and the error.
-Socket try_connect(const addrinfo& address, Clock::time_point deadline, std::string& error) {
-  Socket socket(::socket(address.ai_family, address.ai_socktype | SOCK_CLOEXEC, address.ai_protocol));
-  if (socket.fd < 0) {
-    error = errno_text(errno);
-    return Socket{};
-  }
-  set_nonblocking(socket.fd);
-  if (::connect(socket.fd, address.ai_addr, address.ai_addrlen) == 0) return socket;
-  if (errno != EINPROGRESS) {
-    error = errno_text(errno);
-    return Socket{};
-  }
-  if (!wait_for(socket.fd, POLLOUT, deadline)) {
-    error = "no answer";
-    return Socket{};
-  }
-  int so_error = 0;
-  socklen_t length = sizeof so_error;
-  ::getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &so_error, &length);
-  if (so_error != 0) {
-    error = errno_text(so_error);
-    return Socket{};
-  }
-  return socket;
 }
 
 // The node's half of one connection: CHALLENGE in, JOIN out, IDS or REFUSED in.
@@ -377,24 +216,7 @@ std::optional<std::string> job_token_problem(std::string_view token) {
   if (token.empty())
     return std::string("a run over several nodes needs a job token, the same secret on every node: --token or the "
                        "environment variable ") + kTokenEnvironmentVariable + " (e.g. `openssl rand -hex 16`)";
-  if (token.size() < kMinTokenLength)
-    return "the job token must have at least " + std::to_string(kMinTokenLength) + " characters, not " +
-           std::to_string(token.size()) + " (e.g. `openssl rand -hex 16`)";
-  return std::nullopt;
-}
-
-Endpoint parse_endpoint(std::string_view text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
-    throw std::invalid_argument("expected HOST:PORT, got '" + std::string(text) + "'");
-  Endpoint endpoint{std::string(text.substr(0, colon)), 0};
-  if (endpoint.host.size() > 2 && endpoint.host.front() == '[' && endpoint.host.back() == ']')
-    endpoint.host = endpoint.host.substr(1, endpoint.host.size() - 2);  // [IPv6]:PORT
-  const std::string port(text.substr(colon + 1));
-  if (!std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) || port.size() > 5 ||
-      (endpoint.port = std::stoi(port)) < 1 || endpoint.port > 65535)
-    throw std::invalid_argument("the port in '" + std::string(text) + "' must be a number in 1..65535");
-  return endpoint;
+  return net::job_token_problem(token);
 }
 
 Endpoint master_listen_endpoint(std::string_view master, int nnodes) {
@@ -417,29 +239,12 @@ Endpoint master_listen_endpoint(std::string_view master, int nnodes) {
 }
 
 RendezvousServer::RendezvousServer(const Endpoint& listen) {
-  AddressList found;
-  const int resolved = resolve(listen, 0, found);
-  if (resolved != 0)
-    throw RendezvousError("the master cannot listen on '" + listen.host + "': " + gai_strerror(resolved));
-  std::string error = "no address";
-  for (const addrinfo* a = found.first; a != nullptr && listen_fd_ < 0; a = a->ai_next) {
-    Socket socket(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol));
-    if (socket.fd < 0) {
-      error = errno_text(errno);
-      continue;
-    }
-    const int on = 1;
-    ::setsockopt(socket.fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (::bind(socket.fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(socket.fd, 64) != 0) {
-      const int failure = errno;
-      error = numeric_host(a->ai_addr, a->ai_addrlen) + ": " + errno_text(failure);
-      continue;
-    }
-    std::swap(listen_fd_, socket.fd);
-  }
-  if (listen_fd_ < 0)
+  std::string error;
+  net::Socket socket = net::listen_on(listen, error);
+  if (socket.fd < 0)
     throw RendezvousError("the master cannot listen on " + listen.host + ":" + std::to_string(listen.port) + " (" +
                           error + "); --master must name node 0 by an address of its own");
+  std::swap(listen_fd_, socket.fd);
   port_ = bound().port;
 }
 
@@ -448,13 +253,11 @@ RendezvousServer::~RendezvousServer() {
 }
 
 Endpoint RendezvousServer::bound() const {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-    throw RendezvousError("getsockname failed: " + errno_text(errno));
-  const int port = address.ss_family == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port)
-                                                 : ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
-  return {numeric_host(reinterpret_cast<const sockaddr*>(&address), length), port};
+  try {
+    return net::bound_endpoint(listen_fd_);
+  } catch (const net::NetError& e) {
+    throw RendezvousError(e.what());
+  }
 }
 
 std::vector<NodeHello> RendezvousServer::serve(int nnodes, int master_gpus, const std::vector<std::byte>& payload,

@@ -2,7 +2,8 @@
 // bytes it needs (the NCCL unique ids of the run's communicators) over one TCP connection per node, and checks that
 // every node came with the same number of GPUs. Only nodes that hold the job token (a secret every node is given,
 // --token or SHARDSCOPE_TOKEN) take part; the token itself never crosses the network. Plain POSIX sockets, no
-// CUDA: built and tested everywhere (on loopback). Depends on the standard library only.
+// CUDA: built and tested everywhere (on loopback). Sockets, tokens and HMAC come from engine/net/, shared with trace
+// streaming.
 //
 // Wire format. Every message is a frame: u32 length (big-endian), then that many bytes of body; a body starts
 // "SSRV", u8 version (2), u8 kind. Integers are u32 big-endian, nonces and MACs 32 bytes, MAC = HMAC-SHA256 keyed
@@ -28,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+#include "net/endpoint.h"
+
 namespace shardscope::exec {
 
 // Anything that goes wrong joining: unreachable master, a timeout, a refusal, a malformed message.
@@ -38,19 +41,16 @@ class RendezvousError : public std::runtime_error {
 
 inline constexpr std::uint32_t kMaxNodeFrame = 256;             // JOIN is 78 bytes
 inline constexpr std::uint32_t kMaxMasterFrame = 16u << 20;     // the ids: 128 B per communicator
-inline constexpr std::size_t kMinTokenLength = 16;
-inline constexpr const char* kTokenEnvironmentVariable = "SHARDSCOPE_TOKEN";
+using net::kMinTokenLength;
+using net::kTokenEnvironmentVariable;
 
 // What is wrong with a job token, or nothing: it must have at least kMinTokenLength characters (openssl rand -hex 16
 // makes one).
 std::optional<std::string> job_token_problem(std::string_view token);
 
-struct Endpoint {
-  std::string host;
-  int port = 0;
-};
 // "HOST:PORT" (port 1..65535; an IPv6 host in brackets, "[::1]:29500"); std::invalid_argument otherwise.
-Endpoint parse_endpoint(std::string_view text);
+using net::Endpoint;
+using net::parse_endpoint;
 
 // Where node 0 listens for `--master HOST:PORT`: that host's first address as resolved on node 0 that is not
 // loopback, or loopback when there is a single node. RendezvousError when a name resolves to loopback only (a

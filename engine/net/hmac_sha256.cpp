@@ -1,9 +1,9 @@
 // SHA-256 over whole messages (padding appended to a copy), HMAC on top of it.
-#include "exec/cuda_host/hmac_sha256.h"
+#include "net/hmac_sha256.h"
 
 #include <vector>
 
-namespace shardscope::exec {
+namespace shardscope::net {
 
 namespace {
 
@@ -99,4 +99,4 @@ bool digests_equal(const Digest256& a, const Digest256& b) {
   return difference == 0;
 }
 
-}  // namespace shardscope::exec
+}  // namespace shardscope::net

@@ -1,14 +1,14 @@
-// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for the multi-node rendezvous's job token: nodes prove they
-// hold the token without sending it (exec/cuda_host/tcp_rendezvous.h). Small inputs only (a handshake's few hundred
+// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for the job tokens of the multi-node rendezvous
+// (exec/cuda_host/tcp_rendezvous.h) and of trace streaming (trace/trace_stream_server.h): peers prove they hold the
+// token without sending it. Small inputs only (a handshake's few hundred
 // bytes and the NCCL ids), so a plain one-shot implementation; standard library only.
 #pragma once
-#include "exec/exec_layer.h"
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-namespace shardscope::exec {
+namespace shardscope::net {
 
 using Digest256 = std::array<std::uint8_t, 32>;
 
@@ -18,4 +18,4 @@ Digest256 hmac_sha256(std::span<const std::uint8_t> key, std::span<const std::ui
 // Compares in time independent of where the digests differ.
 bool digests_equal(const Digest256& a, const Digest256& b);
 
-}  // namespace shardscope::exec
+}  // namespace shardscope::net
