@@ -240,7 +240,7 @@ std::size_t TraceBytesFollower::feed(std::string_view bytes, TraceSink& sink) {
   std::size_t events = 0;
   const std::size_t consumed = parse_records(
       name_, reinterpret_cast<const unsigned char*>(pending_.data()), pending_.size(), offset_, /*at_eof=*/false, state, stop,
-      problem_, [&](TraceHeader&& h) { sink.begin(h); },
+      problem_, [&](TraceHeader&& h, std::string_view) { sink.begin(h); },
       [&](TraceEvent&& e) {
         sink.emit(e);
         ++events;
