@@ -174,7 +174,6 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) {
       const Scenario scenario = run_flags.build();
-      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line);
       if (multinode.nnodes > 1 && multinode.master.empty()) throw ScenarioError("--master", "--nnodes > 1 needs --master HOST:PORT");
       if (const auto problem = exec::job_token_problem(multinode.token); problem && multinode.nnodes > 1) throw ScenarioError("--token", *problem);
       if (multinode.node_rank >= multinode.nnodes)
@@ -182,8 +181,9 @@ int main(int argc, char** argv) {
       // --serve: listening (and the token line printed) before the run starts, so viewers see it from its header on.
       std::unique_ptr<cli::TraceServing> serving;
       if (!serve_address.empty()) serving = std::make_unique<cli::TraceServing>(serve_address, multinode.token, serve_linger, std::cerr);
-      TeeTraceSink served(serving ? std::vector<TraceSink*>{&outputs.sink(), &serving->sink()} : std::vector<TraceSink*>{&outputs.sink()});
-      const auto executed = cli::run_execute(scenario, backend, lr, served, multinode);
+      // The served stream carries the same stamped header (host, start, command line) as the --out file.
+      cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line, serving ? &serving->sink() : nullptr);
+      const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink(), multinode);
       if (json) {
         std::cout << cli::run_json(executed) << "\n";
       } else {

@@ -26,8 +26,9 @@ void write_file(const std::string& flag, const std::string& path, Write&& write,
 
 }  // namespace
 
-TraceOutputs::TraceOutputs(TraceOutputPaths paths, std::string command_line) : paths_(std::move(paths)) {
+TraceOutputs::TraceOutputs(TraceOutputPaths paths, std::string command_line, TraceSink* stream) : paths_(std::move(paths)) {
   std::vector<TraceSink*> sinks;
+  if (stream) sinks.push_back(stream);
   if (!paths_.trace.empty()) {
     try {
       owned_.push_back(std::make_unique<TraceFileWriter>(paths_.trace));

@@ -22,7 +22,8 @@ class TraceOutputs {
  public:
   // Opens the --out file at once, so a bad path fails before any work; throws ScenarioError naming the flag.
   // The --out file's header records this host, the time now and `command_line` (trace/recording_stamp.h).
-  explicit TraceOutputs(TraceOutputPaths paths, std::string command_line = "");
+  // `stream`: another sink to feed (run --serve's server), behind the same recording stamp.
+  explicit TraceOutputs(TraceOutputPaths paths, std::string command_line = "", TraceSink* stream = nullptr);
   ~TraceOutputs();
   TraceSink& sink() { return *stamped_; }
   // Writes the exports; lists what was written on `log`. Throws ScenarioError naming the flag if a file cannot be written.
