@@ -189,38 +189,17 @@ void replay_trace(const TraceReadResult& trace, TraceSink& sink) {
 }
 
 std::size_t TraceFileFollower::poll(TraceSink& sink) {
-  if (finished_ || corrupt()) return 0;
+  if (finished() || corrupt()) return 0;
   std::FILE* f = std::fopen(path_.c_str(), "rb");
   if (!f) return 0;
-  const std::uint64_t read_from = offset_ + pending_.size();
-  if (std::fseek(f, static_cast<long>(read_from), SEEK_SET) == 0) {
+  std::string appended;
+  if (std::fseek(f, static_cast<long>(bytes_.received()), SEEK_SET) == 0) {
     char chunk[1 << 16];
     std::size_t n = 0;
-    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) pending_.append(chunk, n);
+    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) appended.append(chunk, n);
   }
   std::fclose(f);
-  if (pending_.empty()) return 0;
-
-  ParseState state{has_preamble_, has_header_, previous_t_ns_};
-  Stop stop = Stop::NeedMore;
-  std::size_t events = 0;
-  const std::size_t consumed = parse_records(
-      path_, reinterpret_cast<const unsigned char*>(pending_.data()), pending_.size(), offset_, /*at_eof=*/false, state, stop,
-      problem_, [&](TraceHeader&& h, std::string_view) { sink.begin(h); },
-      [&](TraceEvent&& e) {
-        sink.emit(e);
-        ++events;
-      });
-  has_preamble_ = state.has_preamble;
-  has_header_ = state.has_header;
-  previous_t_ns_ = state.previous_t_ns;
-  pending_.erase(0, consumed);
-  offset_ += consumed;
-  if (stop == Stop::End) {
-    finished_ = true;
-    sink.end();
-  }
-  return events;
+  return bytes_.feed(appended, sink);
 }
 
 bool looks_like_trace_file(const std::string& path) {

@@ -76,37 +76,10 @@ bool looks_like_trace_file(const std::string& path);
 // sink runs out of memory.
 void replay_trace(const TraceReadResult& trace, TraceSink& sink);
 
-// Follows a trace file while its writer appends to it (a live GUI polls it once a frame).
-// poll() reads the complete records appended since the last call and hands them to `sink`: begin(header) once the
-// header is there, emit() per event, end() when the End record arrives. A partial record at the end of the file
-// is left for the next poll. Throws TraceFileError for the header problems read_trace_file throws for (a file
-// that does not exist yet or is still shorter than its header is not an error: poll returns 0).
-// Not thread-safe: one thread polls.
-class TraceFileFollower {
- public:
-  explicit TraceFileFollower(std::string path) : path_(std::move(path)) {}
-  std::size_t poll(TraceSink& sink);  // returns the number of events emitted
-
-  bool has_header() const { return has_header_; }
-  bool finished() const { return finished_; }  // End record read
-  bool corrupt() const { return !problem_.empty(); }  // a damaged record stopped reading for good
-  const std::string& problem() const { return problem_; }
-  std::uint64_t valid_bytes() const { return offset_; }
-
- private:
-  std::string path_;
-  std::string pending_;          // bytes read from the file but not yet a complete record
-  std::uint64_t offset_ = 0;     // file offset of pending_[0]
-  bool has_preamble_ = false;
-  bool has_header_ = false;
-  bool finished_ = false;
-  TimeNs previous_t_ns_ = 0;
-  std::string problem_;
-};
-
-// The same for a trace arriving as bytes rather than in a file (a network stream, trace/trace_stream_follower.h):
-// feed() takes the next bytes of the encoding, in order, and hands the complete records among what it has so far
-// to `sink` as TraceFileFollower::poll does; a partial record waits for the next feed. `path` names the source in
+// Follows a trace arriving as bytes (a network stream, trace/trace_stream_follower.h; TraceFileFollower feeds it a
+// file's new bytes): feed() takes the next bytes of the encoding, in order, and hands the complete records among what
+// it has so far to `sink`: begin(header) once the header is there, emit() per event, end() when the End record
+// arrives; a partial record waits for the next feed. `path` names the source in
 // errors. received() counts every byte fed: a stream that breaks resumes from there, and nothing is lost or read twice.
 class TraceBytesFollower {
  public:
@@ -118,6 +91,7 @@ class TraceBytesFollower {
   bool corrupt() const { return !problem_.empty(); }
   const std::string& problem() const { return problem_; }
   std::uint64_t received() const { return offset_ + pending_.size(); }
+  std::uint64_t valid_bytes() const { return offset_; }  // up to the end of the last complete record
 
  private:
   std::string name_;
@@ -129,5 +103,28 @@ class TraceBytesFollower {
   TimeNs previous_t_ns_ = 0;
   std::string problem_;
 };
+
+// Follows a trace file while its writer appends to it (a live GUI polls it once a frame).
+// poll() reads the complete records appended since the last call and hands them to `sink`: begin(header) once the
+// header is there, emit() per event, end() when the End record arrives. A partial record at the end of the file
+// is left for the next poll. Throws TraceFileError for the header problems read_trace_file throws for (a file
+// that does not exist yet or is still shorter than its header is not an error: poll returns 0).
+// Not thread-safe: one thread polls.
+class TraceFileFollower {
+ public:
+  explicit TraceFileFollower(std::string path) : path_(path), bytes_(std::move(path)) {}
+  std::size_t poll(TraceSink& sink);  // returns the number of events emitted
+
+  bool has_header() const { return bytes_.has_header(); }
+  bool finished() const { return bytes_.finished(); }  // End record read
+  bool corrupt() const { return bytes_.corrupt(); }    // a damaged record stopped reading for good
+  const std::string& problem() const { return bytes_.problem(); }
+  std::uint64_t valid_bytes() const { return bytes_.valid_bytes(); }
+
+ private:
+  std::string path_;
+  TraceBytesFollower bytes_;  // received() is the file offset to read on from
+};
+
 
 }  // namespace shardscope
