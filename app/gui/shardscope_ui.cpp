@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 #include "exec/backends/backend_factory.h"
 #include "gui/caption.h"
@@ -331,8 +332,14 @@ void ShardScopeUi::draw_left_column(float width, float height) {
   } else {
     ImGui::TextWrapped("Trace: %s", options_.trace_file.c_str());
     if (const std::string finished = session_.finished_text(); !finished.empty()) ImGui::TextDisabled("%s", finished.c_str());
-    if (!session_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", session_.error().c_str());
-    if (!session_.warning().empty()) ImGui::TextColored(ImVec4(0.7f, 0.4f, 0.0f, 1), "%s", session_.warning().c_str());
+    // Wrapped: a cut-short trace's warning says where and why, a sentence wider than the column.
+    for (const auto& [text, colour] : {std::pair{session_.error(), ImVec4(0.8f, 0.1f, 0.1f, 1)},
+                                       std::pair{session_.warning(), ImVec4(0.7f, 0.4f, 0.0f, 1)}}) {
+      if (text.empty()) continue;
+      ImGui::PushStyleColor(ImGuiCol_Text, colour);
+      ImGui::TextWrapped("%s", text.c_str());
+      ImGui::PopStyleColor();
+    }
   }
   if (const auto& result = session_.result()) {
     ImGui::Separator();
