@@ -24,11 +24,7 @@ RunPeaks trace_peaks(const std::string& path) {
   if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
   TraceStore store;
   replay_trace(trace, store);
-  std::string name;
-  if (const auto scenario = nlohmann::json::parse(trace.header.scenario_json, nullptr, false);
-      scenario.is_object() && scenario.contains("name") && scenario["name"].is_string())
-    name = scenario["name"].get<std::string>();
-  RunPeaks run{path, "trace", name, {}};
+  RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}};
   store.read([&](const TraceData& data) {
     for (const RankTimeline& rank : data.ranks) run.ranks.push_back({rank.peak.allocated, rank.peak.by_category});
   });

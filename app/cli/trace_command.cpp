@@ -30,12 +30,6 @@ void load(const std::string& path, LoadedTrace& trace, std::ostream& err) {
   replay_trace(trace.file, trace.store);
 }
 
-std::string scenario_name(const TraceHeader& header) {
-  const auto scenario = nlohmann::json::parse(header.scenario_json, nullptr, false);
-  if (scenario.is_object() && scenario.contains("name") && scenario["name"].is_string()) return scenario["name"].get<std::string>();
-  return "";
-}
-
 std::string or_dash(const std::string& text) { return text.empty() ? "—" : text; }
 std::string or_dash(const std::optional<std::string>& text) { return text ? *text : "—"; }
 
@@ -64,7 +58,7 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
   const TraceHeader& h = file.header;
   out << fmt::format("trace:        {} ({} bytes)\n", path, file.file_bytes);
   out << fmt::format("source:       {} ({})\n", h.source, h.tool_version);
-  out << fmt::format("scenario:     {}\n", or_dash(scenario_name(h)));
+  out << fmt::format("scenario:     {}\n", or_dash(trace_scenario_name(h)));
   out << fmt::format("ranks:        {}\n", ranks);
   out << fmt::format("events:       {}\n", file.events.size());
   out << fmt::format("duration:     {}\n", format_duration(duration));

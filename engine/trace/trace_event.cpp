@@ -1,7 +1,15 @@
-// Names of trace event kinds, as written in trace files and exports.
+// Names of trace event kinds, as written in trace files and exports; the scenario name a trace header carries.
 #include "trace/trace_event.h"
 
+#include <nlohmann/json.hpp>
+
 namespace shardscope {
+
+std::string trace_scenario_name(const TraceHeader& header) {
+  const auto scenario = nlohmann::json::parse(header.scenario_json, nullptr, /*allow_exceptions=*/false);
+  if (scenario.is_object() && scenario.contains("name") && scenario["name"].is_string()) return scenario["name"].get<std::string>();
+  return "";
+}
 
 std::string trace_event_kind_name(TraceEventKind kind) {
   switch (kind) {

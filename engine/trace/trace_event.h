@@ -76,4 +76,7 @@ struct TraceHeader {
   std::optional<std::string> driver_version, cuda_runtime_version, nccl_version;
 };
 
+// The "name" of the header's scenario JSON; empty when it has none (or the JSON is not an object).
+std::string trace_scenario_name(const TraceHeader& header);
+
 }  // namespace shardscope
