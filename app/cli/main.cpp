@@ -22,6 +22,7 @@
 #include "cli/command_suggestion.h"
 #include "cli/compare_command.h"
 #include "cli/gpus_command.h"
+#include "cli/launch_command.h"
 #include "cli/lessons_command.h"
 #include "cli/memory_command.h"
 #include "cli/run_command.h"
@@ -70,9 +71,18 @@ int main(int argc, char** argv) {
   run_flags.add_to(*run);
   exec::MultiNodeOptions multinode;
   run->add_option("--backend", backend, "Where to run: cpu (threads) or cuda (GPUs, cuBLAS, NCCL)")->required();
-  run->add_option("--nnodes", multinode.nnodes, "cuda: number of nodes (one process per node)")->check(CLI::Range(1, 65536));
-  run->add_option("--node-rank", multinode.node_rank, "cuda: this node's index, 0 = the master")->check(CLI::Range(0, 65535));
-  run->add_option("--master", multinode.master, "cuda, several nodes: HOST:PORT of node 0 (it listens there)");
+  // Without these three, a torchrun or SLURM launch environment gives them (cli/launch_command.h).
+  const auto add_launch_flags = [&multinode](CLI::App* command) {
+    command->add_option("--nnodes", multinode.nnodes,
+                        "cuda: number of processes (nodes) of the run (default: WORLD_SIZE or SLURM_NTASKS when set)")
+        ->check(CLI::Range(1, 65536));
+    command->add_option("--node-rank", multinode.node_rank, "cuda: this process's index, 0 = the master (default: RANK or SLURM_PROCID)")
+        ->check(CLI::Range(0, 65535));
+    command->add_option("--master", multinode.master,
+                        "cuda, several processes: HOST:PORT of process 0 (it listens there; default: MASTER_ADDR:MASTER_PORT, "
+                        "or the first host of SLURM_JOB_NODELIST)");
+  };
+  add_launch_flags(run);
   run->add_option("--token", multinode.token,
                   "The job token: with --serve, the secret viewers must hold (default: a random one); cuda, several "
                   "nodes: the secret every node shares")
@@ -92,6 +102,16 @@ int main(int argc, char** argv) {
                   "With --serve: seconds to keep serving after the run ends, for viewers still to come (default 5; Ctrl-C "
                   "stops sooner)")
       ->check(CLI::Range(0.0, cli::kMaxServeLingerSeconds));
+
+  bool launch_json = false;
+  int launch_timeout_s = 60;
+  auto* launch_check = app.add_subcommand(
+      "launch-check",
+      "Join the processes of a multi-process run as run --backend cuda does (torchrun, SLURM or flags), without GPUs");
+  add_launch_flags(launch_check);
+  launch_check->add_option("--token", multinode.token, "The job token every process shares")->envname(exec::kTokenEnvironmentVariable);
+  launch_check->add_option("--timeout", launch_timeout_s, "Seconds to wait for every process (default 60)")->check(CLI::Range(1, 3600));
+  launch_check->add_flag("--json", launch_json, "Print JSON instead of text");
 
   std::string compare_a, compare_b;
   auto* compare = app.add_subcommand("compare", "Two runs' peaks per rank and category side by side, and a − b");
@@ -130,7 +150,7 @@ int main(int argc, char** argv) {
 
   // --help of every command ends with the exit codes.
   app.footer(cli::kExitCodesHelp);
-  for (CLI::App* command : {memory, simulate, run, compare, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
+  for (CLI::App* command : {memory, simulate, run, launch_check, compare, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
     command->footer(cli::kExitCodesHelp);
 
   try {
@@ -174,10 +194,13 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) {
       const Scenario scenario = run_flags.build();
-      if (multinode.nnodes > 1 && multinode.master.empty()) throw ScenarioError("--master", "--nnodes > 1 needs --master HOST:PORT");
-      if (const auto problem = exec::job_token_problem(multinode.token); problem && multinode.nnodes > 1) throw ScenarioError("--token", *problem);
-      if (multinode.node_rank >= multinode.nnodes)
-        throw ScenarioError("--node-rank", "must be below --nnodes (" + std::to_string(multinode.nnodes) + ")");
+      const bool launch_flags_given = run->count("--nnodes") + run->count("--node-rank") + run->count("--master") > 0;
+      if (backend == "cuda") {
+        cli::resolve_launch(multinode, launch_flags_given);
+      } else {
+        if (!launch_flags_given) cli::refuse_multi_process_launch(backend);
+        cli::resolve_launch(multinode, true);
+      }
       // --serve: listening (and the token line printed) before the run starts, so viewers see it from its header on.
       std::unique_ptr<cli::TraceServing> serving;
       if (!serve_address.empty()) serving = std::make_unique<cli::TraceServing>(serve_address, multinode.token, serve_linger, std::cerr);
@@ -195,6 +218,12 @@ int main(int argc, char** argv) {
         std::cerr << "error: " << executed.result.error << "\n";
         return 3;
       }
+    }
+    if (launch_check->parsed()) {
+      const bool flags_given = launch_check->count("--nnodes") + launch_check->count("--node-rank") + launch_check->count("--master") > 0;
+      const auto place = cli::resolve_launch(multinode, flags_given);
+      multinode.join_timeout = std::chrono::seconds(launch_timeout_s);
+      return cli::check_launch(multinode, place, launch_json, std::cout, std::cerr);
     }
     if (compare->parsed()) {
       const cli::Comparison comparison{cli::load_run_peaks(compare_a), cli::load_run_peaks(compare_b)};
