@@ -76,11 +76,26 @@ class RankBackend {
   virtual void run_kernel(const KernelLaunch& launch) = 0;
   // Runs a collective / send / recv; returns when this rank's part is done. Throws after the run was aborted.
   virtual void run_communication(const CommunicationLaunch& launch) = 0;
+  // The same, returning the device's own time for the op's work where the backend has a device clock (CUDA events
+  // recorded around the work on its stream), else nothing: the host's time around the call is then the op's time
+  // (the CPU, where the call is the work). The executor calls these, so the trace shows what the device spent.
+  virtual std::optional<TimeNs> run_kernel_timed(const KernelLaunch& launch) {
+    run_kernel(launch);
+    return std::nullopt;
+  }
+  virtual std::optional<TimeNs> run_communication_timed(const CommunicationLaunch& launch) {
+    run_communication(launch);
+    return std::nullopt;
+  }
   // Host <-> device copies (the batch the executor generates, parameter initialisation, loss and checksums).
   virtual void copy_from_host(const DeviceBuffer& dst, std::span<const std::byte> src) = 0;
   virtual void copy_to_host(std::span<std::byte> dst, const DeviceBuffer& src) = 0;
   // Sets every byte to 0 (fresh tensors start zeroed, so optimizer state and accumulators need no init op).
   virtual void fill_zero(const DeviceBuffer& dst) = 0;
+  // The plan's tensor standing for a framework thread's cuBLAS workspace (plan/cublas_workspace.h: "main" for
+  // forward GEMMs, "autograd" for backward) was allocated, or is about to be freed (an absent buffer). The CUDA
+  // backend has cuBLAS work in it (cublasSetWorkspace); elsewhere there is nothing to do.
+  virtual void use_gemm_workspace(const std::string& /*thread*/, const DeviceBuffer& /*workspace*/) {}
   // Waits until the work issued on `stream` is done (the CPU runs synchronously: a no-op there).
   virtual void synchronize(Stream stream) = 0;
   // What the whole device holds (cudaMemGetInfo) beside the allocator; none where that is not measured (CPU).

@@ -5,6 +5,7 @@
 
 #include "exec/data/batch_loading.h"
 #include "exec/data/parameter_init.h"
+#include "plan/cublas_workspace.h"
 
 namespace shardscope::exec {
 
@@ -92,6 +93,7 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
   tensors_.on_alloc(op.tensor, allocation, index);
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
   backend_.fill_zero(buffer);
+  if (const auto thread = cublas_workspace_thread(info.name)) backend_.use_gemm_workspace(*thread, buffer);
   if (info.initial_values.empty()) return;
   std::vector<float> values(static_cast<std::size_t>(info.bytes) / sizeof(float));
   const std::uint64_t seed = context_.options.distinct_replica_init ? context_.options.seed + static_cast<std::uint64_t>(program_.rank)
@@ -113,6 +115,8 @@ void RankRunner::run_free(OpIndex index, const Op& op) {
     for (OpIndex user : it->second) completion_.wait(user);
     in_flight_.erase(it);
   }
+  if (const auto thread = cublas_workspace_thread(program_.tensors.at(static_cast<std::size_t>(op.tensor)).name))
+    backend_.use_gemm_workspace(*thread, DeviceBuffer{});
   const Allocation allocation = tensors_.on_free(op.tensor, index);
   current_op_ = index;
   backend_.allocator().free(allocation.data);
@@ -158,31 +162,32 @@ void RankRunner::issue_on_stream(OpIndex index, const Op& op, std::vector<Device
 
 void RankRunner::execute_work(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands) {
   for (OpIndex dep : op.deps) completion_.wait(dep);
-  trace_.op_event(TraceEventKind::OpBegin, index, op);
+  const TimeNs begin = trace_.op_event(TraceEventKind::OpBegin, index, op);
+  std::optional<TimeNs> device_time;
   if (op.kind == OpKind::Compute) {
-    run_compute(index, op, std::move(operands));
+    device_time = run_compute(index, op, std::move(operands));
   } else {
-    backend_.run_communication(communication_launch(op, std::move(operands)));
+    device_time = backend_.run_communication_timed(communication_launch(op, std::move(operands)));
   }
-  trace_.op_event(TraceEventKind::OpEnd, index, op);
+  trace_.op_end(index, op, begin, device_time);
   completion_.mark_done(index);
 }
 
-void RankRunner::run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands) {
+std::optional<TimeNs> RankRunner::run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands) {
   if (op.kernel == Kernel::LoadBatch) {
     load_batch(context_.scenario, context_.options.seed, program_, index, operands, backend_);
-    return;
+    return std::nullopt;
   }
   const KernelLaunch launch = launches_.build(program_, index, std::move(operands));
-  backend_.run_kernel(launch);
+  const std::optional<TimeNs> device_time = backend_.run_kernel_timed(launch);
   const std::size_t loss_operand = op.kernel == Kernel::MseLoss ? 2 : op.kernel == Kernel::CrossEntropyLoss ? 3 : 0;
-  if (loss_operand == 0) return;
+  if (loss_operand == 0) return device_time;
   float loss = 0;
   backend_.copy_to_host(std::as_writable_bytes(std::span<float>(&loss, 1)), launch.operands.at(loss_operand));
   std::lock_guard lock(result_mutex_);
   if (op.micro_batch < 0) {
     result_.loss = loss;
-    return;
+    return device_time;
   }
   if (op.step != loss_step_) {
     loss_step_ = op.step;
@@ -191,6 +196,7 @@ void RankRunner::run_compute(OpIndex index, const Op& op, std::vector<DeviceBuff
   }
   loss_sum_ += loss;
   result_.loss = loss_sum_ / ++loss_count_;
+  return device_time;
 }
 
 CommunicationLaunch RankRunner::communication_launch(const Op& op, std::vector<DeviceBuffer> operands) const {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "exec/backend.h"
@@ -45,7 +46,8 @@ class RankRunner {
   void issue_on_stream(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
   // Waits for deps, then OpBegin, the work, OpEnd, done flag. On the thread of the op's stream.
   void execute_work(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
-  void run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
+  // Returns the device's time for the kernel where the backend measures one (RankBackend::run_kernel_timed).
+  std::optional<TimeNs> run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
   CommunicationLaunch communication_launch(const Op& op, std::vector<DeviceBuffer> operands) const;
   void report(const std::exception& error);
   void measure_parameters();

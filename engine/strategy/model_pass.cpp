@@ -18,12 +18,14 @@
 //   (torch/csrc/autograd/input_buffer.cpp).
 #include "strategy/model_pass.h"
 
+#include "plan/cublas_workspace.h"
+
 namespace shardscope {
 
 void CublasWorkspaces::touch(ProgramBuilder& builder, const std::string& thread) {
   if (bytes_ <= 0 || seen_.count(thread)) return;
   seen_.insert(thread);
-  builder.alloc("cuBLAS workspace (" + thread + " thread)", bytes_, Category::Temporaries, /*persistent=*/true);
+  builder.alloc(cublas_workspace_tensor_name(thread), bytes_, Category::Temporaries, /*persistent=*/true);
 }
 
 ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,

@@ -59,14 +59,5 @@ TEST(CudaCollectiveLayout, EvenBuffersUseNcclsCallsUnevenOnesTensorSplitChunks) 
   EXPECT_THROW(chunked_layout(8, 2, 2), std::invalid_argument);
 }
 
-TEST(CudaCollectiveLayout, InPlaceMeansTheInputIsExactlyTheMembersChunk) {
-  std::vector<float> whole(12);
-  const cpu::ChunkRange chunk = chunked_layout(12, 4, 2).chunk;  // [6, 9)
-  EXPECT_TRUE(is_own_chunk(whole.data(), whole.data() + 6, chunk));    // NCCL: sendbuff == recvbuff + rank·count
-  EXPECT_FALSE(is_own_chunk(whole.data(), whole.data() + 3, chunk));   // another member's chunk
-  std::vector<float> elsewhere(3);
-  EXPECT_FALSE(is_own_chunk(whole.data(), elsewhere.data(), chunk));  // out of place
-}
-
 }  // namespace
 }  // namespace shardscope::exec::cuda

@@ -1,7 +1,7 @@
 // How the NCCL communicator (nccl_communicator.cpp) lays a collective onto NCCL's calls, free of CUDA and NCCL headers
 // so tests/exec/test_cuda_host_logic.cpp checks it without a GPU: a rank's index in a group (NCCL's rank numbering
 // in the group's communicator, and the group-local root of broadcast / reduce / scatter / gather), and the chunk a
-// member owns of an [input, output] all-gather or reduce-scatter (plan/kernel.h) with the in-place test.
+// member owns of an [input, output] all-gather or reduce-scatter (plan/kernel.h).
 #pragma once
 #include "exec/exec_layer.h"
 #include <algorithm>
@@ -32,12 +32,6 @@ inline ChunkedLayout chunked_layout(std::size_t whole, int members, int me) {
   if (members < 1 || me < 0 || me >= members)
     throw std::invalid_argument("member " + std::to_string(me) + " of a group of " + std::to_string(members));
   return {cpu::chunk_range(whole, members, me), whole % static_cast<std::size_t>(members) == 0};
-}
-
-// Whether `part` is the chunk itself inside the fp32 buffer `whole` (the in-place form: NCCL's in-place all-gather
-// and reduce-scatter need exactly this, sendbuff == recvbuff + rank·count or the reverse).
-inline bool is_own_chunk(const void* whole, const void* part, const cpu::ChunkRange& chunk) {
-  return static_cast<const char*>(part) == static_cast<const char*>(whole) + chunk.begin * sizeof(float);
 }
 
 }  // namespace shardscope::exec::cuda

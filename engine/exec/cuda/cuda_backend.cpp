@@ -17,37 +17,58 @@ CudaRankBackend::CudaRankBackend(int rank, int device, CudaCommunicator& communi
   // Non-blocking streams: no implicit synchronisation with the legacy default stream of other ranks on the GPU.
   check_cuda(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate (compute)");
   check_cuda(cudaStreamCreateWithFlags(&communication_, cudaStreamNonBlocking), "cudaStreamCreate (communication)");
-  check_cublas(cublasCreate(&cublas_), "cublasCreate");
-  check_cublas(cublasSetStream(cublas_, compute_), "cublasSetStream");
-  // Plain fp32 GEMMs (no TF32), as torch.backends.cuda.matmul.allow_tf32 = False, the default since PyTorch 1.12.
-  check_cublas(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  for (cublasHandle_t* handle : {&cublas_, &cublas_backward_}) {
+    check_cublas(cublasCreate(handle), "cublasCreate");
+    check_cublas(cublasSetStream(*handle, compute_), "cublasSetStream");
+    // Plain fp32 GEMMs (no TF32), as torch.backends.cuda.matmul.allow_tf32 = False, the default since PyTorch 1.12.
+    check_cublas(cublasSetMathMode(*handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
   allocator_ = std::make_unique<DeviceCachingAllocator>(std::make_unique<CudaSegmentSource>(device_));
+  kernel_timer_ = std::make_unique<EventTimer>();
 }
 
 CudaRankBackend::~CudaRankBackend() {
   cudaSetDevice(device_);
   allocator_.reset();  // segments back to the device before the streams go
+  kernel_timer_.reset();
+  communication_timers_.clear();
   if (cublas_) cublasDestroy(cublas_);
+  if (cublas_backward_) cublasDestroy(cublas_backward_);
   if (compute_) cudaStreamDestroy(compute_);
   if (communication_) cudaStreamDestroy(communication_);
 }
 
 void CudaRankBackend::use_device() const { check_cuda(cudaSetDevice(device_), "cudaSetDevice"); }
 
-void CudaRankBackend::run_kernel(const KernelLaunch& launch) {
+std::optional<TimeNs> CudaRankBackend::run_kernel_timed(const KernelLaunch& launch) {
   std::lock_guard lock(kernel_mutex_);
   use_device();
   // Clear this thread's error variable first (CUDA programming guide, "Error checking"): the check below must see
   // only these launches. The communication thread also runs compute ops (ZeRO-3 copy-outs), and its NCCL waits
   // poll cudaStreamQuery, whose cudaErrorNotReady would otherwise be reported here as a failed launch.
   cudaGetLastError();
-  run_cuda_kernel(launch, cublas_, compute_);
+  kernel_timer_->start(compute_);
+  run_cuda_kernel(launch, launch.kernel == Kernel::LinearBackward ? cublas_backward_ : cublas_, compute_);
+  kernel_timer_->stop(compute_);
   check_cuda(cudaGetLastError(), ("launching " + kernel_name(launch.kernel)).c_str());
   check_cuda(cudaStreamSynchronize(compute_), kernel_name(launch.kernel).c_str());
+  return kernel_timer_->elapsed();
 }
 
-void CudaRankBackend::run_communication(const CommunicationLaunch& launch) {
-  communicator_.run(launch, rank_, device_, communication_);
+EventTimer& CudaRankBackend::communication_timer() {
+  std::lock_guard lock(timers_mutex_);
+  std::unique_ptr<EventTimer>& timer = communication_timers_[std::this_thread::get_id()];
+  if (!timer) {
+    use_device();
+    timer = std::make_unique<EventTimer>();
+  }
+  return *timer;
+}
+
+std::optional<TimeNs> CudaRankBackend::run_communication_timed(const CommunicationLaunch& launch) {
+  EventTimer& timer = communication_timer();
+  if (!communicator_.run(launch, rank_, device_, communication_, &timer)) return std::nullopt;
+  return timer.elapsed();
 }
 
 void CudaRankBackend::copy_from_host(const DeviceBuffer& dst, std::span<const std::byte> src) {
@@ -72,6 +93,15 @@ void CudaRankBackend::copy_to_host(std::span<std::byte> dst, const DeviceBuffer&
   check_cuda(cudaMemcpyAsync(dst.data(), src.data, dst.size(), cudaMemcpyDeviceToHost, compute_),
              "cudaMemcpyAsync (device to host)");
   check_cuda(cudaStreamSynchronize(compute_), "cudaMemcpyAsync (device to host)");
+}
+
+void CudaRankBackend::use_gemm_workspace(const std::string& thread, const DeviceBuffer& workspace) {
+  std::lock_guard lock(kernel_mutex_);
+  use_device();
+  cublasHandle_t handle = thread.find("autograd") != std::string::npos ? cublas_backward_ : cublas_;
+  // The caching allocator's blocks are 512-byte aligned, more than the 256 bytes cublasSetWorkspace asks for. An
+  // absent buffer (the tensor is about to be freed) leaves cuBLAS with no workspace rather than a dangling one.
+  check_cublas(cublasSetWorkspace(handle, workspace.data, static_cast<std::size_t>(workspace.bytes)), "cublasSetWorkspace");
 }
 
 void CudaRankBackend::fill_zero(const DeviceBuffer& dst) {

@@ -2,18 +2,22 @@
 // PyTorch 2.x rules (exec/cuda_host/device_caching_allocator.h), a compute and a communication stream, a cuBLAS
 // handle; collectives through NCCL, or the local device-memory path when ranks share GPUs. Every call returns with
 // its work done (kernels are launched and their stream synchronised): the executor's completion tracking stays
-// host-side, and the op times in the trace are host wall-clock around the synchronised work. CUDA backend only.
+// host-side. Op times in the trace are the device's (CUDA events around each op's work on its stream), except
+// for the local collectives, which meet on the host. CUDA backend only.
 #pragma once
 #include "exec/exec_layer.h"
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "exec/backend.h"
 #include "exec/cuda/cuda_communicator.h"
+#include "exec/cuda/event_timer.h"
 #include "exec/cuda_host/device_caching_allocator.h"
 #include "exec/cuda_host/rank_placement.h"
 #include "exec/executor.h"
@@ -27,11 +31,14 @@ class CudaRankBackend final : public RankBackend {
   ~CudaRankBackend() override;
   int rank() const override { return rank_; }
   TrackingAllocator& allocator() override { return *allocator_; }
-  void run_kernel(const KernelLaunch& launch) override;
-  void run_communication(const CommunicationLaunch& launch) override;
+  void run_kernel(const KernelLaunch& launch) override { run_kernel_timed(launch); }
+  void run_communication(const CommunicationLaunch& launch) override { run_communication_timed(launch); }
+  std::optional<TimeNs> run_kernel_timed(const KernelLaunch& launch) override;
+  std::optional<TimeNs> run_communication_timed(const CommunicationLaunch& launch) override;
   void copy_from_host(const DeviceBuffer& dst, std::span<const std::byte> src) override;
   void copy_to_host(std::span<std::byte> dst, const DeviceBuffer& src) override;
   void fill_zero(const DeviceBuffer& dst) override;
+  void use_gemm_workspace(const std::string& thread, const DeviceBuffer& workspace) override;
   void synchronize(Stream stream) override;
   std::optional<DeviceMemoryUse> device_memory() override;
 
@@ -43,8 +50,17 @@ class CudaRankBackend final : public RankBackend {
   CudaCommunicator& communicator_;
   cudaStream_t compute_ = nullptr;
   cudaStream_t communication_ = nullptr;
+  // Two handles, as PyTorch's main thread (forward GEMMs) and autograd thread (backward GEMMs) each take one from
+  // the per-thread handle pool, so each can work in its own plan workspace tensor. Both on the compute stream.
   cublasHandle_t cublas_ = nullptr;
+  cublasHandle_t cublas_backward_ = nullptr;
   std::mutex kernel_mutex_;  // a cuBLAS handle is not thread-safe; kernels may come from a copy-stream thread too
+  std::unique_ptr<EventTimer> kernel_timer_;         // under kernel_mutex_
+  // One timer per thread that runs communication: calls from different threads may wait on their peers at once,
+  // so they share no events and hold no lock while they wait.
+  EventTimer& communication_timer();
+  std::mutex timers_mutex_;
+  std::map<std::thread::id, std::unique_ptr<EventTimer>> communication_timers_;  // under timers_mutex_
   std::unique_ptr<DeviceCachingAllocator> allocator_;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "exec/backend.h"
+#include "exec/cuda/event_timer.h"
 
 namespace shardscope::exec::cuda {
 
@@ -15,8 +16,10 @@ class CudaCommunicator {
  public:
   virtual ~CudaCommunicator() = default;
   // On the calling rank's communication stream (NCCL) or the devices' default streams (local path); throws
-  // RunStopped (exec/run_control.h) once abort() was called.
-  virtual void run(const CommunicationLaunch& launch, int rank, int device, cudaStream_t stream) = 0;
+  // RunStopped (exec/run_control.h) once abort() was called. Where the work is queued on `stream` (NCCL), `timer`
+  // (when given) is started before it is queued and stopped right after, and run returns true: the device's time
+  // for it can then be read. The local path meets on the host and returns false.
+  virtual bool run(const CommunicationLaunch& launch, int rank, int device, cudaStream_t stream, EventTimer* timer) = 0;
   // Wakes / cancels every blocked or later call.
   virtual void abort() = 0;
   virtual std::string kind() const = 0;  // "NCCL" or "local collectives"

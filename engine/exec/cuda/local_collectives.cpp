@@ -205,7 +205,7 @@ void LocalCollectives::perform(const CommunicationLaunch& l, const std::vector<i
   throw std::invalid_argument("the CUDA backend does not run " + collective_kind_name(l.collective));
 }
 
-void LocalCollectives::run(const CommunicationLaunch& l, int rank, int device, cudaStream_t stream) {
+bool LocalCollectives::run(const CommunicationLaunch& l, int rank, int device, cudaStream_t stream, EventTimer*) {
   // The caller's stream holds nothing pending (every kernel is synchronised), but wait anyway: the buffers must be
   // final before another thread copies them.
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
@@ -246,6 +246,7 @@ void LocalCollectives::run(const CommunicationLaunch& l, int rank, int device, c
   }
   if (!done) throw RunStopped();
   if (!error.empty()) throw std::runtime_error(error);
+  return false;  // spread over the members' devices and met on the host: the host's time is the op's time
 }
 
 }  // namespace shardscope::exec::cuda

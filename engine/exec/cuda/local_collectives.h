@@ -18,7 +18,7 @@ class LocalCollectives final : public CudaCommunicator {
  public:
   LocalCollectives() = default;
   ~LocalCollectives() override;
-  void run(const CommunicationLaunch& launch, int rank, int device, cudaStream_t stream) override;
+  bool run(const CommunicationLaunch& launch, int rank, int device, cudaStream_t stream, EventTimer* timer) override;
   void abort() override;
   std::string kind() const override { return "local collectives"; }
 

@@ -60,15 +60,24 @@ NcclCommunicator::NcclCommunicator(const std::vector<std::vector<int>>& groups, 
     for (int rank : members)
       if (placement.is_local(rank, multinode.node_rank)) local.push_back(rank);
     if (local.empty()) continue;  // a group of other nodes only: every node walks the groups in the same order
+    // Non-blocking communicators (ncclConfig_t::blocking = 0): no NCCL call ever blocks this process's threads, so
+    // abort() can always take the communicators back (ncclCommAbort) and no thread stays stuck in a call waiting
+    // for a peer that failed. Every call may return ncclInProgress: issued() / settle() then poll the
+    // communicator's state (NCCL docs, "Communicator creation" and "Fault tolerance").
     check_nccl(ncclGroupStart(), "ncclGroupStart");
+    std::vector<ncclComm_t> created;
     for (int rank : local) {
       check_cuda(cudaSetDevice(placement.ranks[static_cast<std::size_t>(rank)].device), "cudaSetDevice");
       ncclComm_t comm = nullptr;
-      check_nccl(ncclCommInitRank(&comm, static_cast<int>(members.size()), ids[g], index_in(members, rank)),
-                 "ncclCommInitRank");
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      config.blocking = 0;
+      check_queued(ncclCommInitRankConfig(&comm, static_cast<int>(members.size()), ids[g], index_in(members, rank), &config),
+                   "ncclCommInitRankConfig");
       comms_[{static_cast<int>(g), rank}] = comm;
+      created.push_back(comm);
     }
-    check_nccl(ncclGroupEnd(), "ncclGroupEnd (communicator set-up)");
+    check_queued(ncclGroupEnd(), "ncclGroupEnd (communicator set-up)");
+    for (ncclComm_t comm : created) settle(comm, "ncclCommInitRankConfig");
   }
 }
 
@@ -77,13 +86,46 @@ NcclCommunicator::~NcclCommunicator() {
   // NCCL docs ("Destroying a communicator"): one thread managing several ranks of a communicator finalizes them
   // inside one group, then destroys them; ncclCommDestroy alone would finalize them one by one and could wait on
   // the peers this same thread has not reached yet.
+  // Non-blocking: Finalize returns at once (ncclInProgress); a communicator that has not settled within the
+  // deadline (a peer that never finalizes) is aborted instead of destroyed, so tearing down never hangs.
+  bool finalized = true;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     ncclGroupStart();
     for (auto& [key, comm] : comms_)
       if (key.first == static_cast<int>(g)) ncclCommFinalize(comm);
     ncclGroupEnd();
   }
-  for (auto& [key, comm] : comms_) ncclCommDestroy(comm);
+  const auto deadline = std::chrono::steady_clock::now() + kFinalizeTimeout;
+  for (auto& [key, comm] : comms_) {
+    ncclResult_t state = ncclInProgress;
+    while (ncclCommGetAsyncError(comm, &state) == ncclSuccess && state == ncclInProgress &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (state != ncclSuccess) finalized = false;
+  }
+  for (auto& [key, comm] : comms_) finalized ? ncclCommDestroy(comm) : ncclCommAbort(comm);
+}
+
+void NcclCommunicator::check_queued(ncclResult_t result, const char* what) {
+  if (result != ncclInProgress) check_nccl(result, what);
+}
+
+void NcclCommunicator::issued(ncclComm_t comm, ncclResult_t result, const char* what) const {
+  if (result == ncclInProgress) {
+    settle(comm, what);
+    return;
+  }
+  check_nccl(result, what);
+}
+
+void NcclCommunicator::settle(ncclComm_t comm, const char* what) const {
+  for (;;) {
+    if (aborted_) throw RunStopped();
+    ncclResult_t state = ncclInProgress;
+    check_nccl(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
+    if (state != ncclInProgress) return check_nccl(state, what);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 }
 
 void NcclCommunicator::abort() {
@@ -130,15 +172,18 @@ bool NcclCommunicator::done_or_throw(cudaStream_t stream, ncclComm_t comm) const
   return false;
 }
 
-void NcclCommunicator::run(const CommunicationLaunch& l, int rank, int device, cudaStream_t stream) {
+bool NcclCommunicator::run(const CommunicationLaunch& l, int rank, int device, cudaStream_t stream, EventTimer* timer) {
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
   ncclComm_t comm = nullptr;
   {
     std::shared_lock lock(comms_mutex_);  // released before wait(), which takes it per poll
     if (aborted_) throw RunStopped();
+    if (timer) timer->start(stream);
     comm = enqueue(l, rank, stream);
+    if (timer) timer->stop(stream);
   }
   wait(stream, comm);
+  return timer != nullptr;
 }
 
 // Queues the launch's NCCL calls (and copies) on `stream`; returns the communicator to wait on.
@@ -153,9 +198,9 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
     ncclComm_t world = comm_for(groups_.back(), rank);
     const DeviceBuffer& b = buffer(0, "buffer");
     if (l.kind == OpKind::Send) {
-      check_nccl(ncclSend(b.data, b.float_count(), ncclFloat, l.peer, world, stream), "ncclSend");
+      issued(world, ncclSend(b.data, b.float_count(), ncclFloat, l.peer, world, stream), "ncclSend");
     } else {
-      check_nccl(ncclRecv(b.data, b.float_count(), ncclFloat, l.peer, world, stream), "ncclRecv");
+      issued(world, ncclRecv(b.data, b.float_count(), ncclFloat, l.peer, world, stream), "ncclRecv");
     }
     return world;
   }
@@ -172,13 +217,13 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       for (std::size_t k = 0; k < std::max<std::size_t>(1, l.operands.size()); ++k) {
         const DeviceBuffer& b = buffer(k, "buffer");
         if (l.collective == CollectiveKind::AllReduce)
-          check_nccl(ncclAllReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, comm, stream), "ncclAllReduce");
+          check_queued(ncclAllReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, comm, stream), "ncclAllReduce");
         else if (l.collective == CollectiveKind::Broadcast)
-          check_nccl(ncclBroadcast(b.data, b.data, b.float_count(), ncclFloat, root, comm, stream), "ncclBroadcast");
+          check_queued(ncclBroadcast(b.data, b.data, b.float_count(), ncclFloat, root, comm, stream), "ncclBroadcast");
         else
-          check_nccl(ncclReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, root, comm, stream), "ncclReduce");
+          check_queued(ncclReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, root, comm, stream), "ncclReduce");
       }
-      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+      issued(comm, ncclGroupEnd(), "ncclGroupEnd");
       return comm;
     }
     case CollectiveKind::ReduceScatter: {
@@ -188,9 +233,9 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
         check_nccl(ncclGroupStart(), "ncclGroupStart");
         for (const MemberPart& part : parts) {
           const DeviceBuffer& b = l.operands[part.operand];
-          check_nccl(ncclReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, part.member, comm, stream), "ncclReduce");
+          check_queued(ncclReduce(b.data, b.data, b.float_count(), ncclFloat, ncclSum, part.member, comm, stream), "ncclReduce");
         }
-        check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+        issued(comm, ncclGroupEnd(), "ncclGroupEnd");
         return comm;
       }
       const DeviceBuffer& input = buffer(0, "input");
@@ -203,17 +248,21 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
                                     " elements, expected " + std::to_string(chunk.size));
       auto* in = reinterpret_cast<float*>(input.data);
       if (layout.even) {
-        check_nccl(ncclReduceScatter(in, output.data, chunk.size, ncclFloat, ncclSum, comm, stream), "ncclReduceScatter");
-      } else {
-        // Uneven chunks (torch.tensor_split sizes), which NCCL's reduce-scatter cannot express: all-reduce the input
-        // in place, then copy this rank's chunk out.
-        check_nccl(ncclAllReduce(in, in, count, ncclFloat, ncclSum, comm, stream), "ncclAllReduce");
-        // In place (the output is this rank's chunk of the input) the sum is already there; cudaMemcpy's areas
-        // must not overlap.
-        if (!is_own_chunk(in, output.data, chunk))
-          check_cuda(cudaMemcpyAsync(output.data, in + chunk.begin, chunk.size * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+        issued(comm, ncclReduceScatter(in, output.data, chunk.size, ncclFloat, ncclSum, comm, stream), "ncclReduceScatter");
+        return comm;
       }
+      // Uneven chunks (torch.tensor_split sizes), which ncclReduceScatter (one count per rank) cannot express: one
+      // ncclReduce per member's chunk, rooted at that member, fused by a group — what ProcessGroupNCCL does for
+      // uneven reduce_scatter inputs. Each chunk crosses the ring once, as in a reduce-scatter, and only its owner
+      // receives it (into the output; in place when the output is that chunk of the input).
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (int member = 0; member < members; ++member) {
+        const cpu::ChunkRange part = chunked_layout(count, members, member).chunk;
+        if (part.size == 0) continue;  // every member skips the same empty chunks
+        void* into = member == me ? output.data : static_cast<void*>(in + part.begin);
+        check_queued(ncclReduce(in + part.begin, into, part.size, ncclFloat, ncclSum, member, comm, stream), "ncclReduce");
+      }
+      issued(comm, ncclGroupEnd(), "ncclGroupEnd");
       return comm;
     }
     case CollectiveKind::AllGather: {
@@ -228,18 +277,20 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
                                     " elements, expected " + std::to_string(chunk.size));
       auto* out = reinterpret_cast<float*>(output.data);
       if (layout.even) {
-        check_nccl(ncclAllGather(input.data, out, chunk.size, ncclFloat, comm, stream), "ncclAllGather");
-      } else {
-        // Uneven chunks: zero the rest of the output, place this rank's chunk (unless the input already is that
-        // chunk, the in-place form), and sum (every element has one writer).
-        check_cuda(cudaMemsetAsync(out, 0, chunk.begin * sizeof(float), stream), "cudaMemsetAsync");
-        check_cuda(cudaMemsetAsync(out + chunk.end(), 0, (count - chunk.end()) * sizeof(float), stream),
-                   "cudaMemsetAsync");
-        if (!is_own_chunk(out, input.data, chunk))
-          check_cuda(cudaMemcpyAsync(out + chunk.begin, input.data, chunk.size * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
-        check_nccl(ncclAllReduce(out, out, count, ncclFloat, ncclSum, comm, stream), "ncclAllReduce");
+        issued(comm, ncclAllGather(input.data, out, chunk.size, ncclFloat, comm, stream), "ncclAllGather");
+        return comm;
       }
+      // Uneven chunks: one ncclBroadcast per member's chunk, rooted at that member, fused by a group (how
+      // ProcessGroupNCCL gathers uneven all_gather outputs). The root sends from its input (in place when the input
+      // is its chunk of the output); everyone receives into the chunk's place in the output.
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (int member = 0; member < members; ++member) {
+        const cpu::ChunkRange part = chunked_layout(count, members, member).chunk;
+        if (part.size == 0) continue;
+        const void* from = member == me ? static_cast<const void*>(input.data) : static_cast<const void*>(out + part.begin);
+        check_queued(ncclBroadcast(from, out + part.begin, part.size, ncclFloat, member, comm, stream), "ncclBroadcast");
+      }
+      issued(comm, ncclGroupEnd(), "ncclGroupEnd");
       return comm;
     }
     case CollectiveKind::Scatter:
@@ -250,7 +301,7 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       // allocator, as enqueue_rooted's sizes) that run() waits on, so no member goes on before all have arrived.
       float* word = nullptr;
       check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&word), sizeof(float), stream), "cudaMallocAsync (barrier)");
-      check_nccl(ncclAllReduce(word, word, 1, ncclFloat, ncclSum, comm, stream), "ncclAllReduce (barrier)");
+      issued(comm, ncclAllReduce(word, word, 1, ncclFloat, ncclSum, comm, stream), "ncclAllReduce (barrier)");
       check_cuda(cudaFreeAsync(word, stream), "cudaFreeAsync (barrier)");
       return comm;
     }
@@ -276,7 +327,7 @@ ncclComm_t NcclCommunicator::enqueue_rooted(const CommunicationLaunch& l, ncclCo
              "cudaMallocAsync (scatter / gather sizes)");
   const auto own = static_cast<std::int64_t>(buffers.part.float_count());
   check_cuda(cudaMemcpyAsync(device_sizes + me, &own, sizeof own, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
-  check_nccl(ncclAllGather(device_sizes + me, device_sizes, 1, ncclInt64, comm, stream), "ncclAllGather (sizes)");
+  issued(comm, ncclAllGather(device_sizes + me, device_sizes, 1, ncclInt64, comm, stream), "ncclAllGather (sizes)");
   // Not cudaStreamSynchronize: the shared lock is held, and an abort must be able to end this wait.
   while (!done_or_throw(stream, comm)) std::this_thread::sleep_for(std::chrono::microseconds(20));
   // Only now the copy to the host: a copy into pageable memory returns only once it is done, so queued behind the
@@ -289,9 +340,9 @@ ncclComm_t NcclCommunicator::enqueue_rooted(const CommunicationLaunch& l, ncclCo
     const auto count = static_cast<std::size_t>(own);
     if (count == 0) return comm;
     if (scatter) {
-      check_nccl(ncclRecv(part, count, ncclFloat, root, comm, stream), "ncclRecv (scatter)");
+      issued(comm, ncclRecv(part, count, ncclFloat, root, comm, stream), "ncclRecv (scatter)");
     } else {
-      check_nccl(ncclSend(part, count, ncclFloat, root, comm, stream), "ncclSend (gather)");
+      issued(comm, ncclSend(part, count, ncclFloat, root, comm, stream), "ncclSend (gather)");
     }
     return comm;
   }
@@ -314,12 +365,12 @@ ncclComm_t NcclCommunicator::enqueue_rooted(const CommunicationLaunch& l, ncclCo
       check_cuda(cudaMemcpyAsync(scatter ? part : in_root, scatter ? in_root : part, count * sizeof(float),
                                  cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
     } else if (scatter) {
-      check_nccl(ncclSend(in_root, count, ncclFloat, i, comm, stream), "ncclSend (scatter)");
+      check_queued(ncclSend(in_root, count, ncclFloat, i, comm, stream), "ncclSend (scatter)");
     } else {
-      check_nccl(ncclRecv(in_root, count, ncclFloat, i, comm, stream), "ncclRecv (gather)");
+      check_queued(ncclRecv(in_root, count, ncclFloat, i, comm, stream), "ncclRecv (gather)");
     }
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  issued(comm, ncclGroupEnd(), "ncclGroupEnd");
   return comm;
 }
 
@@ -346,10 +397,10 @@ ncclComm_t NcclCommunicator::enqueue_gather_into_list(const CommunicationLaunch&
   check_nccl(ncclGroupStart(), "ncclGroupStart");
   for (std::size_t d = 0; d < l.group.size(); ++d) {
     const DeviceBuffer& output = l.operands[d + 1];
-    check_nccl(ncclBroadcast(output.data, output.data, output.float_count(), ncclFloat, static_cast<int>(d), comm, stream),
+    check_queued(ncclBroadcast(output.data, output.data, output.float_count(), ncclFloat, static_cast<int>(d), comm, stream),
                "ncclBroadcast (all-gather into a list)");
   }
-  check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+  issued(comm, ncclGroupEnd(), "ncclGroupEnd");
   return comm;
 }
 

@@ -2,14 +2,15 @@
 // plus one over the whole world for send / recv, for the ranks of this process, one rank per GPU (NCCL 2.28 refuses
 // two ranks of a communicator on one GPU). Unique ids come from node 0: generated here on one node, fetched over
 // TCP (exec/cuda_host/tcp_rendezvous.h) on the others. Communicators are created per group inside
-// ncclGroupStart/End from one thread (ncclCommInitRank for every local member: the single-process multi-GPU form of
-// the NCCL docs).
+// ncclGroupStart/End from one thread (ncclCommInitRankConfig for every local member: the single-process multi-GPU
+// form of the NCCL docs), non-blocking, so an abort never waits on a peer stuck in a blocking call.
 // CUDA backend only.
 #pragma once
 #include "exec/exec_layer.h"
 #include <nccl.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -23,10 +24,11 @@ namespace shardscope::exec::cuda {
 
 class NcclCommunicator final : public CudaCommunicator {
  public:
+  static constexpr std::chrono::seconds kFinalizeTimeout{30};  // then the communicators are aborted
   NcclCommunicator(const std::vector<std::vector<int>>& groups, const RankPlacement& placement,
                    const MultiNodeOptions& multinode, int gpus_per_node);
   ~NcclCommunicator() override;
-  void run(const CommunicationLaunch& launch, int rank, int device, cudaStream_t stream) override;
+  bool run(const CommunicationLaunch& launch, int rank, int device, cudaStream_t stream, EventTimer* timer) override;
   void abort() override;
   std::string kind() const override { return "NCCL"; }
 
@@ -35,6 +37,11 @@ class NcclCommunicator final : public CudaCommunicator {
   ncclComm_t enqueue(const CommunicationLaunch& launch, int rank, cudaStream_t stream);
   ncclComm_t enqueue_gather_into_list(const CommunicationLaunch& launch, ncclComm_t comm, int me, cudaStream_t stream);
   ncclComm_t enqueue_rooted(const CommunicationLaunch& launch, ncclComm_t comm, int me, int root, cudaStream_t stream);
+  // Non-blocking communicators: a call inside a group may return ncclInProgress (check_queued accepts it); a call
+  // outside one or a group's end that does is settled (issued) by polling the communicator until it is ready.
+  static void check_queued(ncclResult_t result, const char* what);
+  void issued(ncclComm_t comm, ncclResult_t result, const char* what) const;
+  void settle(ncclComm_t comm, const char* what) const;  // throws RunStopped after an abort
   void wait(cudaStream_t stream, ncclComm_t comm) const;
   bool done_or_throw(cudaStream_t stream, ncclComm_t comm) const;
 

@@ -1,0 +1,30 @@
+// The tensors a plan allocates for PyTorch 2.x's cached cuBLAS workspaces (one per framework thread that runs a
+// GEMM: "main" for forward, "autograd" for backward; strategy/model_pass.h), named so the executor can find them
+// and hand them to cuBLAS (RankBackend::use_gemm_workspace): the workspace cuBLAS works in is then the memory the
+// allocator counts, as in PyTorch (aten/src/ATen/cuda/CublasHandlePool.cpp sets a caching-allocator buffer with
+// cublasSetWorkspace).
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace shardscope {
+
+inline constexpr std::string_view kCublasWorkspacePrefix = "cuBLAS workspace (";
+inline constexpr std::string_view kCublasWorkspaceSuffix = " thread)";
+
+inline std::string cublas_workspace_tensor_name(std::string_view thread) {
+  return std::string(kCublasWorkspacePrefix) + std::string(thread) + std::string(kCublasWorkspaceSuffix);
+}
+
+// The thread whose workspace a tensor is ("main", "autograd"), or nothing for any other tensor.
+inline std::optional<std::string> cublas_workspace_thread(std::string_view tensor_name) {
+  if (tensor_name.size() <= kCublasWorkspacePrefix.size() + kCublasWorkspaceSuffix.size() ||
+      tensor_name.substr(0, kCublasWorkspacePrefix.size()) != kCublasWorkspacePrefix ||
+      tensor_name.substr(tensor_name.size() - kCublasWorkspaceSuffix.size()) != kCublasWorkspaceSuffix)
+    return std::nullopt;
+  return std::string(tensor_name.substr(kCublasWorkspacePrefix.size(),
+                                        tensor_name.size() - kCublasWorkspacePrefix.size() - kCublasWorkspaceSuffix.size()));
+}
+
+}  // namespace shardscope
