@@ -9,8 +9,9 @@
 namespace shardscope::cli {
 
 void print_gpus_text(const exec::GpuInventory& inventory, std::ostream& out) {
-  out << (inventory.cuda_built ? "CUDA backend: built (" + inventory.runtime_version + ")\n"
-                               : std::string("CUDA backend: not built\n"));
+  // No runtime version when the backend's library could not be loaded (the reason below says why).
+  const std::string version = inventory.runtime_version.empty() ? "" : " (" + inventory.runtime_version + ")";
+  out << (inventory.cuda_built ? "CUDA backend: built" + version + "\n" : std::string("CUDA backend: not built\n"));
   if (!inventory.usable()) {
     out << inventory.reason << "\n";
     return;

@@ -1,5 +1,6 @@
-// TrackingAllocator's accounting, events and failure injection, and the aligned host-memory backend.
-// Depends on core/ only.
+// TrackingAllocator's accounting, events and failure injection, and the aligned host-memory backend (through a
+// cache of freed blocks).
+// Depends on core/ and the CPU backend's block cache.
 #include "exec/tracking_allocator.h"
 
 #include <algorithm>
@@ -129,15 +130,15 @@ void TrackingAllocator::release_all_live() {
 CpuTrackingAllocator::~CpuTrackingAllocator() { release_all_live(); }
 
 TrackingAllocator::RawBlock CpuTrackingAllocator::raw_allocate(Bytes bytes) {
-  // std::aligned_alloc wants a size that is a multiple of the alignment; the padding is not counted.
-  void* data = std::aligned_alloc(kAlignmentBytes, static_cast<std::size_t>(round_up(bytes, kAlignmentBytes)));
+  // The cache rounds up to the alignment; the padding is not counted.
+  void* data = cache_.allocate(static_cast<std::size_t>(bytes));
   if (data == nullptr) return {};
   reserved_ += bytes;
   return {data, bytes};
 }
 
 void CpuTrackingAllocator::raw_free(void* data, Bytes requested_bytes) {
-  std::free(data);
+  cache_.release(data, static_cast<std::size_t>(requested_bytes));
   reserved_ -= requested_bytes;
 }
 

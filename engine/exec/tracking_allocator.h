@@ -1,6 +1,6 @@
 // The allocator interface every executor allocates tensors through: per-category live and peak bytes, alloc/free
 // events for the trace, injectable failures. Backend-neutral (a CUDA caching allocator implements it later);
-// depends on core/ only.
+// depends on core/ only, and the host allocator below on the CPU backend's block cache (exec/cpu/host_memory.h).
 #pragma once
 #include "exec/exec_layer.h"
 #include <cstdint>
@@ -14,6 +14,7 @@
 
 #include "core/category.h"
 #include "core/units.h"
+#include "exec/cpu/host_memory.h"
 
 namespace shardscope::exec {
 
@@ -130,7 +131,9 @@ class TrackingAllocator {
   Listener listener_;
 };
 
-// Host memory, 64-byte aligned (a cache line; AVX-512 loads), counting exactly the bytes requested.
+// Host memory, 64-byte aligned (a cache line; AVX-512 loads), counting exactly the bytes requested. Freed blocks go
+// to a HostBlockCache and come back for the next request of their size (no page faults a step later); the cache is
+// below the accounting: live, peak and reserved bytes are the exact requests, as the plan predicts them.
 class CpuTrackingAllocator final : public TrackingAllocator {
  public:
   static constexpr Bytes kAlignmentBytes = 64;
@@ -142,7 +145,8 @@ class CpuTrackingAllocator final : public TrackingAllocator {
   Bytes reserved_bytes_locked() const override { return reserved_; }
 
  private:
-  Bytes reserved_ = 0;  // guarded by the base class's lock (raw_* are called under it)
+  Bytes reserved_ = 0;  // guarded by the base class's lock (raw_* are called under it), as is the cache
+  HostBlockCache cache_{static_cast<std::size_t>(kAlignmentBytes)};
 };
 
 }  // namespace shardscope::exec

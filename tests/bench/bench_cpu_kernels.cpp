@@ -1,6 +1,7 @@
 // CPU executor speed: the GEMMs of the 20 × Linear(2000, 2000), batch 20 scenario (forward and both backward
 // products, as the kernels run them), a square 2000³ GEMM (the machine's BLAS peak), and ring all-reduce of
-// 16 MiB between 2 and 4 rank threads. Run: build/tests/bench/bench_cpu_kernels
+// 16 MiB between 2 and 4 rank threads, and Adam's update of one layer's parameters (memory-bound: the bytes/s to
+// hold against the machine's bandwidth). Run: build/tests/bench/bench_cpu_kernels
 #include <benchmark/benchmark.h>
 
 #include <barrier>
@@ -10,6 +11,7 @@
 #include "exec/cpu/blas_gemm.h"
 #include "exec/cpu/cpu_communicator.h"
 #include "exec/cpu/linear_kernels.h"
+#include "exec/cpu/optimizer_kernels.h"
 
 namespace {
 
@@ -70,6 +72,21 @@ void BM_SquareGemm2000(benchmark::State& state) {
 BENCHMARK(BM_LinearForward)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LinearBackwardInput)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LinearBackwardWeight)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+// Adam on one Linear(2000, 2000)'s weight (4 M fp32 elements, 16 MB each array, past the caches): it reads the
+// parameter, gradient, exp_avg and exp_avg_sq and writes three of them back, 28 B per element.
+void BM_AdamStepOneLayer(benchmark::State& state) {
+  const std::size_t n = static_cast<std::size_t>(kWidth) * kWidth;
+  std::vector<float> params(n, 0.5f), grads(n, 0.01f), exp_avg(n, 0.0f), exp_avg_sq(n, 0.0f);
+  std::int64_t step = 0;
+  for (auto _ : state) {
+    adam_step({}, ++step, params, grads, exp_avg, exp_avg_sq);
+    benchmark::ClobberMemory();
+  }
+  state.counters["bytes/s"] = benchmark::Counter(28.0 * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::OneK::kIs1024);
+}
+BENCHMARK(BM_AdamStepOneLayer)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK(BM_SquareGemm2000)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Arg: ranks. The benchmark thread is rank 0; the other ranks are threads that wait at a barrier for each

@@ -1,8 +1,12 @@
 // CPU executor: wall time of training steps of the built-in scenario (DDP, 2 rank threads, 20 × Linear(2000, 2000),
 // batch 20, Adam) and of one rank alone, with the model FLOP rate achieved — to hold against the machine's BLAS
 // peak from bench_cpu_kernels (BM_SquareGemm). Each iteration is a whole run: set-up (allocation, parameter
-// initialisation, DDP's broadcast) plus `steps` steps. Run: build/tests/bench/bench_executor
+// initialisation, DDP's broadcast) plus `steps` steps. BM_MlpAdamStep times one steady training step alone (the
+// job tests/bench/pytorch_mlp_step.py times in PyTorch).
+// Run: OPENBLAS_NUM_THREADS=1 build/tests/bench/bench_executor
 #include <benchmark/benchmark.h>
+
+#include <ctime>
 
 #include "exec/backends/backend_factory.h"
 #include "strategy/lower.h"
@@ -31,6 +35,62 @@ void BM_ExecuteMlp20x2000(benchmark::State& state) {
 }
 
 BENCHMARK(BM_ExecuteMlp20x2000)->Args({1, 1})->Args({1, 3})->Args({2, 1})->Args({2, 3})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Wall and process CPU time from the first event of step 2 to the last event of the last step, sampled as the rank
+// thread emits them: the steady steps alone, without set-up and the first step (Adam's state is created there).
+class SteadyStepClock : public TraceSink {
+ public:
+  explicit SteadyStepClock(int last_step) : last_step_(last_step) {}
+  void begin(const TraceHeader&) override {}
+  void emit(const TraceEvent& event) override {
+    if (event.step < 2 || event.step > last_step_) return;
+    if (!started_) {
+      started_ = true;
+      start_ns_ = event.t_ns;
+      start_cpu_ = process_cpu_seconds();
+    }
+    end_ns_ = event.t_ns;
+    end_cpu_ = process_cpu_seconds();
+  }
+  double wall_seconds() const { return static_cast<double>(end_ns_ - start_ns_) * 1e-9; }
+  double cpu_seconds() const { return end_cpu_ - start_cpu_; }
+
+ private:
+  int last_step_;
+  bool started_ = false;
+  TimeNs start_ns_ = 0, end_ns_ = 0;
+  double start_cpu_ = 0, end_cpu_ = 0;
+};
+
+// Issue 22's job: one rank, 20 × Linear(2000, 2000), batch 20, MSE, Adam, one BLAS thread. Time per steady step
+// (manual time: wall); the counter cpu_s_per_step is the process CPU time per step, the figure to trust on a loaded
+// machine. Arg: the steady steps timed per run (the run has one more, the first).
+void BM_MlpAdamStep(benchmark::State& state) {
+  Scenario s = builtin_default_scenario();
+  s.cluster.world = 1;
+  s.strategy.kind = StrategyKind::Single;
+  const int steady_steps = static_cast<int>(state.range(0));
+  s.training.steps = 1 + steady_steps;
+  const ResolvedScenario resolved = resolve_scenario(s);
+  const Plan plan = lower_validated_plan(resolved);
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    SteadyStepClock clock(s.training.steps);
+    const exec::ExecutionResult result = exec::execute(resolved, plan, clock);
+    if (!result.ok) state.SkipWithError(result.error.c_str());
+    state.SetIterationTime(clock.wall_seconds() / steady_steps);
+    cpu_seconds += clock.cpu_seconds() / steady_steps;
+  }
+  state.counters["cpu_s_per_step"] = benchmark::Counter(cpu_seconds, benchmark::Counter::kAvgIterations);
+}
+
+BENCHMARK(BM_MlpAdamStep)->Arg(3)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 }  // namespace
 

@@ -1,9 +1,14 @@
 // Backend selection: --backend names, and what happens when the CUDA backend cannot run here (not built, or no
-// usable GPU): BackendUnavailableError with the inventory's reason, before any trace event.
+// usable GPU): BackendUnavailableError with the inventory's reason, before any trace event. Where the CUDA backend
+// plugin is looked for, in order.
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 #include "engine/run_helpers.h"
 #include "exec/backends/backend_factory.h"
+#include "exec/backends/cuda_plugin_loader.h"
 #include "run/gpu_inventory.h"
 
 namespace shardscope::exec {
@@ -54,6 +59,17 @@ TEST(BackendSelection, CpuBackendRefusesSeveralNodes) {
   ExecutionOptions options;
   options.multinode.nnodes = 2;
   EXPECT_THROW(execute(scenario, plan, sink, options), BackendUnavailableError);
+}
+
+// The contract a bundle script relies on: $SHARDSCOPE_CUDA_BACKEND, then beside the executable, then ../lib.
+TEST(BackendSelection, CudaPluginIsLookedForInTheEnvironmentThenBesideTheProgramThenInLib) {
+  using Paths = std::vector<std::string>;
+  EXPECT_EQ(cuda_backend_library_candidates("/opt/cuda-plugin.so", "/usr/local/bin"),
+            (Paths{"/opt/cuda-plugin.so", "/usr/local/bin/libshardscope_backend_cuda.so",
+                   "/usr/local/bin/../lib/libshardscope_backend_cuda.so"}));
+  EXPECT_EQ(cuda_backend_library_candidates("", "/app"),
+            (Paths{"/app/libshardscope_backend_cuda.so", "/app/../lib/libshardscope_backend_cuda.so"}));
+  EXPECT_EQ(cuda_backend_library_candidates(nullptr, ""), Paths{});
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
-// make_backend: CPU directly; CUDA through exec/cuda/ when built, after checking that a GPU is usable; execute() on it.
+// make_backend: CPU directly; CUDA through the plugin exec/cuda/ builds (opened on first use by
+// exec/backends/cuda_plugin_loader.h) when built, after checking that a GPU is usable; execute() on it.
 #include "exec/backends/backend_factory.h"
 
 #include "exec/cpu/cpu_backend.h"
 
 #ifdef SHARDSCOPE_HAVE_CUDA
-#include "exec/cuda/cuda_backend.h"
+#include "exec/backends/cuda_plugin_loader.h"
 #endif
 
 namespace shardscope::exec {
@@ -19,7 +20,8 @@ std::unique_ptr<Backend> make_backend(const Plan& plan, const ExecutionOptions& 
   const GpuInventory inventory = detect_gpus();
   if (!inventory.usable()) throw BackendUnavailableError(inventory.reason);
 #ifdef SHARDSCOPE_HAVE_CUDA
-  return cuda::make_cuda_backend(plan, options, inventory);
+  // A usable inventory came from the plugin, so it is loaded.
+  return cuda_backend_plugin().entry_points->make_backend(plan, options, inventory);
 #else
   throw BackendUnavailableError(inventory.reason);  // unreachable: an inventory without CUDA has no GPUs
 #endif

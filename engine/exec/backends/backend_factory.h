@@ -1,6 +1,7 @@
 // The backends this build has, in one place: the CPU backend always; the CUDA backend when this build has it
-// (SHARDSCOPE_HAVE_CUDA, private to the shardscope_backends target) and a usable GPU is present. Links the
-// executor and every backend; nothing below it knows which backends exist.
+// (SHARDSCOPE_HAVE_CUDA, private to the shardscope_backends target) and a usable GPU is present, opened as a plugin
+// on first use (exec/backends/cuda_plugin_loader.h). Links the executor; nothing below it knows which backends
+// exist.
 #pragma once
 #include "exec/exec_layer.h"
 #include <memory>

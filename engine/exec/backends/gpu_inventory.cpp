@@ -1,15 +1,21 @@
-// detect_gpus: asks the CUDA backend when this build has one; otherwise names the missing build option.
+// detect_gpus: asks the CUDA backend plugin when this build has one (opening it on first use; when it cannot be
+// opened, the reason names the paths tried); otherwise names the missing build option.
 #include "exec/backends/backend_factory.h"
 
 #ifdef SHARDSCOPE_HAVE_CUDA
-#include "exec/cuda/cuda_devices.h"
+#include "exec/backends/cuda_plugin_loader.h"
 #endif
 
 namespace shardscope::exec {
 
 GpuInventory detect_gpus() {
 #ifdef SHARDSCOPE_HAVE_CUDA
-  return cuda::detect_cuda_gpus();
+  const CudaPlugin& plugin = cuda_backend_plugin();
+  if (plugin.entry_points != nullptr) return plugin.entry_points->detect_gpus();
+  GpuInventory inventory;
+  inventory.cuda_built = true;  // built, but its library is missing or broken: the reason says which
+  inventory.reason = plugin.error;
+  return inventory;
 #else
   GpuInventory inventory;
   inventory.reason =
