@@ -24,16 +24,6 @@ void put_u32(std::string& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
 
-void put_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-std::uint64_t zigzag(std::int64_t v) { return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63); }
-std::int64_t unzigzag(std::uint64_t v) { return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1); }
 
 void put_signed(std::string& out, std::int64_t v) { put_varint(out, zigzag(v)); }
 
@@ -72,9 +62,17 @@ std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t c
   return ~crc;
 }
 
-std::string encode_preamble() {
+void put_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+std::string encode_preamble(std::uint32_t version) {
   std::string out(kMagic, sizeof kMagic);
-  put_u32(out, kFormatVersion);
+  put_u32(out, version);
   put_u32(out, 0);
   return out;
 }
@@ -84,6 +82,15 @@ void append_record(std::string& out, RecordType type, std::string_view payload) 
   out.push_back(static_cast<char>(type));
   put_varint(out, payload.size());
   out.append(payload);
+  put_u32(out, crc32(reinterpret_cast<const unsigned char*>(out.data() + start), out.size() - start));
+}
+
+void append_record(std::string& out, RecordType type, std::string_view first, std::string_view second) {
+  const std::size_t start = out.size();
+  out.push_back(static_cast<char>(type));
+  put_varint(out, first.size() + second.size());
+  out.append(first);
+  out.append(second);
   put_u32(out, crc32(reinterpret_cast<const unsigned char*>(out.data() + start), out.size() - start));
 }
 
