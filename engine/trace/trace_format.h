@@ -5,9 +5,10 @@
 //   preamble   "SSTRACE\0" (8 bytes), u32 format version, u32 flags (0)
 //   records    u8 type, varint payload length, payload, u32 CRC-32 of (type, length, payload)
 // Records: one Header first (UTF-8 JSON: tool version, source, scenario, rules, devices, plan, recording metadata;
-// keys a reader does not know are ignored), then Events
-// in the order they were emitted, then End when the writer finished cleanly. Unknown record types are skipped,
-// so later versions may add records without breaking older readers. An event payload is:
+// keys a reader does not know are ignored), then the events in the order they were emitted (version 2: EventBlock
+// records, trace_event_codec.h; version 1: one Event record each), then End when the writer finished cleanly.
+// Unknown record types are skipped, so later versions may add records without breaking older readers. A version 1
+// event payload is:
 //   u8 kind, u8 stream | category << 4, u8 presence bits, zigzag varint rank, zigzag varint (t_ns - previous
 //   event's t_ns), then the present fields among step, op, bytes, allocated_after, reserved_after, tensor
 //   (zigzag varints) and text (varint length + bytes); absent fields take TraceEvent's defaults.

@@ -83,9 +83,10 @@ const std::vector<TraceEvent>& events() {
   return e;
 }
 
-// A simulated DDP run's event mix, made one event at a time (9.1 M TraceEvents would take 650 MB themselves): per op of
-// a rank its begin and end, then three or four allocations or frees (DDP buckets, gradients, activations), a phase
-// marker every 150 ops; the ranks take turns op by op.
+// A simulated DDP run's event mix, made one event at a time (9.1 M TraceEvents would take 650 MB themselves): the 64
+// ranks run the same op at about the same time, round by round, and the events come out in time order as the
+// simulator emits them; per op of a rank its begin and end, then three or four allocations or frees (DDP buckets,
+// gradients, activations), and a phase marker every 150 ops.
 class DdpLikeEvents {
  public:
   static constexpr int kRanks = 64;
@@ -99,6 +100,10 @@ class DdpLikeEvents {
  private:
   void refill() {
     const int rank = static_cast<int>(ops_ % kRanks);
+    if (rank == 0) {  // a new round: every rank runs the next op
+      round_t_ += round_duration_ + 500 + static_cast<TimeNs>(rng_() % 4000);
+      round_duration_ = 2000 + static_cast<TimeNs>(rng_() % 300000);
+    }
     auto& r = ranks_[static_cast<std::size_t>(rank)];
     const OpIndex op = static_cast<OpIndex>(r.op++ % 500);
     const int step = 1 + static_cast<int>(r.op / 500);
@@ -108,11 +113,12 @@ class DdpLikeEvents {
     b.step = step;
     b.op = op;
     b.stream = op % 9 == 0 ? Stream::Communication : Stream::Compute;
-    b.t_ns = r.t += 500 + static_cast<TimeNs>(rng_() % 4000);
+    b.t_ns = round_t_ + rank * 7;
     out.push_back(b);
     b.kind = TraceEventKind::OpEnd;
-    b.t_ns = r.t += 2000 + static_cast<TimeNs>(rng_() % 300000);
+    b.t_ns = round_t_ + round_duration_ + rank * 7;
     out.push_back(b);
+    r.t = b.t_ns;
     const int memory_events = op % 5 < 2 ? 4 : 3;
     for (int i = 0; i < memory_events; ++i) {
       TraceEvent m;
@@ -166,6 +172,7 @@ class DdpLikeEvents {
   std::vector<Rank> ranks_ = std::vector<Rank>(kRanks);
   std::vector<TraceEvent> queue_;
   std::uint64_t ops_ = 0;
+  TimeNs round_t_ = 0, round_duration_ = 0;
   std::mt19937_64 rng_{7};
 };
 
