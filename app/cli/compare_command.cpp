@@ -20,10 +20,9 @@ namespace shardscope::cli {
 namespace {
 
 RunPeaks trace_peaks(const std::string& path) {
-  const TraceReadResult trace = read_trace_file(path);
-  if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
   TraceStore store;
-  replay_trace(trace, store);
+  const TraceReadResult trace = load_trace_file(path, store);
+  if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
   RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}};
   store.read([&](const TraceData& data) {
     for (const RankTimeline& rank : data.ranks) run.ranks.push_back({rank.peak.allocated, rank.peak.by_category});

@@ -18,16 +18,19 @@ namespace shardscope::cli {
 
 namespace {
 
-// A read trace and the TraceStore it replayed into (which checks every event's indices against the header).
+// A read trace and the TraceStore it was loaded into (which checks every event's indices against the header).
 struct LoadedTrace {
-  TraceReadResult file;
+  TraceReadResult file;  // without its events: they went straight into the store
   TraceStore store;
 };
 
 void load(const std::string& path, LoadedTrace& trace, std::ostream& err) {
-  trace.file = read_trace_file(path);
+  trace.file = load_trace_file(path, trace.store);
   if (trace.file.truncated) err << "warning: " << describe_cut(trace.file) << "\n";
-  replay_trace(trace.file, trace.store);
+}
+
+std::string format_description(std::uint32_t version) {
+  return version >= 2 ? fmt::format("version {} (event blocks)", version) : fmt::format("version {} (one record per event)", version);
 }
 
 std::string or_dash(const std::string& text) { return text.empty() ? "—" : text; }
@@ -47,7 +50,7 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
     json root;
     root["header"] = std::move(header);
     root["ranks"] = ranks;
-    root["events"] = file.events.size();
+    root["events"] = file.event_count;
     root["duration_ns"] = duration;
     root["complete"] = !file.truncated;
     root["cut_at_byte"] = file.truncated ? json(file.valid_bytes) : json(nullptr);
@@ -57,10 +60,11 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
   }
   const TraceHeader& h = file.header;
   out << fmt::format("trace:        {} ({} bytes)\n", path, file.file_bytes);
+  out << fmt::format("format:       {}\n", format_description(file.format_version));
   out << fmt::format("source:       {} ({})\n", h.source, h.tool_version);
   out << fmt::format("scenario:     {}\n", or_dash(trace_scenario_name(h)));
   out << fmt::format("ranks:        {}\n", ranks);
-  out << fmt::format("events:       {}\n", file.events.size());
+  out << fmt::format("events:       {}\n", file.event_count);
   out << fmt::format("duration:     {}\n", format_duration(duration));
   out << fmt::format("host:         {}\n", or_dash(h.host));
   out << fmt::format("recorded at:  {}\n", or_dash(h.recorded_at));
@@ -98,7 +102,7 @@ int check_trace(const std::string& path, std::ostream& out, std::ostream& err) {
   const TraceReadResult& file = trace.file;
   if (file.truncated) {
     out << fmt::format("cut short: {} of {} bytes are sound, {} events; {}\n", file.valid_bytes, file.file_bytes,
-                       file.events.size(), file.problem);
+                       file.event_count, file.problem);
     return 1;
   }
   if (file.valid_bytes < file.file_bytes) {
@@ -109,11 +113,11 @@ int check_trace(const std::string& path, std::ostream& out, std::ostream& err) {
       trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.ignored_events, d.t_min, d.t_max); });
   if (ignored > 0) {
     out << fmt::format("damaged: {} of {} events name a rank, op or tensor the header lacks, or lie past the trace limits\n",
-                       ignored, file.events.size());
+                       ignored, file.event_count);
     return 1;
   }
-  out << fmt::format("ok: {} events, {} ranks, {}, {} bytes, every record's CRC checked, End record present\n",
-                     file.events.size(), ranks, format_duration(t_max - t_min), file.file_bytes);
+  out << fmt::format("ok: {} events, {} ranks, {}, {} bytes, every record's CRC checked, End record present; format {}\n",
+                     file.event_count, ranks, format_duration(t_max - t_min), file.file_bytes, format_description(file.format_version));
   return 0;
 }
 

@@ -150,7 +150,7 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
   };
   std::vector<Held> dense(program ? program->tensors.size() : 0);
   std::map<TensorId, Held> sparse;
-  for (const TraceAllocation& a : timeline->allocations) {
+  for (const TraceAllocation a : timeline->allocations()) {
     if (a.t_ns > t_ns || a.tensor < 0) continue;
     const auto id = static_cast<std::size_t>(a.tensor);
     if (program && id >= dense.size()) continue;  // not a tensor of the plan (TraceStore ignores those)

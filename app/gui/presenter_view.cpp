@@ -120,7 +120,7 @@ void ShardScopeUi::place_lesson_anchor() {
       // An allocation has no span: the moment its tensor appears in the rank's memory.
       for (const Op& op : ops) {
         if (op.kind != OpKind::Alloc || op.label != step.at.op || (step.at.step >= 0 && op.step != step.at.step)) continue;
-        for (const TraceAllocation& a : rank->allocations)
+        for (const TraceAllocation a : rank->allocations())
           if (a.tensor == op.tensor && a.bytes > 0) {
             t = a.t_ns;
             return;

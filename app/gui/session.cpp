@@ -123,9 +123,8 @@ void Session::poll() {
 bool Session::open_trace(const std::string& path) {
   stop_following();
   try {
-    const TraceReadResult trace = read_trace_file(path);
     auto store = std::make_shared<TraceStore>();
-    replay_trace(trace, *store);
+    const TraceReadResult trace = load_trace_file(path, *store);
     store_ = store;
     ++run_id_;
     std::error_code ignored;
@@ -139,7 +138,7 @@ bool Session::open_trace(const std::string& path) {
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
     cut_notice_ = describe_cut(trace);
     shown_complete_ = !trace.truncated;
-    shown_events_ = trace.events.size();
+    shown_events_ = trace.event_count;
     return true;
   } catch (const std::exception& error) {
     error_ = error.what();

@@ -23,6 +23,7 @@
 //   from read_trace_file and from replay_trace, never a bare std::bad_alloc.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,7 +51,9 @@ class TraceFileError : public std::runtime_error {
 
 struct TraceReadResult {
   TraceHeader header;
-  std::vector<TraceEvent> events;  // in file (emission) order
+  std::vector<TraceEvent> events;  // in file (emission) order; empty from load_trace_file, which hands them on
+  std::uint64_t event_count = 0;   // events read (events.size() where they are kept)
+  std::uint32_t format_version = 0;  // the preamble's: 1 (one Event record per event) or 2 (event blocks)
   // True when the file lacks the End record a finished writer leaves: the writer was killed or crashed (maybe
   // mid-record), is still writing, or a record is damaged. events then hold every complete record before that.
   bool truncated = false;
@@ -62,10 +65,15 @@ struct TraceReadResult {
 };
 
 // For a truncated read, what readers print on stderr: "trace file 'x.sstrace' is cut short at byte N of M:
-// <problem>; showing the K events before it" (N = valid_bytes, M = file_bytes, K = events). "" when not truncated.
+// <problem>; showing the K events before it" (N = valid_bytes, M = file_bytes, K = event_count). "" when not truncated.
 std::string describe_cut(const TraceReadResult& trace);
 
 TraceReadResult read_trace_file(const std::string& path);
+// Reads a trace file straight into `sink` (begin(header), every event as it is decoded, end()), reading the file a
+// piece at a time: neither the file nor its events are held in memory (a 9 M-event trace costs only what the sink
+// keeps). The result holds what read_trace_file's does but events (event_count says how many were handed on). Throws
+// what read_trace_file throws, before begin() is called; TraceFileError if the sink runs out of memory.
+TraceReadResult load_trace_file(const std::string& path, TraceSink& sink);
 // The same for a file's bytes already in memory (tests, fuzzing); `path` names them in errors.
 TraceReadResult read_trace_bytes(std::string_view bytes, const std::string& path);
 
@@ -81,12 +89,17 @@ void replay_trace(const TraceReadResult& trace, TraceSink& sink);
 // it has so far to `sink`: begin(header) once the header is there, emit() per event, end() when the End record
 // arrives; a partial record waits for the next feed. `path` names the source in
 // errors. received() counts every byte fed: a stream that breaks resumes from there, and nothing is lost or read twice.
+struct TraceParseState;  // trace_file_reader.cpp: what the records so far left (preamble, header, coding state)
+
 class TraceBytesFollower {
  public:
-  explicit TraceBytesFollower(std::string name) : name_(std::move(name)) {}
+  explicit TraceBytesFollower(std::string name);
+  ~TraceBytesFollower();
+  TraceBytesFollower(TraceBytesFollower&&) noexcept;
+  TraceBytesFollower& operator=(TraceBytesFollower&&) noexcept;
   std::size_t feed(std::string_view bytes, TraceSink& sink);  // returns the number of events emitted
 
-  bool has_header() const { return has_header_; }
+  bool has_header() const;
   bool finished() const { return finished_; }
   bool corrupt() const { return !problem_.empty(); }
   const std::string& problem() const { return problem_; }
@@ -97,10 +110,8 @@ class TraceBytesFollower {
   std::string name_;
   std::string pending_;
   std::uint64_t offset_ = 0;
-  bool has_preamble_ = false;
-  bool has_header_ = false;
+  std::unique_ptr<TraceParseState> state_;  // created at the first feed
   bool finished_ = false;
-  TimeNs previous_t_ns_ = 0;
   std::string problem_;
 };
 

@@ -41,14 +41,12 @@ void TraceFileWriter::emit(const TraceEvent& event) {
   std::lock_guard lock(mutex_);
   if (!begun_ || ended_) throw std::logic_error("trace file '" + path_ + "': emit() outside begin()..end()");
   throw_timer_error_locked();
-  payload_.clear();
-  trace_format::append_event_payload(payload_, event, previous_t_ns_);
-  previous_t_ns_ = event.t_ns;
-  trace_format::append_record(buffer_, trace_format::RecordType::Event, payload_);
+  blocks_.add(event);
+  if (blocks_.full()) blocks_.close_block(buffer_);
   ++events_;
   // A phase boundary is flushed at once: a killed run's file then holds every phase it reached.
   if (event.kind == TraceEventKind::Phase || event.kind == TraceEventKind::Error || event.kind == TraceEventKind::RunEnd ||
-      buffer_.size() >= options_.buffer_bytes ||
+      buffer_.size() + blocks_.payload_bytes() >= options_.buffer_bytes ||
       (events_ % 64 == 0 && std::chrono::steady_clock::now() - last_flush_ >= options_.max_delay))
     flush_locked();
 }
@@ -59,6 +57,7 @@ void TraceFileWriter::end() {
   if (ended_ || !file_) return;
   throw_timer_error_locked();
   ended_ = true;
+  blocks_.close_block(buffer_);
   trace_format::append_record(buffer_, trace_format::RecordType::End, {});
   flush_locked();
   const bool failed = std::fclose(file_) != 0;
@@ -84,7 +83,9 @@ std::uint64_t TraceFileWriter::bytes_written() const {
 
 void TraceFileWriter::flush_locked() {
   last_flush_ = std::chrono::steady_clock::now();
-  if (buffer_.empty() || !file_) return;
+  if (!file_) return;
+  blocks_.close_block(buffer_);
+  if (buffer_.empty()) return;
   write_locked(buffer_);
   buffer_.clear();
 }
@@ -105,7 +106,7 @@ void TraceFileWriter::run_timer() {
   std::unique_lock lock(mutex_);
   while (!timer_stopping_) {
     timer_wake_.wait_for(lock, options_.max_delay);
-    if (timer_stopping_ || buffer_.empty() || !file_) continue;
+    if (timer_stopping_ || (buffer_.empty() && blocks_.events() == 0) || !file_) continue;
     try {
       flush_locked();
     } catch (const std::exception& error) {

@@ -4,6 +4,8 @@
 //   TraceFileWriter file("run.sstrace");        // throws std::runtime_error naming the path if it cannot open
 //   TeeTraceSink tee({&file, &store});
 //   simulate(..., tee);                         // begin(header), emit(...)..., end()
+// Events go into EventBlock records (format version 2): a block closes at a flush (or when full), so what reaches
+// the file is always whole records.
 // Crash safety: records are appended whole. Between flushes they wait in memory; a flush writes only complete
 // records with one write, so a reader (or a writer killed with SIGKILL) sees the file end at a record boundary,
 // except for a write cut short by the OS, which the reader reports as truncated. A flush happens on begin(), on
@@ -24,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "trace/trace_event_codec.h"
 #include "trace/trace_sink.h"
 
 namespace shardscope {
@@ -60,11 +63,10 @@ class TraceFileWriter : public TraceSink {
   TraceFileWriterOptions options_;
   mutable std::mutex mutex_;
   std::FILE* file_ = nullptr;
-  std::string buffer_;
-  std::string payload_;  // scratch for one event's payload
+  std::string buffer_;                      // whole records waiting for the next flush
+  trace_format::EventBlockEncoder blocks_;  // the events since the last record; a flush closes the block
   bool begun_ = false;
   bool ended_ = false;
-  TimeNs previous_t_ns_ = 0;
   std::uint64_t events_ = 0;
   std::uint64_t bytes_ = 0;
   std::chrono::steady_clock::time_point last_flush_;

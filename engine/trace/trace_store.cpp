@@ -131,7 +131,6 @@ void TraceStore::emit(const TraceEvent& e) {
         case TraceEventKind::OpEnd: close_span(e); break;
         case TraceEventKind::Alloc:
         case TraceEventKind::Free: {
-          TraceMemorySample s = r.memory.empty() ? TraceMemorySample{} : r.memory.back();
           // Byte counts past ±kMaxTraceBytes (a damaged or hostile trace; the reader refuses them) are ignored, and so
           // is a change that would take a category's total past them: sums of them cannot overflow.
           if (!within_trace_bytes(e.bytes) || !within_trace_bytes(e.allocated_after) || !within_trace_bytes(e.reserved_after)) {
@@ -139,28 +138,25 @@ void TraceStore::emit(const TraceEvent& e) {
             break;
           }
           const Bytes change = e.kind == TraceEventKind::Alloc ? e.bytes : -e.bytes;
-          const Bytes total = s.by_category[e.category] + change;  // both within ±kMaxTraceBytes: no overflow
+          const Bytes total = r.memory.latest_by_category()[e.category] + change;  // both within ±kMaxTraceBytes: no overflow
           if (!within_trace_bytes(total)) {
             ++data_.ignored_events;
             break;
           }
           // A change reported late counts at the rank's latest sample time, so samples stay ordered.
-          s.t_ns = r.memory.empty() ? e.t_ns : std::max(e.t_ns, s.t_ns);
-          s.allocated = e.allocated_after;
-          s.reserved = e.reserved_after;
-          s.by_category[e.category] = total;
-          if (s.allocated > r.peak.allocated) {
-            r.peak.allocated = s.allocated;
-            r.peak.t_ns = s.t_ns;
-            r.peak.by_category = s.by_category;
+          const TimeNs t = r.memory.empty() ? e.t_ns : std::max(e.t_ns, r.memory.latest_t_ns());
+          if (e.allocated_after > r.peak.allocated) {
+            r.peak.allocated = e.allocated_after;
+            r.peak.t_ns = t;
+            r.peak.by_category = r.memory.latest_by_category();
+            r.peak.by_category[e.category] = total;
           }
-          if (s.reserved > r.peak.reserved) {
-            r.peak.reserved = s.reserved;
-            r.peak.reserved_t_ns = s.t_ns;
+          if (e.reserved_after > r.peak.reserved) {
+            r.peak.reserved = e.reserved_after;
+            r.peak.reserved_t_ns = t;
           }
-          r.memory.push_back(s);
-          r.allocations.push_back({s.t_ns, e.tensor, change, e.category});
-          r.memory_signature = fold(r.memory_signature, s.t_ns, s.allocated);
+          r.memory.append(t, e.allocated_after, e.reserved_after, e.category, change, e.tensor);
+          r.memory_signature = fold(r.memory_signature, t, e.allocated_after);
           break;
         }
         case TraceEventKind::Phase: r.phases.push_back({e.text, e.step, e.t_ns}); break;

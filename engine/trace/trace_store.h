@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/trace_memory_series.h"
 #include "trace/trace_sink.h"
 
 namespace shardscope {
@@ -66,28 +67,12 @@ struct StreamSpans {
   }
 };
 
-// Memory after one Alloc / Free of a rank.
-struct TraceMemorySample {
-  TimeNs t_ns = 0;
-  Bytes allocated = 0;  // the event's allocated_after
-  Bytes reserved = 0;   // the event's reserved_after
-  CategoryBytes by_category;  // running sum of Alloc bytes minus Free bytes per category
-};
-
 struct TraceMemoryPeak {
   Bytes allocated = 0;   // highest allocated of the rank
   TimeNs t_ns = 0;       // first time it was reached
   CategoryBytes by_category;  // breakdown at that moment
   Bytes reserved = 0;    // highest reserved (may be reached at another time)
   TimeNs reserved_t_ns = 0;
-};
-
-// One Alloc (+bytes) or Free (−bytes) of a tensor, kept so that what is live at any instant can be named.
-struct TraceAllocation {
-  TimeNs t_ns = 0;
-  TensorId tensor = -1;
-  Bytes bytes = 0;  // as accounted; negative for a Free
-  Category category = Category::Temporaries;
 };
 
 struct TracePhaseMarker {
@@ -118,8 +103,9 @@ struct TraceRunEnd {
 struct RankTimeline {
   int rank = 0;
   std::array<StreamSpans, kStreamCount> streams;  // indexed by Stream
-  std::vector<TraceMemorySample> memory;          // ordered by t_ns; a change reported late is kept at the latest time
-  std::vector<TraceAllocation> allocations;       // every Alloc / Free, in arrival order
+  TraceMemorySeries memory;  // one sample per Alloc / Free, in arrival order, ordered by t_ns (a change reported late
+                             // is kept at the latest time); compact: samples are values rebuilt on access
+  TraceMemorySeries::Allocations allocations() const { return {&memory}; }  // every Alloc / Free, in arrival order
   TraceMemoryPeak peak;
   std::vector<TracePhaseMarker> phases;
   std::vector<TraceDeviceMemorySample> device_memory;

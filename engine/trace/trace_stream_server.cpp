@@ -101,10 +101,8 @@ void TraceStreamServer::emit(const TraceEvent& event) {
   {
     std::lock_guard lock(mutex_);
     if (!begun_ || ended_) throw std::logic_error("trace stream: emit() outside begin()..end()");
-    payload_.clear();
-    trace_format::append_event_payload(payload_, event, previous_t_ns_);
-    previous_t_ns_ = event.t_ns;
-    trace_format::append_record(stream_, trace_format::RecordType::Event, payload_);
+    blocks_.add(event);
+    blocks_.close_block(stream_);
   }
   wake();
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "net/endpoint.h"
+#include "trace/trace_event_codec.h"
 #include "trace/trace_sink.h"
 
 namespace shardscope {
@@ -75,9 +76,8 @@ class TraceStreamServer : public TraceSink {
 
   mutable std::mutex mutex_;  // the stream and the refusals
   std::string stream_;   // the .sstrace encoding so far: what the file would hold
-  std::string payload_;
+  trace_format::EventBlockEncoder blocks_;  // one block per event: a viewer sees each event as it comes
   bool begun_ = false, ended_ = false;
-  TimeNs previous_t_ns_ = 0;
   std::vector<std::string> refused_;
   std::array<std::uint8_t, 16> stream_id_{};
 

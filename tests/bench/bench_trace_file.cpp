@@ -1,6 +1,10 @@
 // Trace files at scale: write and read 1 M events (events/s, file bytes per event), feed them to a TraceStore,
-// and write the header of the largest plan `memory` supports (64-rank DDP, about 2 M ops).
+// and write the header of the largest plan `memory` supports (64-rank DDP, about 2 M ops). The *_9M benchmarks are
+// issue 22's row: 9.1 M events shaped like `simulate --world 64 --steps 285` (64 ranks; 37 % op begins / ends, 62 %
+// allocs / frees, phase markers), written (bytes per event, events/s) and loaded straight into a TraceStore
+// (events/s, and the store's heap bytes per event, measured with mallinfo2).
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -79,6 +83,101 @@ const std::vector<TraceEvent>& events() {
   return e;
 }
 
+// A simulated DDP run's event mix, made one event at a time (9.1 M TraceEvents would take 650 MB themselves): the 64
+// ranks run the same op at about the same time, round by round, and the events come out in time order as the
+// simulator emits them; per op of a rank its begin and end, then three or four allocations or frees (DDP buckets,
+// gradients, activations), and a phase marker every 150 ops.
+class DdpLikeEvents {
+ public:
+  static constexpr int kRanks = 64;
+  bool next(TraceEvent& e) {
+    if (queue_.empty()) refill();
+    e = std::move(queue_.back());
+    queue_.pop_back();
+    return true;
+  }
+
+ private:
+  void refill() {
+    const int rank = static_cast<int>(ops_ % kRanks);
+    if (rank == 0) {  // a new round: every rank runs the next op
+      round_t_ += round_duration_ + 500 + static_cast<TimeNs>(rng_() % 4000);
+      round_duration_ = 2000 + static_cast<TimeNs>(rng_() % 300000);
+    }
+    auto& r = ranks_[static_cast<std::size_t>(rank)];
+    const OpIndex op = static_cast<OpIndex>(r.op++ % 500);
+    const int step = 1 + static_cast<int>(r.op / 500);
+    std::vector<TraceEvent> out;
+    TraceEvent b;
+    b.rank = rank;
+    b.step = step;
+    b.op = op;
+    b.stream = op % 9 == 0 ? Stream::Communication : Stream::Compute;
+    b.t_ns = round_t_ + rank * 7;
+    out.push_back(b);
+    b.kind = TraceEventKind::OpEnd;
+    b.t_ns = round_t_ + round_duration_ + rank * 7;
+    out.push_back(b);
+    r.t = b.t_ns;
+    const int memory_events = op % 5 < 2 ? 4 : 3;
+    for (int i = 0; i < memory_events; ++i) {
+      TraceEvent m;
+      m.rank = rank;
+      m.step = step;
+      m.op = op;
+      m.t_ns = r.t;
+      const bool alloc = r.live.empty() || rng_() % 2 == 0;
+      m.kind = alloc ? TraceEventKind::Alloc : TraceEventKind::Free;
+      if (alloc) {
+        m.category = static_cast<Category>(rng_() % kCategoryCount);
+        m.bytes = static_cast<Bytes>(rng_() % (64 * kMiB)) & ~Bytes{511};
+        m.tensor = static_cast<TensorId>(r.next_tensor++ % 4000);
+        r.live.push_back({m.tensor, m.bytes, m.category});
+      } else {
+        const auto freed = r.live.back();
+        r.live.pop_back();
+        m.tensor = freed.tensor;
+        m.bytes = freed.bytes;
+        m.category = freed.category;
+      }
+      r.allocated += alloc ? m.bytes : -m.bytes;
+      m.allocated_after = r.allocated;
+      r.reserved = std::max(r.reserved, round_up(r.allocated, 2 * kMiB));
+      m.reserved_after = r.reserved;
+      out.push_back(m);
+    }
+    if (ops_ % 150 == 0) {
+      TraceEvent p;
+      p.kind = TraceEventKind::Phase;
+      p.rank = rank;
+      p.t_ns = r.t;
+      p.step = step;
+      p.text = op < 250 ? "forward" : "backward";
+      out.push_back(p);
+    }
+    ++ops_;
+    queue_.assign(std::make_move_iterator(out.rbegin()), std::make_move_iterator(out.rend()));
+  }
+  struct Live {
+    TensorId tensor;
+    Bytes bytes;
+    Category category;
+  };
+  struct Rank {
+    TimeNs t = 0;
+    std::uint64_t op = 0, next_tensor = 0;
+    Bytes allocated = 0, reserved = 0;
+    std::vector<Live> live;
+  };
+  std::vector<Rank> ranks_ = std::vector<Rank>(kRanks);
+  std::vector<TraceEvent> queue_;
+  std::uint64_t ops_ = 0;
+  TimeNs round_t_ = 0, round_duration_ = 0;
+  std::mt19937_64 rng_{7};
+};
+
+constexpr std::size_t kEvents9M = 9'100'000;
+
 std::string bench_path() {
   return (std::filesystem::temp_directory_path() / ("shardscope_bench_" + std::to_string(::getpid()) + ".sstrace")).string();
 }
@@ -132,6 +231,78 @@ void BM_TraceStoreIngest_1M(benchmark::State& state) {
   state.counters["events/s"] = benchmark::Counter(static_cast<double>(kEvents * state.iterations()), benchmark::Counter::kIsRate);
 }
 
+std::size_t write_9m_file(const std::string& path) {
+  TraceFileWriter writer(path);
+  TraceHeader h = header();
+  h.devices.resize(DdpLikeEvents::kRanks);
+  for (int r = 0; r < DdpLikeEvents::kRanks; ++r) h.devices[static_cast<std::size_t>(r)].rank = r;
+  writer.begin(h);
+  DdpLikeEvents source;
+  TraceEvent e;
+  for (std::size_t i = 0; i < kEvents9M; ++i) {
+    source.next(e);
+    writer.emit(e);
+  }
+  writer.end();
+  return std::filesystem::file_size(path);
+}
+
+std::size_t heap_bytes() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+void BM_WriteTrace_9M(benchmark::State& state) {
+  const std::string path = bench_path();
+  std::size_t bytes = 0;
+  for (auto _ : state) bytes = write_9m_file(path);
+  std::filesystem::remove(path);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(kEvents9M * state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["file_MB"] = static_cast<double>(bytes) / 1e6;
+  state.counters["bytes/event"] = static_cast<double>(bytes) / static_cast<double>(kEvents9M);
+}
+
+// The window's and `trace info`'s path: the file straight into a TraceStore. memory/event: the heap the loaded store
+// holds (mallinfo2, after the load, minus before), per event.
+void BM_LoadTraceIntoStore_9M(benchmark::State& state) {
+  const std::string path = bench_path();
+  write_9m_file(path);
+  double per_event = 0;
+  for (auto _ : state) {
+    const std::size_t before = heap_bytes();
+    TraceStore store;
+    const TraceReadResult r = load_trace_file(path, store);
+    if (r.event_count != kEvents9M || r.truncated) state.SkipWithError("loaded the wrong events");
+    per_event = static_cast<double>(heap_bytes() - before) / static_cast<double>(kEvents9M);
+    benchmark::DoNotOptimize(store.rank_count());
+  }
+  std::filesystem::remove(path);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(kEvents9M * state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["memory_B/event"] = per_event;
+}
+
+// The same file decoded into a sink that keeps nothing: the reader's share of the load.
+class CountingSink : public TraceSink {
+ public:
+  void begin(const TraceHeader&) override {}
+  void emit(const TraceEvent& e) override { sum_ += static_cast<std::uint64_t>(e.t_ns); }
+  void end() override {}
+  std::uint64_t sum_ = 0;
+};
+
+void BM_DecodeTraceFile_9M(benchmark::State& state) {
+  const std::string path = bench_path();
+  write_9m_file(path);
+  for (auto _ : state) {
+    CountingSink sink;
+    const TraceReadResult r = load_trace_file(path, sink);
+    if (r.event_count != kEvents9M || r.truncated) state.SkipWithError("decoded the wrong events");
+    benchmark::DoNotOptimize(sink.sum_);
+  }
+  std::filesystem::remove(path);
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(kEvents9M * state.iterations()), benchmark::Counter::kIsRate);
+}
+
 TraceHeader ddp_64_rank_header() {
   Scenario s;
   s.model.spec = "mlp:1000x1024";
@@ -162,6 +333,9 @@ void BM_DecodeHeader_Ddp_Mlp1000x1024_64Ranks(benchmark::State& state) {
 BENCHMARK(BM_WriteTrace_1M)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadTrace_1M)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_TraceStoreIngest_1M)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_WriteTrace_9M)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_LoadTraceIntoStore_9M)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_DecodeTraceFile_9M)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_EncodeHeader_Ddp_Mlp1000x1024_64Ranks)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeHeader_Ddp_Mlp1000x1024_64Ranks)->Unit(benchmark::kMillisecond);
 

@@ -43,7 +43,7 @@ with tempfile.TemporaryDirectory() as folder:
             data = open(path, "rb").read()
             if len(data) > sstrace_records.PREAMBLE and data[:8] == sstrace_records.MAGIC:
                 recs = sstrace_records.records(data)
-                if sum(1 for r in recs if r[0] == 2) >= 1:
+                if any(r[0] in (2, 4) for r in recs):  # an Event (version 1) or EventBlock record
                     grown = True
                     break
         time.sleep(0.05)

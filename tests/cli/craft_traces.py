@@ -8,7 +8,9 @@ header; from it:
   rank-2e9.sstrace       events of rank 2,000,000,000 (the plan has 2)
   header-1e12-ops.sstrace  a header whose rank 0 claims 10^12 ops
   too-big.sstrace        a header that may hold 8,000,000 default ops (it has 8 MB), too many for 1 GiB of memory
-Format: engine/trace/trace_format.h (records: u8 type, varint length, payload, u32 CRC-32 of the three).
+Format: engine/trace/trace_format.h (records: u8 type, varint length, payload, u32 CRC-32 of the three). The files
+are written in format version 1 (one Event record per event), which readers still read: the real run's events
+(version 2 blocks, decoded by sstrace_records.decode_blocks) are re-encoded after the crafted ones.
 """
 import json
 import os
@@ -16,6 +18,8 @@ import struct
 import subprocess
 import sys
 import zlib
+
+import sstrace_records
 
 HEADER, EVENT, END = 1, 2, 3
 OP_BEGIN, OP_END, ALLOC = 0, 1, 2
@@ -50,6 +54,21 @@ def event(kind, rank, op=None, tensor=None, nbytes=None, allocated=None, categor
     return record(EVENT, bytes([kind, category << 4, presence]) + zigzag(rank) + zigzag(0) + fields)
 
 
+def v1_event(e, previous_t):
+    """A version 1 Event record of a decoded event (a dict with TraceEvent's field names)."""
+    presence, fields = 0, b""
+    for bit, key, default in ((STEP, "step", 0), (OP, "op", -1), (BYTES, "bytes", 0), (ALLOCATED, "allocated_after", 0),
+                              (RESERVED, "reserved_after", 0), (TENSOR, "tensor", -1)):
+        if e[key] != default:
+            presence |= bit
+            fields += zigzag(e[key])
+    if e["text"]:
+        presence |= 64
+        fields += varint(len(e["text"])) + e["text"]
+    head = bytes([e["kind"], e["stream"] | (e["category"] << 4), presence])
+    return record(EVENT, head + zigzag(e["rank"]) + zigzag(e["t_ns"] - previous_t) + fields)
+
+
 def records(data):
     pos = 16
     while pos < len(data):
@@ -77,11 +96,16 @@ def main():
     subprocess.run([cli, "simulate", "--model", "mlp:2x8", "--world", "2", "--steps", "1", "--out", base], check=True,
                    stdout=subprocess.DEVNULL)
     data = open(base, "rb").read()
-    preamble = data[:16]
+    preamble = b"SSTRACE\0" + struct.pack("<II", 1, 0)  # version 1: one Event record per event
     parts = list(records(data))
     assert parts[0][0] == HEADER and parts[-1][0] == END
     header = json.loads(parts[0][1])
-    body = b"".join(raw for kind, _, raw in parts[1:-1])
+    header["format_version"] = 1
+    real = sstrace_records.decode_blocks([payload for kind, payload, _ in parts[1:-1] if kind == 4])
+    body, previous_t = b"", 0  # the crafted events come first, at t = 0
+    for e in real:
+        body += v1_event(e, previous_t)
+        previous_t = e["t_ns"]
 
     past = 1_000_000
     write(os.path.join(out, "op-past-plan.sstrace"), preamble, header,

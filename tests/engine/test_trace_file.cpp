@@ -51,7 +51,8 @@ TEST(TraceFile, RoundTripKeepsEveryField) {
   EXPECT_FALSE(r.truncated) << r.problem;
   EXPECT_EQ(r.problem, "");
   EXPECT_EQ(r.valid_bytes, r.file_bytes);
-  EXPECT_EQ(r.header.format_version, 1);
+  EXPECT_EQ(r.header.format_version, 2);
+  EXPECT_EQ(r.format_version, 2u);
   EXPECT_EQ(r.header.tool_version, header.tool_version);
   EXPECT_EQ(r.header.source, header.source);
   EXPECT_EQ(r.header.scenario_json, header.scenario_json);
@@ -191,11 +192,11 @@ TEST(TraceFile, FilesThatAreNotReadableTracesGiveAClearError) {
   EXPECT_NE(error_of(file.path()).find("not a ShardScope trace"), std::string::npos);
 
   std::string future = valid;
-  future[8] = 2;  // format version 2
+  future[8] = 3;  // format version 3
   testing::write_bytes(file.path(), future);
   const std::string version_error = error_of(file.path());
-  EXPECT_NE(version_error.find("format version 2"), std::string::npos) << version_error;
-  EXPECT_NE(version_error.find("up to version 1"), std::string::npos) << version_error;
+  EXPECT_NE(version_error.find("format version 3"), std::string::npos) << version_error;
+  EXPECT_NE(version_error.find("up to version 2"), std::string::npos) << version_error;
 
   std::string corrupt_header = valid;
   corrupt_header[trace_format::kPreambleBytes + 20] ^= 0x01;
@@ -233,7 +234,7 @@ TEST(TraceFile, WriterNamesThePathItCannotOpen) {
 
 TEST(TraceFile, UnknownRecordTypesAreSkipped) {
   TempFile file("unknown");
-  std::string bytes = trace_format::encode_preamble();
+  std::string bytes = trace_format::encode_preamble(1);  // a version 1 file (one Event record per event)
   trace_format::append_record(bytes, trace_format::RecordType::Header, trace_format::encode_header_json(testing::small_header()));
   trace_format::append_record(bytes, static_cast<trace_format::RecordType>(42), "from a later revision");
   std::string payload;
@@ -264,11 +265,14 @@ TEST(TraceFile, FollowerReadsRecordsAsTheyAreWritten) {
   for (std::size_t i = 0; i < 4; ++i) writer.emit(events[i]);
   EXPECT_EQ(follower.poll(sink), 4u);
 
-  // Half of the next record on disk: nothing new until the rest arrives.
-  std::string record;
-  std::string payload;
-  trace_format::append_event_payload(payload, events[4], events[3].t_ns);
-  trace_format::append_record(record, trace_format::RecordType::Event, payload);
+  // Half of the next record on disk: nothing new until the rest arrives. (The block is coded as the writer would:
+  // against the four events before it.)
+  std::string record, ignored;
+  trace_format::EventBlockEncoder encoder;
+  for (std::size_t i = 0; i < 4; ++i) encoder.add(events[i]);
+  encoder.close_block(ignored);
+  encoder.add(events[4]);
+  encoder.close_block(record);
   {
     std::ofstream out(file.path(), std::ios::binary | std::ios::app);
     out.write(record.data(), 3);
@@ -330,9 +334,10 @@ TEST(TraceFile, SeveralWriterThreadsKeepEachRanksOrder) {
 
 // ---- Untrusted input: hand-crafted files that a writer never produces (see trace_file_reader.h). ----
 
-// A file of a preamble, a header record holding `header_json`, one record per event and an End record.
+// A version 1 file (what earlier builds wrote, which still reads) of a preamble, a header record holding
+// `header_json`, one Event record per event and an End record.
 std::string crafted_trace(const std::string& header_json, const std::vector<TraceEvent>& events = {}) {
-  std::string bytes = trace_format::encode_preamble();
+  std::string bytes = trace_format::encode_preamble(1);
   trace_format::append_record(bytes, trace_format::RecordType::Header, header_json);
   TimeNs previous = 0;
   for (const auto& e : events) {
@@ -482,7 +487,7 @@ TEST(UntrustedTrace, EventTimesAndBytesOutOfRangeEndTheReadThere) {
     EXPECT_CONTAINS(r.problem, "is damaged (malformed event)");
   }
   // previous + difference overflowing int64: the writer never makes such a difference, so build it by hand.
-  std::string bytes = trace_format::encode_preamble();
+  std::string bytes = trace_format::encode_preamble(1);
   trace_format::append_record(bytes, trace_format::RecordType::Header, header);
   std::string payload;
   trace_format::append_event_payload(payload, ev(K::OpBegin, 0, kMaxTraceTimeNs, 2, 1), 0);

@@ -10,6 +10,7 @@
 #include "trace_test_helpers.h"
 #include "trace/trace_file_reader.h"
 #include "trace/trace_file_writer.h"
+#include "trace/trace_format.h"
 
 namespace shardscope {
 namespace {
@@ -57,9 +58,9 @@ std::string hex_dump(const std::string& bytes) {
   return out;
 }
 
-// The bytes of the dump between the example markers of FORMAT.md.
-std::string document_bytes(const std::string& doc) {
-  const std::string begin = "<!-- example-hex-begin -->", end = "<!-- example-hex-end -->";
+// The bytes of the dump between the example markers of FORMAT.md (`which`: "example" or "example-v1").
+std::string document_bytes(const std::string& doc, const std::string& which = "example") {
+  const std::string begin = "<!-- " + which + "-hex-begin -->", end = "<!-- " + which + "-hex-end -->";
   const auto from = doc.find(begin), to = doc.find(end);
   if (from == std::string::npos || to == std::string::npos) return "";
   std::istringstream lines(doc.substr(from + begin.size(), to - from - begin.size()));
@@ -97,6 +98,37 @@ TEST(TraceFormatDocument, TheExampleReadsBackAsDescribed) {
   EXPECT_FALSE(r.truncated) << r.problem;
   EXPECT_EQ(r.header.host, "lab-pc");
   EXPECT_FALSE(r.header.nccl_version.has_value());
+  const auto events = example_events();
+  ASSERT_EQ(r.events.size(), events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) testing::expect_event_eq(r.events[i], events[i], "event " + std::to_string(i));
+}
+
+// Format version 1 (one Event record per event), as ShardScope wrote it before event blocks: the old code path
+// (trace_format's version 1 encoder) gives the document's version 1 dump, and it reads back as the same events.
+TEST(TraceFormatDocument, TheVersion1ExampleIsWhatTheOldWriterWroteAndStillReads) {
+  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/FORMAT.md");
+  const std::string documented = document_bytes(doc, "example-v1");
+  std::string json = trace_format::encode_header_json(example_header());
+  const std::string v2_key = "\"format_version\":2", v1_key = "\"format_version\":1";
+  ASSERT_NE(json.find(v2_key), std::string::npos);
+  json.replace(json.find(v2_key), v2_key.size(), v1_key);
+  std::string v1 = trace_format::encode_preamble(1);
+  trace_format::append_record(v1, trace_format::RecordType::Header, json);
+  TimeNs previous = 0;
+  for (const auto& e : example_events()) {
+    std::string payload;
+    trace_format::append_event_payload(payload, e, previous);
+    previous = e.t_ns;
+    trace_format::append_record(v1, trace_format::RecordType::Event, payload);
+  }
+  trace_format::append_record(v1, trace_format::RecordType::End, "");
+  EXPECT_EQ(hex_dump(documented), hex_dump(v1));
+
+  const TraceReadResult r = read_trace_bytes(documented, "FORMAT.md version 1 example");
+  EXPECT_FALSE(r.truncated) << r.problem;
+  EXPECT_EQ(r.format_version, 1u);
+  EXPECT_EQ(r.header.format_version, 1);
+  EXPECT_EQ(r.header.host, "lab-pc");
   const auto events = example_events();
   ASSERT_EQ(r.events.size(), events.size());
   for (std::size_t i = 0; i < events.size(); ++i) testing::expect_event_eq(r.events[i], events[i], "event " + std::to_string(i));

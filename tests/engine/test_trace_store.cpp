@@ -332,7 +332,7 @@ TEST(TraceStore, WithoutHeaderRanksEventsOpenRanksUpToTheWorldMaximum) {
     EXPECT_EQ(d.ranks.size(), 6u);
     EXPECT_EQ(d.ignored_events, 2u);
     EXPECT_EQ(d.ranks[5].stream(Stream::Compute).spans.size(), 1u);
-    EXPECT_EQ(d.ranks[5].allocations.size(), 1u);
+    EXPECT_EQ(d.ranks[5].allocations().size(), 1u);
   });
 }
 

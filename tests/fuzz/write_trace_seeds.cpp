@@ -1,7 +1,8 @@
 // Writes the trace fuzzers' seed corpus into DIR (run by CTest before the fuzz smoke tests, so nothing is downloaded
 // or checked in): the hand-made run of tests/engine/trace_test_helpers.h, small simulated runs (DDP with its
 // "same_as" programs, a 1F1B pipeline with sends and receives, ZeRO-3, a run out of memory with its Error event),
-// and one cut short mid-record. Usage: write_trace_seeds DIR
+// one cut short mid-record, the hand-made run in format version 1 (one Event record per event, as files recorded
+// before event blocks hold) and with one block per event (as a live stream carries it). Usage: write_trace_seeds DIR
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "sim/simulator.h"
 #include "strategy/lower.h"
 #include "trace/trace_file_writer.h"
+#include "trace/trace_format.h"
 
 namespace {
 
@@ -52,6 +54,25 @@ int main(int argc, char** argv) {
     simulate_into((dir / "oom.sstrace").string(),
                   R"({"model": {"spec": "mlp:2x64"}, "training": {"batch": 4, "steps": 1},
                       "cluster": {"world": 1, "device": "custom", "capacity_gib": 0.00002}, "strategy": {"name": "single"}})");
+    {
+      TraceFileWriter writer((dir / "one-event-blocks.sstrace").string(), {.buffer_bytes = 0, .max_delay = {}});
+      writer.begin(shardscope::testing::small_header());
+      for (const auto& e : shardscope::testing::store_events()) writer.emit(e);
+      writer.end();
+    }
+    {
+      std::string v1 = trace_format::encode_preamble(1);
+      trace_format::append_record(v1, trace_format::RecordType::Header, trace_format::encode_header_json(shardscope::testing::small_header()));
+      TimeNs previous = 0;
+      for (const auto& e : shardscope::testing::store_events()) {
+        std::string payload;
+        trace_format::append_event_payload(payload, e, previous);
+        previous = e.t_ns;
+        trace_format::append_record(v1, trace_format::RecordType::Event, payload);
+      }
+      trace_format::append_record(v1, trace_format::RecordType::End, "");
+      std::ofstream(dir / "version-1.sstrace", std::ios::binary) << v1;
+    }
     // Cut short inside a record, as a crashed writer leaves it.
     std::ifstream in(dir / "hand-made.sstrace", std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

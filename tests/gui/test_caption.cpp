@@ -150,7 +150,7 @@ TEST(Caption, NamesNothingThePlanLacks) {
   EXPECT_EQ(describe_rank_at(data, -3, 50), "rank -3: idle");
   EXPECT_EQ(most_telling_rank(data, 50), 0);
   // Tensor ids past the plan's one tensor-less program are not named (and not allocated for).
-  data.ranks[0].allocations.push_back({10, 2'000'000'000, 100, Category::Activations});
+  data.ranks[0].memory.append(10, 0, 0, Category::Activations, 100, 2'000'000'000);
   EXPECT_TRUE(live_tensors_at(data, 0, 50, 5).empty());
 }
 
@@ -168,7 +168,7 @@ TEST(Caption, TensorIdsWithoutAPlanAreNamedSparsely) {
   // Filled by hand (TraceStore keeps each category within ±2^56): one tensor's sum past 2^63 saturates.
   TraceData data;
   data.ranks.resize(1);
-  for (int i = 0; i < 3; ++i) data.ranks[0].allocations.push_back({i, 7, std::numeric_limits<Bytes>::max() / 2, Category::Parameters});
+  for (int i = 0; i < 3; ++i) data.ranks[0].memory.append(i, 0, 0, Category::Parameters, std::numeric_limits<Bytes>::max() / 2, 7);
   const auto live = live_tensors_at(data, 0, 10, 5);
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].bytes, std::numeric_limits<Bytes>::max());

@@ -1,0 +1,123 @@
+// One rank's memory series in a trace (its Alloc / Free events), stored compactly: 40 bytes a sample in fixed-size
+// blocks (a std::deque: no reallocation, no spare capacity to speak of), with each sample's category breakdown
+// rebuilt from the category totals kept every kCheckpointEvery samples and the changes since. A 9 M-event trace
+// is mostly allocations; the 80-byte TraceMemorySample plus a 32-byte TraceAllocation each took was most of its
+// memory. Reads return TraceMemorySample / TraceAllocation values; iterators are random access (binary search works).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <iterator>
+#include <vector>
+
+#include "core/category.h"
+#include "core/units.h"
+#include "trace/trace_event.h"
+
+namespace shardscope {
+
+// Memory after one Alloc / Free of a rank.
+struct TraceMemorySample {
+  TimeNs t_ns = 0;
+  Bytes allocated = 0;  // the event's allocated_after
+  Bytes reserved = 0;   // the event's reserved_after
+  CategoryBytes by_category;  // running sum of Alloc bytes minus Free bytes per category
+};
+
+// One Alloc (+bytes) or Free (−bytes) of a tensor, kept so that what is live at any instant can be named.
+struct TraceAllocation {
+  TimeNs t_ns = 0;
+  TensorId tensor = -1;
+  Bytes bytes = 0;  // as accounted; negative for a Free
+  Category category = Category::Temporaries;
+};
+
+class TraceMemorySeries {
+ public:
+  static constexpr std::size_t kCheckpointEvery = 64;
+
+  // Appends the sample after `change` bytes of `category` (for `tensor`) at t_ns; the caller keeps t_ns ordered and
+  // the category's new total within the trace limits.
+  void append(TimeNs t_ns, Bytes allocated, Bytes reserved, Category category, Bytes change, TensorId tensor);
+
+  std::size_t size() const { return core_.size(); }
+  bool empty() const { return core_.empty(); }
+  TraceMemorySample operator[](std::size_t i) const;
+  TraceMemorySample back() const { return (*this)[size() - 1]; }
+  TimeNs latest_t_ns() const { return core_.back().t_ns; }  // back().t_ns; not empty()
+  const CategoryBytes& latest_by_category() const { return latest_; }  // back().by_category, without rebuilding
+  TraceAllocation allocation(std::size_t i) const;
+
+  // Random-access iterators over values (T = TraceMemorySample or TraceAllocation).
+  template <class T>
+  class Iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = T;
+    struct Arrow {
+      T value;
+      const T* operator->() const { return &value; }
+    };
+    Iterator() = default;
+    Iterator(const TraceMemorySeries* s, std::size_t i) : s_(s), i_(i) {}
+    T operator*() const { return get(i_); }
+    Arrow operator->() const { return {get(i_)}; }
+    T operator[](difference_type n) const { return get(static_cast<std::size_t>(static_cast<difference_type>(i_) + n)); }
+    Iterator& operator++() { return ++i_, *this; }
+    Iterator operator++(int) { Iterator t = *this; ++i_; return t; }
+    Iterator& operator--() { return --i_, *this; }
+    Iterator operator--(int) { Iterator t = *this; --i_; return t; }
+    Iterator& operator+=(difference_type n) { i_ = static_cast<std::size_t>(static_cast<difference_type>(i_) + n); return *this; }
+    Iterator& operator-=(difference_type n) { return *this += -n; }
+    friend Iterator operator+(Iterator a, difference_type n) { return a += n; }
+    friend Iterator operator+(difference_type n, Iterator a) { return a += n; }
+    friend Iterator operator-(Iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const Iterator& a, const Iterator& b) {
+      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.i_ == b.i_; }
+    friend auto operator<=>(const Iterator& a, const Iterator& b) { return a.i_ <=> b.i_; }
+
+   private:
+    T get(std::size_t i) const {
+      if constexpr (std::is_same_v<T, TraceMemorySample>) return (*s_)[i];
+      else return s_->allocation(i);
+    }
+    const TraceMemorySeries* s_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  using const_iterator = Iterator<TraceMemorySample>;
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+
+  // The series as its allocations: for (TraceAllocation a : rank.allocations()) ...
+  struct Allocations {
+    const TraceMemorySeries* s;
+    std::size_t size() const { return s->size(); }
+    bool empty() const { return s->empty(); }
+    TraceAllocation operator[](std::size_t i) const { return s->allocation(i); }
+    Iterator<TraceAllocation> begin() const { return {s, 0}; }
+    Iterator<TraceAllocation> end() const { return {s, s->size()}; }
+  };
+
+ private:
+  struct Core {  // 32 bytes
+    TimeNs t_ns;
+    Bytes allocated;
+    Bytes reserved;
+    Bytes change;
+  };
+  struct Tag {  // 8 bytes
+    TensorId tensor;
+    Category category;
+  };
+  std::deque<Core> core_;
+  std::deque<Tag> tags_;
+  std::vector<CategoryBytes> checkpoints_;  // checkpoints_[k]: by_category after sample k * kCheckpointEvery
+  CategoryBytes latest_;
+};
+
+}  // namespace shardscope
