@@ -23,6 +23,10 @@ TraceMemorySample RankTimeline::memory_at(TimeNs t) const {
   return *(it - 1);
 }
 
+std::size_t RankTimeline::highest_allocated(std::size_t first, std::size_t last) const {
+  return memory_highest.argmax(first, last, [&](std::size_t i) { return memory[i].allocated; });
+}
+
 namespace {
 
 bool within_trace_bytes(Bytes b) { return b <= kMaxTraceBytes && b >= -kMaxTraceBytes; }
@@ -53,6 +57,14 @@ std::uint64_t fold(std::uint64_t signature, TimeNs t, Bytes allocated) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+// A Send or Recv of the header's plan (admits() has checked the op index).
+bool is_message(const TraceData& data, const TraceEvent& e) {
+  const Plan* plan = data.header.plan.get();
+  if (!plan || e.op < 0 || static_cast<std::size_t>(e.rank) >= plan->programs.size()) return false;
+  const Op& op = plan->programs[static_cast<std::size_t>(e.rank)].ops[static_cast<std::size_t>(e.op)];
+  return op.kind == OpKind::Send || op.kind == OpKind::Recv;
 }
 
 }  // namespace
@@ -159,6 +171,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved_t_ns = s.t_ns;
           }
           r.memory.push_back(s);
+          r.memory_highest.push_back(r.memory.size() - 1, [&](std::size_t i) { return r.memory[i].allocated; });
           r.allocations.push_back({s.t_ns, e.tensor, change, e.category});
           r.memory_signature = fold(r.memory_signature, s.t_ns, s.allocated);
           break;
@@ -188,6 +201,7 @@ void TraceStore::open_span(const TraceEvent& e) {
   s.spans.insert(s.spans.begin() + static_cast<std::ptrdiff_t>(index), TraceSpan{e.op, e.step, e.t_ns, kSpanOpen});
   s.reach.insert(s.reach.begin() + static_cast<std::ptrdiff_t>(index), kSpanOpen);
   update_reach(s, index);
+  if (is_message(data_, e)) s.message_begins.insert(std::upper_bound(s.message_begins.begin(), s.message_begins.end(), e.t_ns), e.t_ns);
   open.push_back({e.op, e.stream, index});
   ++r.open_spans;
   add_boundary(data_.boundaries, e.t_ns);

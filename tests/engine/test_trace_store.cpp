@@ -112,6 +112,43 @@ TEST(TraceStore, MemorySeriesAndPeak) {
   EXPECT_EQ(store.peak(1).t_ns, 50);
 }
 
+// highest_allocated answers from an index of blocks; every answer is checked against a plain left-to-right scan
+// that keeps the first highest value, over every range of a series with ties, rises and falls.
+TEST(TraceStore, HighestAllocatedInEveryRangeIsTheFirstHighestSample) {
+  TraceStore store;
+  store.begin(testing::small_header());
+  std::uint32_t seed = 12345;
+  Bytes allocated = 0;
+  for (int i = 0; i < 300; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    allocated = static_cast<Bytes>((seed >> 16) % 40) * 100;  // 40 levels over 300 samples: many ties
+    store.emit(testing::mem(TraceEventKind::Alloc, 0, i, 0, 0, Category::Parameters, 0, allocated, allocated));
+  }
+  store.read([](const TraceData& d) {
+    const auto& m = d.rank(0)->memory;
+    ASSERT_EQ(m.size(), 300u);
+    for (std::size_t first = 0; first < m.size(); ++first)
+      for (std::size_t last = first + 1; last <= m.size(); ++last) {
+        std::size_t expected = first;
+        for (std::size_t i = first; i < last; ++i)
+          if (m[i].allocated > m[expected].allocated) expected = i;
+        ASSERT_EQ(d.rank(0)->highest_allocated(first, last), expected) << "range [" << first << ", " << last << ")";
+      }
+  });
+}
+
+// The timeline finds each pipeline message among thousands of folded spans by its begin time: the send of rank 0
+// (op 6, begun at 1300000) is the only message of the hand-made run's communication lanes.
+TEST(TraceStore, MessagesAreListedByBeginTime) {
+  TraceStore store;
+  fill(store);
+  store.read([](const TraceData& d) {
+    EXPECT_EQ(d.rank(0)->stream(Stream::Communication).message_begins, std::vector<TimeNs>{1300000});
+    EXPECT_TRUE(d.rank(0)->stream(Stream::Compute).message_begins.empty());
+    EXPECT_TRUE(d.rank(1)->stream(Stream::Communication).message_begins.empty());
+  });
+}
+
 TEST(TraceStore, MemoryAtTime) {
   TraceStore store;
   fill(store);
