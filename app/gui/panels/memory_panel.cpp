@@ -30,19 +30,14 @@ std::string ranks_label(const std::vector<int>& ranks) {
   return std::to_string(ranks.size()) + " ranks (" + std::to_string(ranks.front()) + ", " + std::to_string(ranks[1]) + ", …)";
 }
 
-// The sample with the highest allocated bytes among those in (t_a, t_b], or the state at t_b if none:
-// a short peak inside one pixel column stays visible when zoomed out.
+// The sample with the highest allocated bytes among those in (t_a, t_b] (the first of equals), or the state at t_b if
+// none: a short peak inside one pixel column stays visible when zoomed out, exactly, in O(log n) (the store's index).
 TraceMemorySample column_sample(const RankTimeline& rank, TimeNs t_a, TimeNs t_b) {
   const auto& m = rank.memory;
   auto lo = std::upper_bound(m.begin(), m.end(), t_a, [](TimeNs t, const TraceMemorySample& s) { return t < s.t_ns; });
   auto hi = std::upper_bound(lo, m.end(), t_b, [](TimeNs t, const TraceMemorySample& s) { return t < s.t_ns; });
   if (lo == hi) return rank.memory_at(t_b);
-  const std::ptrdiff_t count = hi - lo;
-  const std::ptrdiff_t stride = std::max<std::ptrdiff_t>(1, count / 64);  // bounded work per column
-  auto best = lo;
-  for (auto it = lo; it < hi; it += stride)
-    if (it->allocated > best->allocated) best = it;
-  return *best;
+  return m[rank.highest_allocated(static_cast<std::size_t>(lo - m.begin()), static_cast<std::size_t>(hi - m.begin()))];
 }
 
 // The second run's total allocated as a dark outline over the first run's stack, its times mapped onto the first
