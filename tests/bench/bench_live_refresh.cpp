@@ -13,63 +13,32 @@
 #include <vector>
 
 #include "../gui/headless_imgui.h"
+#include "growing_trace.h"
 #include "gui/shardscope_ui.h"
-#include "sim/simulator.h"
-#include "strategy/lower.h"
 #include "trace/trace_file_writer.h"
 
 namespace shardscope::gui {
 namespace {
 
-// Passes a run's trace on without its end (the run goes on), keeping the last step's events to replay later.
-class GrowingTrace : public TraceSink {
- public:
-  GrowingTrace(TraceSink& out, int last_step) : out_(out), last_step_(last_step) {}
-  void begin(const TraceHeader& header) override { out_.begin(header); }
-  void emit(const TraceEvent& e) override {
-    out_.emit(e);
-    ++written;
-    t_max = std::max(t_max, e.t_ns);
-    if (e.step == last_step_) last_step_events.push_back(e);
-  }
-  void end() override {}
-
-  std::uint64_t written = 0;
-  TimeNs t_max = 0;
-  std::vector<TraceEvent> last_step_events;
-
- private:
-  TraceSink& out_;
-  int last_step_;
-};
-
 struct Fixture {
-  static constexpr int kSteps = 18;  // about half a million events a step
+  static constexpr std::uint64_t kEvents = 9'000'000;
   testing::HeadlessImGui imgui;
   std::string path = (std::filesystem::temp_directory_path() / "shardscope-bench-live-refresh.sstrace").string();
   std::unique_ptr<TraceFileWriter> writer;
-  std::unique_ptr<GrowingTrace> trace;
+  std::unique_ptr<bench::GrowingTrace> trace;
   std::unique_ptr<ShardScopeUi> ui;
-  TimeNs step_ns = 1;
-  std::uint64_t replayed = 0;  // events appended after the first kSteps steps
 
   Fixture() {
-    Scenario s;
-    s.model.spec = "mlp:4000x64";
-    s.cluster.world = 8;
-    s.training.steps = kSteps;
-    const ResolvedScenario resolved = resolve_scenario(s);
+    const Scenario scenario = bench::dense_ddp_scenario();
     writer = std::make_unique<TraceFileWriter>(path);
-    trace = std::make_unique<GrowingTrace>(*writer, kSteps - 1);
-    simulate(resolved, lower_plan(resolved), *trace);
+    trace = std::make_unique<bench::GrowingTrace>(*writer, scenario.training.steps);
+    trace->simulate_and_grow(scenario, kEvents);
     writer->flush();
-    TimeNs first = trace->t_max;
-    for (const TraceEvent& e : trace->last_step_events) first = std::min(first, e.t_ns);
-    step_ns = std::max<TimeNs>(1, trace->t_max - first);
-    ui = std::make_unique<ShardScopeUi>(GuiOptions{});
-    ui->session().follow_file(path);
+    GuiOptions options;
+    options.follow_file = path;  // `shardscope --follow FILE`
+    ui = std::make_unique<ShardScopeUi>(options);
     // Frames until the window holds what was written.
-    for (int frame = 0; stored() < trace->written; ++frame) {
+    for (int frame = 0; stored() < trace->emitted(); ++frame) {
       if (frame > 100000) throw std::runtime_error("the followed trace did not load");
       imgui.frame([&] { ui->frame(); });
     }
@@ -84,16 +53,8 @@ struct Fixture {
     return ui->session().store()->read([](const TraceData& d) { return d.event_count; });
   }
 
-  // The last step's events again, a step later each time round, as a run that goes on would add them.
   void append(std::size_t count) {
-    const auto& events = trace->last_step_events;
-    for (std::size_t i = 0; i < count; ++i, ++replayed) {
-      const std::uint64_t round = replayed / events.size() + 1;
-      TraceEvent e = events[replayed % events.size()];
-      e.t_ns += static_cast<TimeNs>(round) * step_ns;
-      e.step += static_cast<int>(round);
-      writer->emit(e);
-    }
+    trace->append(count);
     writer->flush();
   }
 };

@@ -72,8 +72,15 @@ std::size_t skip_within_column(const TraceData& data, int rank, const StreamSpan
                                const LaneGeometry& g, const TimeView& view, float& mark_end) {
   const TimeNs column_end = view.t_of(std::floor(xa) + 1.0, g.x0, g.width);
   const auto begins_before = [](const TraceSpan& s, TimeNs t) { return s.begin_ns < t; };
+  // The column's end lies a few hundred spans on at most: a galloping search reads near i, not across the stream.
+  std::size_t below = i + 1, above = i + 2;
+  while (above < last && spans.spans[above - 1].begin_ns < column_end) {
+    below = above;
+    above = std::min(last, i + 1 + 2 * (above - i));
+  }
+  above = std::min(above, last);
   auto next = static_cast<std::size_t>(
-      std::lower_bound(spans.spans.begin() + static_cast<std::ptrdiff_t>(i) + 1, spans.spans.begin() + static_cast<std::ptrdiff_t>(last),
+      std::lower_bound(spans.spans.begin() + static_cast<std::ptrdiff_t>(below), spans.spans.begin() + static_cast<std::ptrdiff_t>(above),
                        column_end, begins_before) -
       spans.spans.begin());
   if (next < i + 3) return i + 1;  // at most one span after i begins in the column
