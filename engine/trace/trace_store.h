@@ -171,6 +171,7 @@ class TraceStore : public TraceSink {
   template <class Fn>
   decltype(auto) read(Fn&& fn) const {
     std::lock_guard lock(mutex_);
+    if (!boundary_tail_.empty()) merge_boundary_tail();  // readers see data.boundaries sorted and unique
     return fn(static_cast<const TraceData&>(data_));
   }
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
@@ -196,10 +197,13 @@ class TraceStore : public TraceSink {
   bool admits(const TraceEvent& e) const;  // names only ranks, ops and tensors the header has (see above)
   void open_span(const TraceEvent& e);
   void close_span(const TraceEvent& e);
+  void add_boundary(TimeNs t);
+  void merge_boundary_tail() const;
 
   mutable std::mutex mutex_;
   TraceData data_;
   std::vector<std::vector<OpenSpan>> open_;  // per rank: spans begun and not ended (about one per stream)
+  mutable std::vector<TimeNs> boundary_tail_;  // boundaries before the newest, not yet merged into data_.boundaries
   int header_ranks_ = 0;                     // ranks the header names (0: none; events may open ranks)
   std::atomic<std::uint64_t> generation_{0};
 };

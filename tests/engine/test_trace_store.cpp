@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <tuple>
 
 #include "trace/trace_file_reader.h"
 #include "trace/trace_file_writer.h"
@@ -147,6 +148,22 @@ TEST(TraceStore, MessagesAreListedByBeginTime) {
     EXPECT_TRUE(d.rank(0)->stream(Stream::Compute).message_begins.empty());
     EXPECT_TRUE(d.rank(1)->stream(Stream::Communication).message_begins.empty());
   });
+}
+
+// Ranks take turns: rank 0's ops [10, 20] and [30, 40] arrive before rank 1's [5, 30] and [35, 50]. The boundaries
+// are every begin and end once, in order: 5 10 20 30 35 40 50 (30 is both an end and a begin).
+TEST(TraceStore, BoundariesOfRanksArrivingInTurnsAreSortedAndUnique) {
+  TraceStore store;
+  store.begin(testing::small_header());
+  using K = TraceEventKind;
+  for (const auto& [rank, begin, end] : {std::tuple{0, 10, 20}, {0, 30, 40}, {1, 5, 30}, {1, 35, 50}}) {
+    store.emit(testing::ev(K::OpBegin, rank, begin, 2, 1));
+    store.emit(testing::ev(K::OpEnd, rank, end, 2, 1));
+  }
+  EXPECT_EQ(store.read([](const TraceData& d) { return d.boundaries; }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 50}));
+  store.emit(testing::ev(K::OpBegin, 1, 45, 2, 1));  // after a read, more arrive out of order
+  store.emit(testing::ev(K::OpEnd, 1, 60, 2, 1));
+  EXPECT_EQ(store.read([](const TraceData& d) { return d.boundaries; }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 45, 50, 60}));
 }
 
 TEST(TraceStore, MemoryAtTime) {
