@@ -34,7 +34,8 @@ class GrowingTrace : public TraceSink {
 
   // Emits `count` more events: the last step's again, a step later each time round.
   void append(std::uint64_t count) {
-    drop_unpaired_ops();
+    if (!replay_ready_) drop_unpaired_ops();
+    replay_ready_ = true;
     if (last_step_events_.empty()) return;
     TimeNs first = t_max_;
     for (const TraceEvent& e : last_step_events_) first = std::min(first, e.t_ns);
@@ -88,6 +89,7 @@ class GrowingTrace : public TraceSink {
   TimeNs t_max_ = 0, last_step_end_ = 0;
   std::vector<TraceEvent> last_step_events_;
   std::map<std::pair<int, OpIndex>, TraceEvent> open_;  // begun and not yet ended
+  bool replay_ready_ = false;
 };
 
 // DDP over 8 ranks, 4,000 × Linear(64), two steps (about 1.5 M events): thousands of ops per pixel zoomed out.
