@@ -10,9 +10,15 @@ namespace shardscope::gui {
 
 void Playback::set_timeline(std::vector<TimeNs> boundaries, std::vector<PhaseMark> phases, TimeNs end_ns) {
   boundaries_ = std::move(boundaries);
+  lookup_ = {};
   phases_ = std::move(phases);
   end_ns_ = end_ns;
   now_ns_ = std::clamp<TimeNs>(now_ns_, 0, end_ns_);
+}
+
+void Playback::set_timeline_lookup(BoundaryLookup boundaries, std::vector<PhaseMark> phases, TimeNs end_ns) {
+  set_timeline(std::vector<TimeNs>{}, std::move(phases), end_ns);
+  lookup_ = std::move(boundaries);
 }
 
 void Playback::toggle_play() {
@@ -25,12 +31,14 @@ void Playback::seek(TimeNs t_ns) { now_ns_ = std::clamp<TimeNs>(t_ns, 0, end_ns_
 
 void Playback::step_forward() {
   playing_ = false;
+  if (lookup_.next_after) return seek(lookup_.next_after(now_ns_).value_or(end_ns_));
   auto it = std::upper_bound(boundaries_.begin(), boundaries_.end(), now_ns_);
   seek(it == boundaries_.end() ? end_ns_ : *it);
 }
 
 void Playback::step_back() {
   playing_ = false;
+  if (lookup_.last_before) return seek(lookup_.last_before(now_ns_).value_or(0));
   auto it = std::lower_bound(boundaries_.begin(), boundaries_.end(), now_ns_);
   seek(it == boundaries_.begin() ? 0 : *std::prev(it));
 }

@@ -1,6 +1,8 @@
 // The playhead every panel follows: play / pause, speed, op-by-op stepping and phase jumps over a run's time axis.
 // Pure logic (no ImGui), so it is unit-tested; the transport bar and key bindings drive it.
 #pragma once
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,12 @@ class Playback {
  public:
   // `boundaries`: sorted times where something happens (op begins and ends); `phases` in time order.
   void set_timeline(std::vector<TimeNs> boundaries, std::vector<PhaseMark> phases, TimeNs end_ns);
+  // The same with the boundaries kept elsewhere (a store's millions, which a live run's refresh should not copy):
+  // next_after(t) gives the first boundary > t, last_before(t) the last one < t, nullopt when there is none.
+  struct BoundaryLookup {
+    std::function<std::optional<TimeNs>(TimeNs)> next_after, last_before;
+  };
+  void set_timeline_lookup(BoundaryLookup boundaries, std::vector<PhaseMark> phases, TimeNs end_ns);
 
   TimeNs now_ns() const { return now_ns_; }
   TimeNs end_ns() const { return end_ns_; }
@@ -47,6 +55,7 @@ class Playback {
 
  private:
   std::vector<TimeNs> boundaries_;
+  BoundaryLookup lookup_;  // used instead of boundaries_ when set
   std::vector<PhaseMark> phases_;
   TimeNs end_ns_ = 0;
   TimeNs now_ns_ = 0;

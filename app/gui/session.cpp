@@ -146,6 +146,24 @@ bool Session::open_trace(const std::string& path) {
   }
 }
 
+void Session::show_store(std::shared_ptr<TraceStore> store) {
+  stop_following();
+  store_ = std::move(store);
+  ++run_id_;
+  std::error_code ignored;
+  if (trace_file_is_recording_) std::filesystem::remove(trace_file_, ignored);
+  trace_file_.clear();
+  trace_file_is_recording_ = false;
+  result_.reset();
+  predicted_peaks_.clear();
+  peak_tensors_.clear();
+  error_.clear();
+  warning_.clear();
+  cut_notice_.clear();
+  shown_complete_ = true;
+  shown_events_ = store_->read([](const TraceData& data) { return data.event_count; });
+}
+
 void Session::start_following(const std::string& name) {
   stop_following();
   followed_ = name;

@@ -34,6 +34,9 @@ class Session {
   void simulate(const Scenario& scenario) { run(scenario, RunMode::Simulate); }
   // Opens a recorded or simulated trace; returns false and sets error() when the file cannot be read.
   bool open_trace(const std::string& path);
+  // Shows a store filled elsewhere, as open_trace shows a file's (benchmarks draw traces too large to write and read
+  // back); there is no file to save.
+  void show_store(std::shared_ptr<TraceStore> store);
   // Follows a trace while it is written: a file another process appends to (`shardscope-cli run --out FILE`), or a
   // run served over TCP (`--serve`, with its token). Each poll() moves the records that arrived into the store the
   // panels draw; the store replaces the picture once the header is in. A file not there yet is waited for.

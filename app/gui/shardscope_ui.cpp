@@ -149,21 +149,31 @@ void ShardScopeUi::refresh_after_new_run() {
   // The store keeps the boundaries sorted and the ranks' series signatures as events arrive: nothing is sorted here.
   // A followed run keeps the playhead on its newest time while it grows, unless the user moved it away.
   const bool keep_at_end = session_.follows() && !playback_.playing() && playback_.now_ns() >= playback_.end_ns();
-  std::vector<TimeNs> boundaries;
   std::vector<PhaseMark> phases;
   TimeNs end = 0, full_end = 0;
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
     end = full_end = data.t_max;
-    boundaries = data.boundaries;
-    if (const auto stopped = run_stopped_at(data)) {  // playback ends where the run did
-      end = std::min(end, *stopped);
-      std::erase_if(boundaries, [&](TimeNs t) { return t > end; });
-    }
+    if (const auto stopped = run_stopped_at(data)) end = std::min(end, *stopped);  // playback ends where the run did
     if (const RankTimeline* first = data.rank(0))
       for (const auto& p : first->phases) phases.push_back({p.name, p.step, p.t_ns});
   });
-  playback_.set_timeline(std::move(boundaries), std::move(phases), end);
+  // The playhead steps through the store's boundaries in place (a refresh of millions copies none); past the end
+  // it stops at the end, as seek clamps.
+  Playback::BoundaryLookup lookup;
+  lookup.next_after = [store](TimeNs t) {
+    return store->read([&](const TraceData& data) -> std::optional<TimeNs> {
+      const auto it = std::upper_bound(data.boundaries.begin(), data.boundaries.end(), t);
+      return it == data.boundaries.end() ? std::nullopt : std::optional<TimeNs>(*it);
+    });
+  };
+  lookup.last_before = [store](TimeNs t) {
+    return store->read([&](const TraceData& data) -> std::optional<TimeNs> {
+      const auto it = std::lower_bound(data.boundaries.begin(), data.boundaries.end(), t);
+      return it == data.boundaries.begin() ? std::nullopt : std::optional<TimeNs>(*std::prev(it));
+    });
+  };
+  playback_.set_timeline_lookup(std::move(lookup), std::move(phases), end);
   // A run that stopped gets a little room past its end, so the red line and its label are not on the edge.
   const TimeNs view_end = std::max<TimeNs>(end == full_end ? end : end + end / 12, 1);
   view_.set_run_range(0, view_end);

@@ -39,6 +39,7 @@ class ShardScopeUi {
   const Playback& playback() const { return playback_; }
   TimeView& time_view() { return view_; }
   const Session& session() const { return session_; }
+  Session& session() { return session_; }
   // Presenter mode (presenter_view.cpp): large type, no menus or form, a lesson's narration beside the charts.
   bool presenting() const { return presenter_; }
   const LessonDeck& deck() const { return deck_; }

@@ -23,6 +23,10 @@ TraceMemorySample RankTimeline::memory_at(TimeNs t) const {
   return *(it - 1);
 }
 
+std::size_t RankTimeline::highest_allocated(std::size_t first, std::size_t last) const {
+  return memory_highest.argmax(first, last, [&](std::size_t i) { return memory[i].allocated; });
+}
+
 namespace {
 
 bool within_trace_bytes(Bytes b) { return b <= kMaxTraceBytes && b >= -kMaxTraceBytes; }
@@ -36,23 +40,20 @@ void update_reach(StreamSpans& s, std::size_t from) {
   }
 }
 
-// Keeps `times` sorted and unique. Events arrive nearly in time order (ranks interleave), so the common case is an
-// append and the rest an insertion near the end.
-void add_boundary(std::vector<TimeNs>& times, TimeNs t) {
-  if (times.empty() || times.back() < t) {
-    times.push_back(t);
-    return;
-  }
-  const auto it = std::lower_bound(times.begin(), times.end(), t);
-  if (it == times.end() || *it != t) times.insert(it, t);
-}
-
 // One more (t, allocated) sample folded into a rank's series signature (splitmix64 finaliser of a running value).
 std::uint64_t fold(std::uint64_t signature, TimeNs t, Bytes allocated) {
   std::uint64_t x = signature ^ (static_cast<std::uint64_t>(t) * 0x9E3779B97F4A7C15ull) ^ static_cast<std::uint64_t>(allocated);
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
+}
+
+// A Send or Recv of the header's plan (admits() has checked the op index).
+bool is_message(const TraceData& data, const TraceEvent& e) {
+  const Plan* plan = data.header.plan.get();
+  if (!plan || e.op < 0 || static_cast<std::size_t>(e.rank) >= plan->programs.size()) return false;
+  const Op& op = plan->programs[static_cast<std::size_t>(e.rank)].ops[static_cast<std::size_t>(e.op)];
+  return op.kind == OpKind::Send || op.kind == OpKind::Recv;
 }
 
 }  // namespace
@@ -64,6 +65,7 @@ void TraceStore::begin(const TraceHeader& header) {
     data_.header = header;
     data_.begun = true;
     open_.clear();
+    boundary_tail_.clear();
     std::size_t ranks = header.devices.size();
     if (header.plan) ranks = std::max(ranks, header.plan->programs.size());
     // A header naming more ranks than a run can have (only a damaged or hostile file does: the reader refuses it)
@@ -156,6 +158,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved_t_ns = t;
           }
           r.memory.append(t, e.allocated_after, e.reserved_after, e.category, change, e.tensor);
+          r.memory_highest.push_back(r.memory.size() - 1, [&](std::size_t i) { return r.memory[i].allocated; });
           r.memory_signature = fold(r.memory_signature, t, e.allocated_after);
           break;
         }
@@ -184,9 +187,10 @@ void TraceStore::open_span(const TraceEvent& e) {
   s.spans.insert(s.spans.begin() + static_cast<std::ptrdiff_t>(index), TraceSpan{e.op, e.step, e.t_ns, kSpanOpen});
   s.reach.insert(s.reach.begin() + static_cast<std::ptrdiff_t>(index), kSpanOpen);
   update_reach(s, index);
+  if (is_message(data_, e)) s.message_begins.insert(std::upper_bound(s.message_begins.begin(), s.message_begins.end(), e.t_ns), e.t_ns);
   open.push_back({e.op, e.stream, index});
   ++r.open_spans;
-  add_boundary(data_.boundaries, e.t_ns);
+  add_boundary(e.t_ns);
 }
 
 void TraceStore::close_span(const TraceEvent& e) {
@@ -200,9 +204,31 @@ void TraceStore::close_span(const TraceEvent& e) {
   StreamSpans& s = r.streams[static_cast<std::size_t>(it->stream)];
   s.spans[it->index].end_ns = std::max(e.t_ns, s.spans[it->index].begin_ns);
   update_reach(s, it->index);
-  add_boundary(data_.boundaries, s.spans[it->index].end_ns);
+  add_boundary(s.spans[it->index].end_ns);
   open.erase(it);
   --r.open_spans;
+}
+
+// Each rank's events arrive in time order, but ranks take turns (a file holds a rank's events in runs, a queue
+// whatever threads handed over): a time before the newest waits in an unsorted tail, and the tail is merged in once,
+// when the store is next read, instead of one insertion (and a move of everything after it) per event.
+void TraceStore::add_boundary(TimeNs t) {
+  std::vector<TimeNs>& times = data_.boundaries;
+  if (times.empty() || times.back() < t) times.push_back(t);
+  else if (times.back() != t) boundary_tail_.push_back(t);
+}
+
+void TraceStore::merge_boundary_tail() const {
+  // Only a store that was written to has a tail: the data is not const where this writes it.
+  auto& times = const_cast<std::vector<TimeNs>&>(data_.boundaries);
+  std::sort(boundary_tail_.begin(), boundary_tail_.end());
+  boundary_tail_.erase(std::unique(boundary_tail_.begin(), boundary_tail_.end()), boundary_tail_.end());
+  const auto from = static_cast<std::ptrdiff_t>(std::lower_bound(times.begin(), times.end(), boundary_tail_.front()) - times.begin());
+  const auto middle = static_cast<std::ptrdiff_t>(times.size());
+  times.insert(times.end(), boundary_tail_.begin(), boundary_tail_.end());
+  std::inplace_merge(times.begin() + from, times.begin() + middle, times.end());
+  times.erase(std::unique(times.begin() + from, times.end()), times.end());
+  boundary_tail_.clear();
 }
 
 TraceHeader TraceStore::header() const {

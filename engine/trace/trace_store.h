@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/range_argmax.h"
 #include "trace/trace_memory_series.h"
 #include "trace/trace_sink.h"
 
@@ -55,6 +56,9 @@ struct TraceSpan {
 struct StreamSpans {
   std::vector<TraceSpan> spans;
   std::vector<TimeNs> reach;  // reach[i] = max(end_ns of spans[0..i]), open spans counting as kSpanOpen
+  // begin_ns of every Send / Recv span, sorted: a timeline that jumps over thousands of sub-pixel spans at once
+  // still finds each pipeline message among them (it draws every message, however short).
+  std::vector<TimeNs> message_begins;
 
   // Index range [first, last) holding every span that overlaps [t0, t1] (begin <= t1 and end >= t0; an open span
   // reaches to +infinity); O(log n). Without overlapping spans every span in the range overlaps.
@@ -113,11 +117,15 @@ struct RankTimeline {
   // A hash of the (t_ns, allocated) of every memory sample, folded in as samples arrive: ranks with identical
   // series (the memory panel draws them as one chart) have equal signatures and sample counts.
   std::uint64_t memory_signature = 0;
+  RangeArgMax memory_highest;  // over memory[i].allocated: see highest_allocated
 
   const StreamSpans& stream(Stream s) const { return streams[static_cast<std::size_t>(s)]; }
   // The memory state at time t: the last sample with t_ns <= t (after all changes at t); zeros with t_ns = t
   // before the first sample. O(log n).
   TraceMemorySample memory_at(TimeNs t) const;
+  // The first of the samples memory[first, last) with the highest allocated (first < last <= memory.size()); O(log n),
+  // so a chart column holding thousands of samples still shows its exact peak.
+  std::size_t highest_allocated(std::size_t first, std::size_t last) const;
 };
 
 struct TraceData {
@@ -149,6 +157,7 @@ class TraceStore : public TraceSink {
   template <class Fn>
   decltype(auto) read(Fn&& fn) const {
     std::lock_guard lock(mutex_);
+    if (!boundary_tail_.empty()) merge_boundary_tail();  // readers see data.boundaries sorted and unique
     return fn(static_cast<const TraceData&>(data_));
   }
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
@@ -174,10 +183,13 @@ class TraceStore : public TraceSink {
   bool admits(const TraceEvent& e) const;  // names only ranks, ops and tensors the header has (see above)
   void open_span(const TraceEvent& e);
   void close_span(const TraceEvent& e);
+  void add_boundary(TimeNs t);
+  void merge_boundary_tail() const;
 
   mutable std::mutex mutex_;
   TraceData data_;
   std::vector<std::vector<OpenSpan>> open_;  // per rank: spans begun and not ended (about one per stream)
+  mutable std::vector<TimeNs> boundary_tail_;  // boundaries before the newest, not yet merged into data_.boundaries
   int header_ranks_ = 0;                     // ranks the header names (0: none; events may open ranks)
   std::atomic<std::uint64_t> generation_{0};
 };

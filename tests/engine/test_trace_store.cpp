@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <tuple>
 
 #include "trace/trace_file_reader.h"
 #include "trace/trace_file_writer.h"
@@ -110,6 +111,59 @@ TEST(TraceStore, MemorySeriesAndPeak) {
   EXPECT_EQ(peak.reserved_t_ns, 0);
   EXPECT_EQ(store.peak(1).allocated, 1000);
   EXPECT_EQ(store.peak(1).t_ns, 50);
+}
+
+// highest_allocated answers from an index of blocks; every answer is checked against a plain left-to-right scan
+// that keeps the first highest value, over every range of a series with ties, rises and falls.
+TEST(TraceStore, HighestAllocatedInEveryRangeIsTheFirstHighestSample) {
+  TraceStore store;
+  store.begin(testing::small_header());
+  std::uint32_t seed = 12345;
+  Bytes allocated = 0;
+  for (int i = 0; i < 300; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    allocated = static_cast<Bytes>((seed >> 16) % 40) * 100;  // 40 levels over 300 samples: many ties
+    store.emit(testing::mem(TraceEventKind::Alloc, 0, i, 0, 0, Category::Parameters, 0, allocated, allocated));
+  }
+  store.read([](const TraceData& d) {
+    const auto& m = d.rank(0)->memory;
+    ASSERT_EQ(m.size(), 300u);
+    for (std::size_t first = 0; first < m.size(); ++first)
+      for (std::size_t last = first + 1; last <= m.size(); ++last) {
+        std::size_t expected = first;
+        for (std::size_t i = first; i < last; ++i)
+          if (m[i].allocated > m[expected].allocated) expected = i;
+        ASSERT_EQ(d.rank(0)->highest_allocated(first, last), expected) << "range [" << first << ", " << last << ")";
+      }
+  });
+}
+
+// The timeline finds each pipeline message among thousands of folded spans by its begin time: the send of rank 0
+// (op 6, begun at 1300000) is the only message of the hand-made run's communication lanes.
+TEST(TraceStore, MessagesAreListedByBeginTime) {
+  TraceStore store;
+  fill(store);
+  store.read([](const TraceData& d) {
+    EXPECT_EQ(d.rank(0)->stream(Stream::Communication).message_begins, std::vector<TimeNs>{1300000});
+    EXPECT_TRUE(d.rank(0)->stream(Stream::Compute).message_begins.empty());
+    EXPECT_TRUE(d.rank(1)->stream(Stream::Communication).message_begins.empty());
+  });
+}
+
+// Ranks take turns: rank 0's ops [10, 20] and [30, 40] arrive before rank 1's [5, 30] and [35, 50]. The boundaries
+// are every begin and end once, in order: 5 10 20 30 35 40 50 (30 is both an end and a begin).
+TEST(TraceStore, BoundariesOfRanksArrivingInTurnsAreSortedAndUnique) {
+  TraceStore store;
+  store.begin(testing::small_header());
+  using K = TraceEventKind;
+  for (const auto& [rank, begin, end] : {std::tuple{0, 10, 20}, {0, 30, 40}, {1, 5, 30}, {1, 35, 50}}) {
+    store.emit(testing::ev(K::OpBegin, rank, begin, 2, 1));
+    store.emit(testing::ev(K::OpEnd, rank, end, 2, 1));
+  }
+  EXPECT_EQ(store.read([](const TraceData& d) { return d.boundaries; }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 50}));
+  store.emit(testing::ev(K::OpBegin, 1, 45, 2, 1));  // after a read, more arrive out of order
+  store.emit(testing::ev(K::OpEnd, 1, 60, 2, 1));
+  EXPECT_EQ(store.read([](const TraceData& d) { return d.boundaries; }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 45, 50, 60}));
 }
 
 TEST(TraceStore, MemoryAtTime) {

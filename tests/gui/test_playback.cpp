@@ -30,6 +30,37 @@ TEST(Playback, StepsOpByOpForwardAndBack) {
   EXPECT_EQ(p.now_ns(), 1000);  // stays at the end
 }
 
+// The window's way: the boundaries stay in the store and are looked up (here the same five, in a vector the lookups
+// search); a run that stopped at 300 ends there, so stepping past 250 stops at 300 although 400 follows.
+TEST(Playback, StepsThroughBoundariesLookedUpElsewhere) {
+  const std::vector<TimeNs> boundaries{0, 100, 250, 400, 1000};
+  Playback::BoundaryLookup lookup;
+  lookup.next_after = [&](TimeNs t) -> std::optional<TimeNs> {
+    for (TimeNs b : boundaries)
+      if (b > t) return b;
+    return std::nullopt;
+  };
+  lookup.last_before = [&](TimeNs t) -> std::optional<TimeNs> {
+    std::optional<TimeNs> last;
+    for (TimeNs b : boundaries)
+      if (b < t) last = b;
+    return last;
+  };
+  Playback p;
+  p.set_timeline_lookup(lookup, {}, 300);
+  p.step_forward();
+  EXPECT_EQ(p.now_ns(), 100);
+  p.step_forward();
+  EXPECT_EQ(p.now_ns(), 250);
+  p.step_forward();
+  EXPECT_EQ(p.now_ns(), 300);  // 400 lies past the end
+  p.step_back();
+  EXPECT_EQ(p.now_ns(), 250);
+  p.seek(0);
+  p.step_back();
+  EXPECT_EQ(p.now_ns(), 0);  // nothing before the start
+}
+
 TEST(Playback, JumpsBetweenPhases) {
   Playback p = three_ops();
   p.next_phase();

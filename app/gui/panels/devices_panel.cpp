@@ -34,6 +34,21 @@ void draw_peak_tensors(const std::vector<LiveTensor>& tensors) {
 
 }  // namespace
 
+const std::vector<LiveTensor>& DevicesPanel::replayed_peak_tensors(const TraceData& data, const RankTimeline& rank, TimeNs t_ns) {
+  const auto allocations = rank.allocations();
+  const auto before = static_cast<std::size_t>(
+      std::upper_bound(allocations.begin(), allocations.end(), t_ns, [](TimeNs t, const TraceAllocation& a) { return t < a.t_ns; }) -
+      allocations.begin());
+  for (const PeakTensors& cached : peak_tensors_)
+    if (cached.trace == &rank.memory && cached.rank == rank.rank && cached.t_ns == t_ns && cached.allocations_before == before)
+      return cached.tensors;
+  if (peak_tensors_.size() >= 64) peak_tensors_.clear();  // one entry per rank drawn: only a new trace gets here
+  PeakTensors& entry = peak_tensors_.emplace_back(PeakTensors{&rank.memory, rank.rank, t_ns, before, {}});
+  for (LiveTensorAt& t : live_tensors_at(data, rank.rank, t_ns, kPeakTensors))
+    entry.tensors.push_back({.name = std::move(t.name), .category = t.category, .bytes = t.bytes});
+  return entry.tensors;
+}
+
 void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
                         const std::vector<Bytes>& predicted_peaks, const std::vector<std::vector<LiveTensor>>& peak_tensors) {
   store.read([&](const TraceData& data) {
@@ -102,11 +117,8 @@ void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& g
       }
       if (r < peak_tensors.size() && !peak_tensors[r].empty()) {
         draw_peak_tensors(peak_tensors[r]);
-      } else {  // an opened trace file has no accounting: replay its allocations up to the peak
-        std::vector<LiveTensor> replayed;
-        for (LiveTensorAt& t : live_tensors_at(data, rank.rank, rank_peak.t_ns, kPeakTensors))
-          replayed.push_back({.name = std::move(t.name), .category = t.category, .bytes = t.bytes});
-        if (!replayed.empty()) draw_peak_tensors(replayed);
+      } else if (const auto& replayed = replayed_peak_tensors(data, rank, rank_peak.t_ns); !replayed.empty()) {
+        draw_peak_tensors(replayed);  // an opened trace file has no accounting: its allocations replayed up to the peak
       }
       ImGui::Spacing();
     }

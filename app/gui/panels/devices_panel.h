@@ -17,6 +17,19 @@ class DevicesPanel {
   // `peak_tensors` (per rank, may be empty): the largest tensors live at the rank's peak, named under its card.
   void draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
             const std::vector<Bytes>& predicted_peaks = {}, const std::vector<std::vector<LiveTensor>>& peak_tensors = {});
+
+ private:
+  // An opened trace names the tensors held at each rank's peak by replaying its allocations up to it, which visits
+  // them all: done again only when the peak or the allocations before it change, not every frame.
+  struct PeakTensors {
+    const void* trace = nullptr;  // the rank's memory series: another trace differs (the same one grown: allocations_before)
+    int rank = -1;
+    TimeNs t_ns = 0;
+    std::size_t allocations_before = 0;  // allocations at or before t_ns (they are in time order)
+    std::vector<LiveTensor> tensors;
+  };
+  const std::vector<LiveTensor>& replayed_peak_tensors(const TraceData& data, const RankTimeline& rank, TimeNs t_ns);
+  std::vector<PeakTensors> peak_tensors_;
 };
 
 }  // namespace shardscope::gui

@@ -30,19 +30,27 @@ std::string ranks_label(const std::vector<int>& ranks) {
   return std::to_string(ranks.size()) + " ranks (" + std::to_string(ranks.front()) + ", " + std::to_string(ranks[1]) + ", …)";
 }
 
-// The sample with the highest allocated bytes among those in (t_a, t_b], or the state at t_b if none:
-// a short peak inside one pixel column stays visible when zoomed out.
-TraceMemorySample column_sample(const RankTimeline& rank, TimeNs t_a, TimeNs t_b) {
-  const auto& m = rank.memory;
-  auto lo = std::upper_bound(m.begin(), m.end(), t_a, [](TimeNs t, const TraceMemorySample& s) { return t < s.t_ns; });
-  auto hi = std::upper_bound(lo, m.end(), t_b, [](TimeNs t, const TraceMemorySample& s) { return t < s.t_ns; });
-  if (lo == hi) return rank.memory_at(t_b);
-  const std::ptrdiff_t count = hi - lo;
-  const std::ptrdiff_t stride = std::max<std::ptrdiff_t>(1, count / 64);  // bounded work per column
-  auto best = lo;
-  for (auto it = lo; it < hi; it += stride)
-    if (it->allocated > best->allocated) best = it;
-  return *best;
+// Index one past the last sample at or before t, searching on from `from` (at or before the answer): the columns go
+// left to right, so each search gallops from where the previous one ended instead of across the whole series.
+std::size_t samples_up_to(const TraceMemorySeries& m, std::size_t from, TimeNs t) {
+  std::size_t below = from, above = from + 1;
+  while (above <= m.size() && m[above - 1].t_ns <= t) {
+    below = above;
+    above = from + 2 * (above - from) + 1;
+  }
+  above = std::min(above, m.size());
+  return static_cast<std::size_t>(std::upper_bound(m.begin() + static_cast<std::ptrdiff_t>(below), m.begin() + static_cast<std::ptrdiff_t>(above), t,
+                                                   [](TimeNs x, const TraceMemorySample& s) { return x < s.t_ns; }) -
+                                  m.begin());
+}
+
+// What a column ending at t shows of the samples [from, to) that fall in it: the one with the highest allocated
+// bytes (the first of equals; the store's index finds it in O(log n)), so a short peak inside one pixel column stays
+// visible, exactly; with none in it, the state at t.
+TraceMemorySample column_sample(const RankTimeline& rank, std::size_t from, std::size_t to, TimeNs t) {
+  if (from < to) return rank.memory[rank.highest_allocated(from, to)];
+  if (to > 0) return rank.memory[to - 1];
+  return rank.memory_at(t);
 }
 
 // The second run's total allocated as a dark outline over the first run's stack, its times mapped onto the first
@@ -264,11 +272,13 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   }
 
   constexpr float kColumn = 2.0f;  // pixels per column
-  TimeNs t_prev = view.t_of(p0.x - kColumn, p0.x, width);
+  // A column holds the samples after the previous column's end time up to its own.
+  std::size_t from = samples_up_to(rank.memory, 0, view.t_of(p0.x - kColumn, p0.x, width));
   for (float x = p0.x; x < p0.x + width; x += kColumn) {
     const TimeNs t = view.t_of(x + kColumn, p0.x, width);
-    const TraceMemorySample s = column_sample(rank, t_prev, t);
-    t_prev = t;
+    const std::size_t to = samples_up_to(rank.memory, from, t);
+    const TraceMemorySample s = column_sample(rank, from, to, t);
+    from = to;
     Bytes below = 0;
     for (Category c : kStackingOrder) {
       if (s.by_category[c] <= 0) continue;

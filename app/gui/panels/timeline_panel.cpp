@@ -4,6 +4,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,102 @@ std::string op_bytes_text(const Op& op) {
   return op.bytes_accessed > 0 ? format_bytes(op.bytes_accessed) + " moved" : "";
 }
 
+// Where a span sits on a lane, or not visible: a barrier moves nothing, and an op that took no time (a wait marker:
+// "wait for device 0's thread") has nothing to show; neither becomes a grey mark. Pipeline messages stay visible
+// (and coloured) however short: a send or receive is never a hairline.
+struct SpanPlace {
+  bool visible = false;
+  const Op* op = nullptr;
+  float xa = 0, xb = 0;
+};
+
+SpanPlace place_span(const TraceData& data, int rank, const TraceSpan& span, const LaneGeometry& g, const TimeView& view) {
+  SpanPlace place;
+  place.op = op_of(data, rank, span.op);
+  const Op* op = place.op;
+  if (op && op->kind == OpKind::Collective && op->collective_kind == CollectiveKind::Barrier) return place;
+  if (!span.open() && span.end_ns == span.begin_ns) return place;
+  place.xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
+  place.xb = static_cast<float>(view.x_of(span.open() ? view.t1() : span.end_ns, g.x0, g.width));
+  const bool message = op && (op->kind == OpKind::Send || op->kind == OpKind::Recv);
+  if (message && place.xb - place.xa < kMinMessageWidth) place.xb = place.xa + kMinMessageWidth;
+  place.visible = true;
+  return place;
+}
+
+bool message_begins_within(const StreamSpans& spans, TimeNs from, TimeNs to) {
+  const auto it = std::lower_bound(spans.message_begins.begin(), spans.message_begins.end(), from);
+  return it != spans.message_begins.end() && *it <= to;
+}
+
+// After the sub-pixel span `i` (at x = xa): the spans after it that begin and end in the same pixel column only widen
+// the grey mark up to their ends, so they need not be visited one by one. Returns the index to go on from (the last
+// span beginning in the column, or the first message among them: messages are drawn each), or i + 1 when there is
+// nothing to jump over; `mark_end` becomes the furthest end jumped over.
+std::size_t skip_within_column(const TraceData& data, int rank, const StreamSpans& spans, std::size_t i, std::size_t last, float xa,
+                               const LaneGeometry& g, const TimeView& view, float& mark_end) {
+  const TimeNs column_end = view.t_of(std::floor(xa) + 1.0, g.x0, g.width);
+  const auto begins_before = [](const TraceSpan& s, TimeNs t) { return s.begin_ns < t; };
+  // The column's end lies a few hundred spans on at most: a galloping search reads near i, not across the stream.
+  std::size_t below = i + 1, above = i + 2;
+  while (above < last && spans.spans[above - 1].begin_ns < column_end) {
+    below = above;
+    above = std::min(last, i + 1 + 2 * (above - i));
+  }
+  above = std::min(above, last);
+  auto next = static_cast<std::size_t>(
+      std::lower_bound(spans.spans.begin() + static_cast<std::ptrdiff_t>(below), spans.spans.begin() + static_cast<std::ptrdiff_t>(above),
+                       column_end, begins_before) -
+      spans.spans.begin());
+  if (next < i + 3) return i + 1;  // at most one span after i begins in the column
+  std::size_t resume = next - 1;    // the last one beginning in the column: it may reach past it
+  const auto message = std::lower_bound(spans.message_begins.begin(), spans.message_begins.end(), spans.spans[i + 1].begin_ns);
+  if (message != spans.message_begins.end() && *message < column_end)
+    resume = static_cast<std::size_t>(std::lower_bound(spans.spans.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                                       spans.spans.begin() + static_cast<std::ptrdiff_t>(resume), *message,
+                                                       begins_before) -
+                                      spans.spans.begin());
+  if (resume < i + 2 || spans.reach[resume - 1] >= column_end) return i + 1;  // nothing to skip, or one reaches out
+  // The mark ends where the last visible span jumped over ends (a barrier or a wait marker after it leaves none).
+  constexpr std::size_t kMostInvisible = 64;
+  for (std::size_t j = resume - 1; j > i && j + kMostInvisible >= resume; --j)
+    if (const SpanPlace place = place_span(data, rank, spans.spans[j], g, view); place.visible) {
+      mark_end = std::max(mark_end, place.xb);
+      return resume;
+    }
+  mark_end = std::max(mark_end, static_cast<float>(view.x_of(spans.reach[resume - 1], g.x0, g.width)));
+  return resume;
+}
+
+// The span the mouse is over: the last visible one in begin order whose box (at least a pixel wide) holds mouse_x,
+// as drawing them all in order would leave on top; O(log n) plus the spans within a pixel or so of the mouse.
+const TraceSpan* span_under_mouse(const TraceData& data, int rank, const StreamSpans& spans, std::size_t first, std::size_t last,
+                                  const LaneGeometry& g, const TimeView& view, float mouse_x) {
+  const TimeNs t_mouse = view.t_of(mouse_x + 1.0, g.x0, g.width);  // a pixel further: rounding never hides one
+  // Only a message is widened past one pixel: the search may stop a pixel left of the mouse unless one is near.
+  const float widest = message_begins_within(spans, view.t_of(mouse_x - kMinMessageWidth - 1.0, g.x0, g.width), t_mouse)
+                           ? kMinMessageWidth
+                           : 1.0f;
+  std::size_t j = static_cast<std::size_t>(
+      std::upper_bound(spans.spans.begin() + static_cast<std::ptrdiff_t>(first), spans.spans.begin() + static_cast<std::ptrdiff_t>(last),
+                       t_mouse, [](TimeNs t, const TraceSpan& s) { return t < s.begin_ns; }) -
+      spans.spans.begin());
+  while (j > first) {
+    --j;
+    const TraceSpan& span = spans.spans[j];
+    const float xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
+    const TimeNs reach = spans.reach[j] == kSpanOpen ? view.t1() : spans.reach[j];
+    // Every earlier span begins by xa and ends by `reach`: none can hold the mouse.
+    if (std::max(static_cast<float>(view.x_of(reach, g.x0, g.width)), xa + widest) < mouse_x) break;
+    if (span.end_ns < view.t0()) continue;
+    const SpanPlace place = place_span(data, rank, span, g, view);
+    if (place.visible && mouse_x >= place.xa && mouse_x <= std::max(place.xb, place.xa + 1)) return &span;
+  }
+  return nullptr;
+}
+
+// One lane's spans; those under a pixel fold into grey marks. Work grows with the lane's pixels, not its spans:
+// within one pixel column only the first and last span are visited (skip_within_column).
 void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSpans& spans, const LaneGeometry& g,
                const TimeView& view, const TraceSpan** hovered) {
   const float y1 = g.y0 + g.height - 1;
@@ -47,27 +144,27 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     draw->AddRectFilled(ImVec2(merged_a, g.y0 + 1), ImVec2(std::max(merged_b, merged_a + 1), y1), to_imgui_color(kFoldedOpsRgb));
     merged_count = 0;
   };
-  const TimeNs right_edge = view.t1();
-  spans.for_each_overlapping(view.t0(), view.t1(), [&](const TraceSpan& span) {
-    const float xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
-    float xb = static_cast<float>(view.x_of(span.open() ? right_edge : span.end_ns, g.x0, g.width));
-    const Op* op = op_of(data, rank, span.op);
-    // A barrier moves nothing, and an op that took no time (a wait marker: "wait for device 0's thread") has nothing
-    // to show; neither becomes a grey mark.
-    if (op && op->kind == OpKind::Collective && op->collective_kind == CollectiveKind::Barrier) return;
-    if (!span.open() && span.end_ns == span.begin_ns) return;
-    // Pipeline messages stay visible (and coloured) however short: a send or receive is never a hairline.
-    const bool message = op && (op->kind == OpKind::Send || op->kind == OpKind::Recv);
-    if (message && xb - xa < kMinMessageWidth) xb = xa + kMinMessageWidth;
-    if (mouse_in_lane && mouse.x >= xa && mouse.x <= std::max(xb, xa + 1)) *hovered = &span;
+  const auto [first, last] = spans.overlapping(view.t0(), view.t1());
+  if (mouse_in_lane)
+    if (const TraceSpan* span = span_under_mouse(data, rank, spans, first, last, g, view, mouse.x)) *hovered = span;
+  for (std::size_t i = first; i < last;) {
+    const TraceSpan& span = spans.spans[i];
+    const SpanPlace place = span.end_ns >= view.t0() ? place_span(data, rank, span, g, view) : SpanPlace{};
+    if (!place.visible) {
+      ++i;
+      continue;
+    }
+    const float xa = place.xa, xb = place.xb;
     if (xb - xa < 1.0f) {  // fold sub-pixel ops into one grey mark
       if (merged_count > 0 && xa > merged_b + 1.0f) flush();
       if (merged_count == 0) merged_a = xa;
       merged_b = xb;
       ++merged_count;
-      return;
+      i = skip_within_column(data, rank, spans, i, last, xa, g, view, merged_b);
+      continue;
     }
     flush();
+    const Op* op = place.op;
     const std::uint32_t rgb = op ? op_rgb(*op) : timeline_rgb(TimelineKind::Other);
     const ImU32 colour = to_imgui_color(rgb);
     // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
@@ -79,7 +176,8 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
                     needs_light_text(rgb) ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255), label.c_str(), nullptr, 0,
                     &clip);
     }
-  });
+    ++i;
+  }
   flush();
 }
 
@@ -107,26 +205,44 @@ void draw_message_flows(ImDrawList* draw, const TraceData& data, const std::vect
       if (lane.rank == rank) return &lane;
     return nullptr;
   };
+  // Visits only the messages (StreamSpans::message_begins) of the spans overlapping [t0, t1], in begin order.
+  auto for_each_message = [&](const StreamSpans& spans, TimeNs t0, TimeNs t1, auto&& fn) {
+    const auto [first, last] = spans.overlapping(t0, t1);
+    if (first >= last) return;
+    auto it = std::lower_bound(spans.message_begins.begin(), spans.message_begins.end(), spans.spans[first].begin_ns);
+    for (std::size_t i = first; i < last && it != spans.message_begins.end(); ++it) {
+      i = static_cast<std::size_t>(std::lower_bound(spans.spans.begin() + static_cast<std::ptrdiff_t>(i),
+                                                    spans.spans.begin() + static_cast<std::ptrdiff_t>(last), *it,
+                                                    [](const TraceSpan& s, TimeNs t) { return s.begin_ns < t; }) -
+                                   spans.spans.begin());
+      for (std::size_t j = i; j < last && spans.spans[j].begin_ns == *it; ++j)
+        if (spans.spans[j].end_ns >= t0 && fn(spans.spans[j])) return;
+      while (std::next(it) != spans.message_begins.end() && *std::next(it) == *it) ++it;  // those spans are done
+    }
+  };
   for (const CommLane& from : lanes) {
     const RankTimeline* sender = data.rank(from.rank);
     if (!sender) continue;
-    sender->stream(Stream::Communication).for_each_overlapping(view.t0(), view.t1(), [&](const TraceSpan& send_span) {
+    for_each_message(sender->stream(Stream::Communication), view.t0(), view.t1(), [&](const TraceSpan& send_span) {
+      if (drawn >= kMaxLines) return true;
       const Op* send = op_of(data, from.rank, send_span.op);
-      if (drawn >= kMaxLines || !send || send->kind != OpKind::Send || send_span.open()) return;
+      if (!send || send->kind != OpKind::Send || send_span.open()) return false;
       const CommLane* to = lane_of(send->peer);
       const RankTimeline* receiver = data.rank(send->peer);
-      if (!to || !receiver) return;
-      receiver->stream(Stream::Communication).for_each_overlapping(send_span.begin_ns, view.t1(), [&](const TraceSpan& recv_span) {
+      if (!to || !receiver) return false;
+      for_each_message(receiver->stream(Stream::Communication), send_span.begin_ns, view.t1(), [&](const TraceSpan& recv_span) {
         const Op* recv = op_of(data, send->peer, recv_span.op);
         if (!recv || recv->kind != OpKind::Recv || recv->peer != from.rank || recv->sequence != send->sequence ||
             recv_span.step != send_span.step || recv_span.open())
-          return;
-        if (to->y_mid == from.y_mid) return;  // both ends in one row (identical ranks drawn once)
+          return false;
+        if (to->y_mid == from.y_mid) return true;  // both ends in one row (identical ranks drawn once)
         const float xa = static_cast<float>(view.x_of(send_span.end_ns, x0, width));
         const float xb = static_cast<float>(view.x_of(recv_span.end_ns, x0, width));
         draw->AddLine(ImVec2(xa, from.y_mid), ImVec2(xb, to->y_mid), to_imgui_color(timeline_rgb(TimelineKind::SendRecv), 200), 1.5f);
         ++drawn;
+        return true;  // a send has one receive
       });
+      return false;
     });
   }
 }
