@@ -37,6 +37,7 @@ std::vector<LiveTensor> tensors_live_at(const Program& program, OpIndex peak_op,
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.allocated_at < b.allocated_at;
   });
   if (live.size() > kPeakTensors) live.resize(kPeakTensors);
+  live.shrink_to_fit();  // the report keeps it for every rank: not the room every live tensor took
   return live;
 }
 
