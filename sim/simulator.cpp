@@ -13,12 +13,16 @@ namespace shardscope {
 
 namespace {
 
-TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, const SimulationOptions& options) {
+// `shared_plan`: what the header points at; null: the header holds no plan.
+TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, std::shared_ptr<const Plan> shared_plan) {
   std::vector<TraceDevice> devices;
+  devices.reserve(plan.programs.size());
   for (const auto& program : plan.programs)
     devices.push_back({program.rank, scenario.device.name, scenario.device.capacity, -1});
-  return make_run_header(scenario, plan, "simulator", accounting_rules_label(scenario.settings.accounting.mode),
-                         options.plan_in_header, std::move(devices));
+  TraceHeader header = make_run_header(scenario, plan, "simulator", accounting_rules_label(scenario.settings.accounting.mode),
+                                       /*plan_in_header=*/false, std::move(devices));
+  header.plan = std::move(shared_plan);
+  return header;
 }
 
 // Names the first op (lowest rank, then index) that never began, and what it was waiting for.
@@ -35,14 +39,14 @@ std::string describe_stuck(const Plan& plan, const SimGraph& graph, const OpTime
   return "";
 }
 
-}  // namespace
-
-SimulationResult simulate(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink, const SimulationOptions& options) {
+// The simulation proper; `header_plan` is what the trace header holds (null: no plan).
+SimulationResult simulate_plan(const ResolvedScenario& scenario, const Plan& plan, std::shared_ptr<const Plan> header_plan,
+                               TraceSink& sink, const SimulationOptions& options) {
   const CostModel costs = CostModel::from_scenario(scenario);
   const SimGraph graph = build_sim_graph(plan, costs);
   const MemoryReport memory = account_memory(plan, scenario.settings.accounting.mode, scenario.device.capacity, options.memory_events);
 
-  sink.begin(make_header(scenario, plan, options));
+  sink.begin(make_header(scenario, plan, std::move(header_plan)));
   EventEmitter emitter(plan, options.memory_events ? &memory : nullptr, sink);
   const OpTimes times = run_event_loop(plan, graph, emitter);
   emitter.flush();
@@ -64,6 +68,18 @@ SimulationResult simulate(const ResolvedScenario& scenario, const Plan& plan, Tr
   sink.end();
   result.event_count = emitter.emitted();
   return result;
+}
+
+}  // namespace
+
+SimulationResult simulate(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink, const SimulationOptions& options) {
+  return simulate_plan(scenario, plan, options.plan_in_header ? std::make_shared<const Plan>(plan) : nullptr, sink, options);
+}
+
+SimulationResult simulate(const ResolvedScenario& scenario, std::shared_ptr<const Plan> plan, TraceSink& sink,
+                          const SimulationOptions& options) {
+  const Plan& plan_ref = *plan;
+  return simulate_plan(scenario, plan_ref, options.plan_in_header ? std::move(plan) : nullptr, sink, options);
 }
 
 }  // namespace shardscope

@@ -12,6 +12,8 @@
 // time order; at equal times by rank, then op index, begin before end: the same plan gives the same events.
 // Single-threaded; calls sink.begin() once, emit() per event, sink.end() once.
 #pragma once
+#include <memory>
+
 #include "sim/sim_layer.h"
 #include "plan/plan.h"
 #include "run/simulation_result.h"
@@ -28,6 +30,11 @@ struct SimulationOptions {
 // Throws std::invalid_argument for a plan that refers to groups or ops that do not exist. A plan whose ops can
 // never all run (an unmatched collective, a cycle) is simulated as far as it goes and reported in result.error.
 SimulationResult simulate(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
+                          const SimulationOptions& options = {});
+
+// As above, but with options.plan_in_header the header shares `plan` instead of holding a deep copy of it (a copy of
+// a 1,024-rank plan costs about as much as lowering it). The plan must not change while any sink holds the header.
+SimulationResult simulate(const ResolvedScenario& scenario, std::shared_ptr<const Plan> plan, TraceSink& sink,
                           const SimulationOptions& options = {});
 
 }  // namespace shardscope

@@ -43,19 +43,19 @@ std::string memory_json(const MemoryRun& run) {
     r["peak_reserved_bytes"] = rank.peak_reserved;
     r["peak_by_category"] = categories_json(rank.peak_by_category);
     const Program& program = run.plan.programs[static_cast<std::size_t>(rank.rank)];
-    r["peak_at"] = rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].label : "";
+    r["peak_at"] = rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].label.str() : "";
     r["peak_tensors"] = json::array();
     for (const LiveTensor& tensor : rank.peak_tensors)
       r["peak_tensors"].push_back({{"name", tensor.name},
                                    {"category", std::string(category_key(tensor.category))},
                                    {"bytes", tensor.bytes},
-                                   {"allocated_at_op", program.ops[static_cast<std::size_t>(tensor.allocated_at)].label},
+                                   {"allocated_at_op", program.ops[static_cast<std::size_t>(tensor.allocated_at)].label.str()},
                                    {"allocated_at_step", program.ops[static_cast<std::size_t>(tensor.allocated_at)].step}});
     if (rank.oom) {
       r["oom"] = {{"rank", rank.rank},
                   {"tensor", rank.oom->tensor},
                   {"capacity_bytes", run.report.capacity},
-                  {"op", program.ops[static_cast<std::size_t>(rank.oom->op)].label},
+                  {"op", program.ops[static_cast<std::size_t>(rank.oom->op)].label.str()},
                   {"step", program.ops[static_cast<std::size_t>(rank.oom->op)].step},
                   {"requested_bytes", rank.oom->requested},
                   {"allocated_bytes", rank.oom->allocated_before},

@@ -72,7 +72,7 @@ void print_rank(const MemoryRun& run, const RankMemory& rank, std::ostream& out)
     out << "\n";
   }
   const Program& program = run.plan.programs[static_cast<std::size_t>(rank.rank)];
-  const std::string where = rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].label : "-";
+  const std::string where = rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].label.str() : "-";
   out << fmt::format("  peak {} ({} B) at \"{}\", step {}; by category:\n", format_bytes(rank.peak_allocated),
                      with_commas(rank.peak_allocated), where,
                      rank.peak_op >= 0 ? program.ops[static_cast<std::size_t>(rank.peak_op)].step : 0);
@@ -94,7 +94,7 @@ void print_rank(const MemoryRun& run, const RankMemory& rank, std::ostream& out)
   if (rank.oom) {
     out << fmt::format("  OUT OF MEMORY at \"{}\" (step {}): {} requested with {} allocated, {} reserved of {} capacity\n"
                        "  (PyTorch would stop here; the figures after it assume the allocation had succeeded)\n",
-                       program.ops[static_cast<std::size_t>(rank.oom->op)].label,
+                       program.ops[static_cast<std::size_t>(rank.oom->op)].label.str(),
                        program.ops[static_cast<std::size_t>(rank.oom->op)].step, format_bytes(rank.oom->requested),
                        format_bytes(rank.oom->allocated_before), format_bytes(rank.oom->reserved_before),
                        format_bytes(run.report.capacity));

@@ -1,14 +1,24 @@
 // simulate_scenario and execute_scenario: resolve, lower, validate, then simulate, or account and execute.
 #include "pipeline/run_pipeline.h"
 
+#include <memory>
+#include <utility>
+
 #include "strategy/lower.h"
 
 namespace shardscope::pipeline {
 
 SimulatedRun simulate_scenario(const Scenario& scenario, TraceSink& sink, const SimulationOptions& options) {
   SimulatedRun run{resolve_scenario(scenario), {}, {}};
-  run.plan = lower_validated_plan(run.scenario);
-  run.result = simulate(run.scenario, run.plan, sink, options);
+  // The trace header shares the plan rather than copying it; a sink that kept the header (a TraceStore) still holds
+  // it afterwards, so the run gets a copy then, and otherwise the plan itself.
+  auto plan = std::make_shared<Plan>(lower_validated_plan(run.scenario));
+  run.result = simulate(run.scenario, std::shared_ptr<const Plan>(plan), sink, options);
+  if (plan.use_count() == 1) {
+    run.plan = std::move(*plan);
+  } else {
+    run.plan = *plan;
+  }
   return run;
 }
 

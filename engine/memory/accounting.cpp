@@ -37,6 +37,7 @@ std::vector<LiveTensor> tensors_live_at(const Program& program, OpIndex peak_op,
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.allocated_at < b.allocated_at;
   });
   if (live.size() > kPeakTensors) live.resize(kPeakTensors);
+  live.shrink_to_fit();  // the report keeps it for every rank: not the room every live tensor took
   return live;
 }
 
@@ -49,6 +50,12 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
   std::vector<Bytes> counted(program.tensors.size(), 0);
   CategoryBytes by_category;
   Bytes allocated = 0, reserved = 0, max_allocated = 0, max_reserved = 0;
+  if (keep_series) {
+    // One sample per alloc / free op: sized up front, as regrowing the series of a large plan costs more than counting.
+    rank.series.reserve(static_cast<std::size_t>(std::count_if(program.ops.begin(), program.ops.end(), [](const Op& op) {
+      return op.kind == OpKind::Alloc || op.kind == OpKind::Free;
+    })));
+  }
 
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const Op& op = program.ops[i];
@@ -102,6 +109,7 @@ MemoryReport account_memory(const Plan& plan, AccountingMode mode, Bytes capacit
   report.mode = mode;
   report.rules = accounting_rules_label(mode);
   report.capacity = capacity;
+  report.ranks.reserve(plan.programs.size());
   for (const auto& program : plan.programs) report.ranks.push_back(account_rank(program, mode, capacity, keep_series));
   return report;
 }

@@ -10,17 +10,19 @@
 #include "core/category.h"
 #include "core/units.h"
 #include "plan/kernel.h"
+#include "plan/op_deps.h"
+#include "plan/op_label.h"
 
 namespace shardscope {
 
-enum class OpKind { Compute, Collective, Send, Recv, Alloc, Free, Phase };
+enum class OpKind : std::uint8_t { Compute, Collective, Send, Recv, Alloc, Free, Phase };
 // Copy: host<->device and peer copies (DataParallel scatter/gather), when a lowering puts them on their own stream.
-enum class Stream { Compute, Communication, Copy };
+enum class Stream : std::uint8_t { Compute, Communication, Copy };
 inline constexpr int kStreamCount = 3;
-enum class ComputeKind { Forward, Backward, Loss, LossBackward, Optimizer, Copy };
+enum class ComputeKind : std::uint8_t { Forward, Backward, Loss, LossBackward, Optimizer, Copy };
 // Barrier moves nothing: members wait until all have arrived. It stands for an order a framework imposes without
 // communicating (DataParallel's worker devices get their work only when device 0's thread issues it).
-enum class CollectiveKind { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Scatter, Gather, Barrier };
+enum class CollectiveKind : std::uint8_t { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, Scatter, Gather, Barrier };
 inline constexpr int kCollectiveKindCount = 8;
 
 std::string op_kind_name(OpKind kind);
@@ -28,40 +30,39 @@ std::string stream_name(Stream stream);
 std::string compute_kind_name(ComputeKind kind);
 std::string collective_kind_name(CollectiveKind kind);
 
-using OpIndex = std::int32_t;
-
+// Fields are grouped by size (1-byte kinds first, then 4- and 8-byte numbers) so that an op packs into 136 bytes:
+// a 1,024-rank plan holds over a million of them.
 struct Op {
   OpKind kind = OpKind::Compute;
   Stream stream = Stream::Compute;
-  std::string label;  // plain language: "fc3 backward", "all-reduce bucket 2"
+  ComputeKind compute_kind = ComputeKind::Forward;        // Compute
+  CollectiveKind collective_kind = CollectiveKind::AllReduce;  // Collective
+  // For executors (plan/kernel.h): what the op computes and on which tensors (args, below); ignored by accounting
+  // and simulation.
+  Kernel kernel = Kernel::None;
+
   int step = 0;       // 0 = set-up (model creation, wrapping); training steps count from 1
   int layer = -1;     // model layer index, where the op belongs to one
   int micro_batch = -1;  // pipeline micro-batch (0-based), where the op belongs to one
-  std::vector<OpIndex> deps;
-
-  // Compute
-  ComputeKind compute_kind = ComputeKind::Forward;
-  double flops = 0;
-  Bytes bytes_accessed = 0;  // memory traffic, for bandwidth-bound ops
-
   // Collective, Send, Recv
-  CollectiveKind collective_kind = CollectiveKind::AllReduce;
   int group = -1;           // index into Plan::groups (collectives only)
-  std::int64_t sequence = -1;  // n-th collective of this group; n-th message on this (sender, receiver) channel
-  Bytes payload = 0;        // bytes each member contributes (the full buffer for all-reduce); message bytes
   int root = -1;            // global rank, for rooted collectives
   int peer = -1;            // Send: the receiver's global rank; Recv: the sender's
-
   // Alloc / Free
   TensorId tensor = -1;
 
-  // For executors (plan/kernel.h): what the op computes and on which tensors; ignored by accounting and simulation.
-  Kernel kernel = Kernel::None;
-  std::vector<TensorSlice> args;
+  // Compute
+  double flops = 0;
+  Bytes bytes_accessed = 0;  // memory traffic, for bandwidth-bound ops
+  // Collective, Send, Recv
+  std::int64_t sequence = -1;  // n-th collective of this group; n-th message on this (sender, receiver) channel
+  Bytes payload = 0;        // bytes each member contributes (the full buffer for all-reduce); message bytes
   double scale = 1;  // Kernel::Scale's and Copy's factor; the loss gradient of MseLossBackward / NllLossBackward
 
-  // Phase
-  std::string phase;  // "model_created", "wrapped", "forward", "before_step", "after_step"
+  OpLabel label;  // plain language: "fc3 backward", "all-reduce bucket 2"
+  OpLabel phase;  // Phase: "model_created", "wrapped", "forward", "before_step", "after_step"
+  OpDeps deps;
+  std::vector<TensorSlice> args;
 };
 
 }  // namespace shardscope

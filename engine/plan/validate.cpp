@@ -2,9 +2,7 @@
 #include "plan/validate.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
-#include <queue>
 #include <tuple>
 
 namespace shardscope {
@@ -67,31 +65,123 @@ struct CollectiveKey {
   int group;
   std::int64_t sequence;
   bool operator<(const CollectiveKey& o) const { return group != o.group ? group < o.group : sequence < o.sequence; }
+  bool operator==(const CollectiveKey& o) const { return group == o.group && sequence == o.sequence; }
 };
 
-void check_collectives(const Plan& plan, ValidationReport& report) {
-  // For each (group, sequence): the op of each member.
-  std::map<CollectiveKey, std::map<int, const Op*>> members;
-  for (const auto& program : plan.programs)
+struct MessageKey {
+  int sender, receiver;
+  std::int64_t sequence;
+  bool operator<(const MessageKey& o) const {
+    return std::tie(sender, receiver, sequence) < std::tie(o.sender, o.receiver, o.sequence);
+  }
+  bool operator==(const MessageKey& o) const {
+    return sender == o.sender && receiver == o.receiver && sequence == o.sequence;
+  }
+};
+
+MessageKey message_key(int rank, const Op& op) {
+  return op.kind == OpKind::Send ? MessageKey{rank, op.peer, op.sequence} : MessageKey{op.peer, rank, op.sequence};
+}
+
+// One collective, send or recv op of the plan, with its global index (rank-major, as base[] numbers ops).
+template <class Key>
+struct Member {
+  Key key;
+  int rank;
+  std::size_t global;
+  const Op* op;
+};
+
+// The collective (or message) ops sorted by key; equal keys keep rank order, as ops are gathered rank by rank.
+// Sorted flat vectors instead of maps of maps: a 1,024-rank plan has hundreds of thousands of them.
+template <class Key>
+void sort_by_key(std::vector<Member<Key>>& members) {
+  std::stable_sort(members.begin(), members.end(), [](const Member<Key>& a, const Member<Key>& b) { return a.key < b.key; });
+}
+
+// Calls visit(first, last) for each run of equal keys in sorted `members`.
+template <class Key, class Visit>
+void for_each_key(const std::vector<Member<Key>>& members, Visit&& visit) {
+  for (std::size_t first = 0; first < members.size();) {
+    std::size_t last = first + 1;
+    while (last < members.size() && members[last].key == members[first].key) ++last;
+    visit(first, last);
+    first = last;
+  }
+}
+
+std::vector<std::size_t> global_bases(const Plan& plan) {
+  std::vector<std::size_t> base(plan.programs.size() + 1, 0);
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) base[r + 1] = base[r] + plan.programs[r].ops.size();
+  return base;
+}
+
+// The collectives sorted by (group, sequence). With a report: only those on a known group, and ops on unknown groups
+// or on groups without their rank are reported; without one (the cycle check): all of them.
+std::vector<Member<CollectiveKey>> gather_collectives(const Plan& plan, const std::vector<std::size_t>& base,
+                                                      ValidationReport* report) {
+  std::vector<Member<CollectiveKey>> members;
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const Program& program = plan.programs[r];
     for (std::size_t i = 0; i < program.ops.size(); ++i) {
       const Op& op = program.ops[i];
       if (op.kind != OpKind::Collective) continue;
-      if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan.groups.size()) {
-        add(report, where(program, i) + ": unknown process group " + std::to_string(op.group));
+      if (report) {
+        if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan.groups.size()) {
+          add(*report, where(program, i) + ": unknown process group " + std::to_string(op.group));
+          continue;
+        }
+        const auto& group = plan.groups[static_cast<std::size_t>(op.group)];
+        if (std::find(group.begin(), group.end(), program.rank) == group.end())
+          add(*report, where(program, i) + ": rank is not a member of group " + std::to_string(op.group));
+      }
+      members.push_back({{op.group, op.sequence}, program.rank, base[r] + i, &op});
+    }
+  }
+  sort_by_key(members);
+  return members;
+}
+
+// The sends and recvs sorted by (sender, receiver, sequence). With a report: only those with a valid peer, and the
+// others are reported; without one (the cycle check): all of them.
+std::vector<Member<MessageKey>> gather_messages(const Plan& plan, const std::vector<std::size_t>& base,
+                                                ValidationReport* report) {
+  std::vector<Member<MessageKey>> members;
+  const int world = static_cast<int>(plan.programs.size());
+  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+    const Program& program = plan.programs[r];
+    for (std::size_t i = 0; i < program.ops.size(); ++i) {
+      const Op& op = program.ops[i];
+      if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
+      if (report && (op.peer < 0 || op.peer >= world || op.peer == program.rank)) {
+        add(*report, where(program, i) + ": peer rank " + std::to_string(op.peer) + " is not another rank of the plan");
         continue;
       }
-      const auto& group = plan.groups[static_cast<std::size_t>(op.group)];
-      if (std::find(group.begin(), group.end(), program.rank) == group.end())
-        add(report, where(program, i) + ": rank is not a member of group " + std::to_string(op.group));
-      members[{op.group, op.sequence}][program.rank] = &op;
+      members.push_back({message_key(program.rank, op), program.rank, base[r] + i, &op});
     }
-  for (const auto& [key, ops] : members) {
+  }
+  sort_by_key(members);
+  return members;
+}
+
+void check_collectives(const Plan& plan, const std::vector<Member<CollectiveKey>>& members, ValidationReport& report) {
+  std::vector<std::pair<int, const Op*>> ops;  // of one collective: (rank, op), ranks ascending, the last op per rank
+  for_each_key(members, [&](std::size_t first_member, std::size_t last_member) {
+    ops.clear();
+    for (std::size_t m = first_member; m < last_member; ++m) {
+      if (!ops.empty() && ops.back().first == members[m].rank) ops.back().second = members[m].op;
+      else ops.emplace_back(members[m].rank, members[m].op);
+    }
+    const CollectiveKey& key = members[first_member].key;
     const auto& group = plan.groups[static_cast<std::size_t>(key.group)];
-    const Op* first = ops.begin()->second;
+    const Op* first = ops.front().second;
     const std::string name = "collective #" + std::to_string(key.sequence) + " of group " + std::to_string(key.group) +
                              " ('" + first->label + "')";
-    for (int rank : group)
-      if (!ops.count(rank)) add(report, name + ": rank " + std::to_string(rank) + " never joins (unmatched)");
+    for (int rank : group) {
+      const bool joins = std::binary_search(ops.begin(), ops.end(), std::pair<int, const Op*>{rank, nullptr},
+                                            [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (!joins) add(report, name + ": rank " + std::to_string(rank) + " never joins (unmatched)");
+    }
     const bool same_payload = first->collective_kind != CollectiveKind::Scatter && first->collective_kind != CollectiveKind::Gather;
     for (const auto& [rank, op] : ops) {
       if (op->collective_kind != first->collective_kind || op->root != first->root)
@@ -101,101 +191,83 @@ void check_collectives(const Plan& plan, ValidationReport& report) {
         add(report, name + ": rank " + std::to_string(rank) + " sends " + std::to_string(op->payload) + " B, others " +
                         std::to_string(first->payload) + " B");
     }
-  }
+  });
 }
 
-struct MessageKey {
-  int sender, receiver;
-  std::int64_t sequence;
-  bool operator<(const MessageKey& o) const {
-    return std::tie(sender, receiver, sequence) < std::tie(o.sender, o.receiver, o.sequence);
-  }
-};
-
-MessageKey message_key(int rank, const Op& op) {
-  return op.kind == OpKind::Send ? MessageKey{rank, op.peer, op.sequence} : MessageKey{op.peer, rank, op.sequence};
-}
-
-void check_messages(const Plan& plan, ValidationReport& report) {
-  std::map<MessageKey, std::pair<const Op*, const Op*>> pairs;  // (send, recv)
-  const int world = static_cast<int>(plan.programs.size());
-  for (const auto& program : plan.programs)
-    for (std::size_t i = 0; i < program.ops.size(); ++i) {
-      const Op& op = program.ops[i];
-      if (op.kind != OpKind::Send && op.kind != OpKind::Recv) continue;
-      if (op.peer < 0 || op.peer >= world || op.peer == program.rank) {
-        add(report, where(program, i) + ": peer rank " + std::to_string(op.peer) + " is not another rank of the plan");
-        continue;
-      }
-      auto& pair = pairs[message_key(program.rank, op)];
-      (op.kind == OpKind::Send ? pair.first : pair.second) = &op;
-    }
-  for (const auto& [key, pair] : pairs) {
+void check_messages(const std::vector<Member<MessageKey>>& members, ValidationReport& report) {
+  for_each_key(members, [&](std::size_t first_member, std::size_t last_member) {
+    const Op* send = nullptr;  // the last of each, as a map keyed by the message would keep
+    const Op* recv = nullptr;
+    for (std::size_t m = first_member; m < last_member; ++m) (members[m].op->kind == OpKind::Send ? send : recv) = members[m].op;
+    const MessageKey& key = members[first_member].key;
     const std::string name = "message #" + std::to_string(key.sequence) + " from rank " + std::to_string(key.sender) +
                              " to rank " + std::to_string(key.receiver);
-    if (!pair.first) add(report, name + " ('" + pair.second->label + "'): received but never sent (unmatched)");
-    else if (!pair.second) add(report, name + " ('" + pair.first->label + "'): sent but never received (unmatched)");
-    else if (pair.first->payload != pair.second->payload)
-      add(report, name + ": sends " + std::to_string(pair.first->payload) + " B, receiver expects " +
-                      std::to_string(pair.second->payload) + " B");
-  }
+    if (!send) add(report, name + " ('" + recv->label + "'): received but never sent (unmatched)");
+    else if (!recv) add(report, name + " ('" + send->label + "'): sent but never received (unmatched)");
+    else if (send->payload != recv->payload)
+      add(report, name + ": sends " + std::to_string(send->payload) + " B, receiver expects " +
+                      std::to_string(recv->payload) + " B");
+  });
 }
 
 // Kahn's algorithm over all ops; a collective's members form one node, as do a send and its receive
-// (treated as a rendezvous, the conservative reading of NCCL's send/recv).
-void check_acyclic(const Plan& plan, ValidationReport& report) {
-  std::vector<std::size_t> base(plan.programs.size() + 1, 0);
-  for (std::size_t r = 0; r < plan.programs.size(); ++r) base[r + 1] = base[r] + plan.programs[r].ops.size();
+// (treated as a rendezvous, the conservative reading of NCCL's send/recv). Edges in one flat (CSR) array.
+void check_acyclic(const Plan& plan, const std::vector<std::size_t>& base, ValidationReport& report) {
   const std::size_t n = base.back();
   std::vector<std::size_t> node(n);
   std::iota(node.begin(), node.end(), 0);
-  std::map<CollectiveKey, std::size_t> representative;
-  std::map<MessageKey, std::size_t> message_representative;
-  for (std::size_t r = 0; r < plan.programs.size(); ++r)
-    for (std::size_t i = 0; i < plan.programs[r].ops.size(); ++i) {
-      const Op& op = plan.programs[r].ops[i];
-      if (op.kind == OpKind::Collective) {
-        auto [it, inserted] = representative.emplace(CollectiveKey{op.group, op.sequence}, base[r] + i);
-        node[base[r] + i] = it->second;
-      } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
-        auto [it, inserted] =
-            message_representative.emplace(message_key(plan.programs[r].rank, op), base[r] + i);
-        node[base[r] + i] = it->second;
+  // Every member of a collective or message stands for the first one gathered (the lowest rank's).
+  const auto merge = [&node](const auto& members) {
+    for_each_key(members, [&](std::size_t first, std::size_t last) {
+      for (std::size_t m = first; m < last; ++m) node[members[m].global] = members[first].global;
+    });
+  };
+  merge(gather_collectives(plan, base, nullptr));
+  merge(gather_messages(plan, base, nullptr));
+
+  // Calls edge(from, to) for every stream order and dependency edge between different nodes.
+  const auto for_each_edge = [&](auto&& edge) {
+    for (std::size_t r = 0; r < plan.programs.size(); ++r) {
+      const auto& ops = plan.programs[r].ops;
+      std::size_t last[kStreamCount];
+      bool seen[kStreamCount] = {false, false, false};
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const int stream = static_cast<int>(ops[i].stream);
+        if (seen[stream] && node[base[r] + last[stream]] != node[base[r] + i]) edge(node[base[r] + last[stream]], node[base[r] + i]);
+        seen[stream] = true;
+        last[stream] = i;
+        for (OpIndex dep : ops[i].deps)
+          if (dep >= 0 && static_cast<std::size_t>(dep) < ops.size()) {
+            const std::size_t from = node[base[r] + static_cast<std::size_t>(dep)], to = node[base[r] + i];
+            if (from != to) edge(from, to);
+          }
       }
     }
-  std::vector<std::vector<std::size_t>> edges(n);
-  std::vector<std::size_t> indegree(n, 0);
-  auto edge = [&](std::size_t from, std::size_t to) {
-    from = node[from];
-    to = node[to];
-    if (from == to) return;
-    edges[from].push_back(to);
-    ++indegree[to];
   };
-  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-    const auto& ops = plan.programs[r].ops;
-    std::map<Stream, std::size_t> last;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      auto it = last.find(ops[i].stream);
-      if (it != last.end()) edge(base[r] + it->second, base[r] + i);
-      last[ops[i].stream] = i;
-      for (OpIndex dep : ops[i].deps)
-        if (dep >= 0 && static_cast<std::size_t>(dep) < ops.size()) edge(base[r] + static_cast<std::size_t>(dep), base[r] + i);
-    }
-  }
-  std::queue<std::size_t> ready;
+  std::vector<std::size_t> edges_begin(n + 1, 0);
+  for_each_edge([&](std::size_t from, std::size_t) { ++edges_begin[from + 1]; });
+  for (std::size_t v = 0; v < n; ++v) edges_begin[v + 1] += edges_begin[v];
+  std::vector<std::size_t> edges(edges_begin[n]);
+  std::vector<std::size_t> fill(edges_begin.begin(), edges_begin.end() - 1);
+  std::vector<std::size_t> indegree(n, 0);
+  for_each_edge([&](std::size_t from, std::size_t to) {
+    edges[fill[from]++] = to;
+    ++indegree[to];
+  });
+
+  std::vector<std::size_t> ready;
   std::size_t nodes = 0, done = 0;
   for (std::size_t v = 0; v < n; ++v)
     if (node[v] == v) {
       ++nodes;
-      if (indegree[v] == 0) ready.push(v);
+      if (indegree[v] == 0) ready.push_back(v);
     }
   while (!ready.empty()) {
-    const std::size_t v = ready.front();
-    ready.pop();
+    const std::size_t v = ready.back();
+    ready.pop_back();
     ++done;
-    for (std::size_t w : edges[v])
-      if (--indegree[w] == 0) ready.push(w);
+    for (std::size_t e = edges_begin[v]; e < edges_begin[v + 1]; ++e)
+      if (--indegree[edges[e]] == 0) ready.push_back(edges[e]);
   }
   if (done != nodes)
     add(report, "the plan has a cycle through streams, dependencies and collectives: " + std::to_string(nodes - done) +
@@ -210,9 +282,10 @@ ValidationReport validate_plan(const Plan& plan) {
     if (plan.programs[r].rank != static_cast<int>(r)) add(report, "program " + std::to_string(r) + " is labelled rank " + std::to_string(plan.programs[r].rank));
     check_tensors(plan.programs[r], report);
   }
-  check_collectives(plan, report);
-  check_messages(plan, report);
-  check_acyclic(plan, report);
+  const std::vector<std::size_t> base = global_bases(plan);
+  check_collectives(plan, gather_collectives(plan, base, &report), report);
+  check_messages(gather_messages(plan, base, &report), report);
+  check_acyclic(plan, base, report);
   return report;
 }
 

@@ -438,9 +438,12 @@ void lower_pipeline(const LoweringContext& context, Plan& plan, PipelineSchedule
       dp_group_of_stage[static_cast<std::size_t>(s)] = static_cast<int>(plan.groups.size());
       plan.groups.push_back(std::move(group));
     }
+  plan.programs.reserve(static_cast<std::size_t>(context.world()));
   for (int rank = 0; rank < context.world(); ++rank) {
     const int stage = rank / dp;
     ProgramBuilder builder(rank);
+    // The replicas of a stage (ranks stage · dp ... stage · dp + dp - 1) have programs of the same length.
+    if (rank % dp != 0) builder.reserve(plan.programs.back().ops.size(), plan.programs.back().tensors.size());
     StageTraining training(context, builder, stage, rank % dp, dp_group_of_stage[static_cast<std::size_t>(stage)], gradients);
     training.lower(schedule);
     plan.programs.push_back(builder.finish());

@@ -8,8 +8,10 @@ namespace shardscope {
 
 template <class Training>
 void lower_replicas(const LoweringContext& context, Plan& plan) {
+  plan.programs.reserve(static_cast<std::size_t>(context.world()));
   for (int rank = 0; rank < context.world(); ++rank) {
     ProgramBuilder builder(rank);
+    if (!plan.programs.empty()) builder.reserve(plan.programs.back().ops.size(), plan.programs.back().tensors.size());
     Training training(context, builder);
     training.lower();
     plan.programs.push_back(builder.finish());

@@ -91,7 +91,7 @@ void span_event(Writer& w, const TraceData& d, const RankTimeline& r, Stream str
   const TimeNs end = s.open() ? std::max(d.t_max, s.begin_ns) : s.end_ns;
   std::string& b = w.open('X', r.rank, static_cast<int>(stream));
   b += ",\"ts\":" + chrome_trace_us(s.begin_ns) + ",\"dur\":" + chrome_trace_us(end - s.begin_ns) + ",\"name\":";
-  append_escaped(b, op ? op->label : "op " + std::to_string(s.op));
+  append_escaped(b, op ? op->label.str() : "op " + std::to_string(s.op));
   b += ",\"cat\":";
   if (!op)
     append_escaped(b, "unknown");

@@ -165,7 +165,7 @@ json program_json(const Program& p) {
   ops["count"] = p.ops.size();
   put_column(ops, "kind", p.ops, static_cast<int>(d.kind), [](const Op& o) { return static_cast<int>(o.kind); });
   put_column(ops, "stream", p.ops, static_cast<int>(d.stream), [](const Op& o) { return static_cast<int>(o.stream); });
-  put_column(ops, "label", p.ops, d.label, [](const Op& o) { return o.label; });
+  put_column(ops, "label", p.ops, d.label.str(), [](const Op& o) { return o.label.str(); });
   put_column(ops, "step", p.ops, d.step, [](const Op& o) { return o.step; });
   put_column(ops, "layer", p.ops, d.layer, [](const Op& o) { return o.layer; });
   put_column(ops, "micro_batch", p.ops, d.micro_batch, [](const Op& o) { return o.micro_batch; });
@@ -180,7 +180,7 @@ json program_json(const Program& p) {
   put_column(ops, "root", p.ops, d.root, [](const Op& o) { return o.root; });
   put_column(ops, "peer", p.ops, d.peer, [](const Op& o) { return o.peer; });
   put_column(ops, "tensor", p.ops, d.tensor, [](const Op& o) { return o.tensor; });
-  put_column(ops, "phase", p.ops, d.phase, [](const Op& o) { return o.phase; });
+  put_column(ops, "phase", p.ops, d.phase.str(), [](const Op& o) { return o.phase.str(); });
 
   json tensors = json::object();
   const TensorInfo t{};

@@ -1,9 +1,15 @@
 // Simulator throughput: trace events per second, and the time to simulate the largest plans (one DDP step of
 // 20 × Linear(2000) on 1,024 ranks). Lowering happens once, outside the timed loop; simulate() includes building
-// the graph and the PyTorch-rules memory accounting that feeds Alloc / Free events.
+// the graph and the PyTorch-rules memory accounting that feeds Alloc / Free events. The GPT-3 cases time the whole
+// `shardscope-cli simulate` pipeline instead (resolve, lower, validate, simulate), as issue 22's rows measure it.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "../sim/sim_test_helpers.h"
+#include "pipeline/run_pipeline.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
 
@@ -56,7 +62,47 @@ void BM_Pipeline1F1B_64Stages_256MicroBatches(benchmark::State& state) {
   run(state, resolved, plan);
 }
 
+// The scale goal of issue 22, end to end as `shardscope-cli simulate` runs it (tests/bench/simulate_scale.sh runs
+// the CLI itself under /usr/bin/time): a 96-block transformer of GPT-3 175B's shape (Brown et al. 2020, Table 2.1:
+// h 12288, 96 heads, context 2048) as a GPT-2 style Hugging Face config, 1F1B over 8 stages × `ranks` / 8
+// data-parallel replicas, 8 micro-batches, ZeRO-1 in each stage's DP group, bf16, batch 8, one step. peak_rss_mib is
+// the process's peak so far (getrusage), so run one case per process: --benchmark_filter=Gpt3Shape.*/1024.
+void BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
+  const auto config = std::filesystem::temp_directory_path() / "shardscope-bench-simulate-gpt3-config.json";
+  std::ofstream(config) << R"({"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "vocab_size": 50257, "n_positions": 2048})";
+  Scenario s;
+  s.model.spec = "hf:" + config.string();
+  s.strategy.kind = StrategyKind::Pipeline1F1B;
+  s.strategy.stages = 8;
+  s.strategy.micro_batches = 8;
+  s.strategy.dp_zero_stage = 1;
+  s.cluster.world = static_cast<int>(state.range(0));
+  s.training.batch = 8;
+  s.training.dtype = Dtype::Bf16;
+  s.training.steps = 1;
+  std::size_t ops = 0, events = 0;
+  for (auto _ : state) {
+    CountingSink sink;
+    try {
+      const auto run = pipeline::simulate_scenario(s, sink);
+      benchmark::DoNotOptimize(run.result.step_time_ns);
+      ops = run.plan.op_count();
+      events = sink.events;
+    } catch (const std::exception& error) {  // a plan over kMaxPlanOps
+      state.SkipWithError(error.what());
+      break;
+    }
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["ops"] = static_cast<double>(ops);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
 // Arg: 1 = the header holds a copy of the plan (as the CLI runs it), 0 = not.
+// 4,096 ranks is beyond kMaxPlanOps today (about 5.4 M ops estimated): that case reports the refusal as an error.
+BENCHMARK(BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_OneStep)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_TwoSteps)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ddp_DefaultScenario)->Arg(0)->Unit(benchmark::kMicrosecond);
