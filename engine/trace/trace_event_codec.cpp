@@ -39,6 +39,17 @@ bool bytes_in_range(std::int64_t b) { return b <= kMaxTraceBytes && b >= -kMaxTr
 
 }  // namespace
 
+void EventCodingState::remember(const TraceEvent& e, std::uint8_t head, std::uint64_t presence) {
+  RankCodingState& r = rank_state(e.rank);
+  previous_rank = e.rank;
+  r.t_ns = e.t_ns;
+  r.step = e.step;
+  if (head & kHeadOp) r.op = e.op;
+  if (presence & kAllocated) r.allocated = static_cast<std::uint64_t>(e.allocated_after);
+  if (presence & kReserved) r.reserved = static_cast<std::uint64_t>(e.reserved_after);
+  if (presence & kTensor) r.tensor = e.tensor;
+}
+
 RankCodingState& EventCodingState::rank_state(int rank) {
   const std::size_t slot = rank >= -1 && rank < kMaxTraceRanks ? static_cast<std::size_t>(rank + 1) : static_cast<std::size_t>(kMaxTraceRanks) + 1;
   if (slot >= ranks_.size()) ranks_.resize(slot + 1);
@@ -81,13 +92,7 @@ void EventBlockEncoder::add(const TraceEvent& e) {
       if (texts_.size() < kMaxInternedTexts) texts_.emplace(e.text, static_cast<std::uint32_t>(texts_.size()));
     }
   }
-  state_.previous_rank = e.rank;
-  r.t_ns = e.t_ns;
-  r.step = e.step;
-  if (head & kHeadOp) r.op = e.op;
-  if (presence & kAllocated) r.allocated = static_cast<std::uint64_t>(e.allocated_after);
-  if (presence & kReserved) r.reserved = static_cast<std::uint64_t>(e.reserved_after);
-  if (presence & kTensor) r.tensor = e.tensor;
+  state_.remember(e, head, presence);
   ++events_;
 }
 
@@ -181,13 +186,7 @@ bool EventBlockDecoder::decode_event(const unsigned char*& p, const unsigned cha
       e.text = texts_[static_cast<std::size_t>(u - 1)];
     }
   }
-  state_.previous_rank = e.rank;
-  r.t_ns = e.t_ns;
-  r.step = e.step;
-  if (head & kHeadOp) r.op = e.op;
-  if (presence & kAllocated) r.allocated = static_cast<std::uint64_t>(e.allocated_after);
-  if (presence & kReserved) r.reserved = static_cast<std::uint64_t>(e.reserved_after);
-  if (presence & kTensor) r.tensor = e.tensor;
+  state_.remember(e, head, presence);
   return true;
 }
 

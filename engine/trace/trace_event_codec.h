@@ -36,6 +36,8 @@ struct RankCodingState {
 class EventCodingState {
  public:
   RankCodingState& rank_state(int rank);
+  // What event e (coded with this head byte and presence bits) leaves for the next event, in either direction.
+  void remember(const TraceEvent& e, std::uint8_t head, std::uint64_t presence);
   int previous_rank = 0;
 
  private:

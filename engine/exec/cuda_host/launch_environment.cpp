@@ -37,12 +37,19 @@ std::string master_address(const std::string& host, int port) {
   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-LaunchPlace torchrun_place(const EnvironmentLookup& env) {
+// The place's source, process count and this process's rank from a launcher's pair of variables.
+LaunchPlace ranked_place(const EnvironmentLookup& env, const char* source, const char* launcher, const char* rank_name,
+                         const char* size_name) {
   LaunchPlace place;
-  place.source = "torchrun";
-  place.processes = whole_number("WORLD_SIZE", required(env, "WORLD_SIZE", "torchrun"), 1, kMaxProcesses);
-  place.process_rank = whole_number("RANK", required(env, "RANK", "torchrun"), 0, kMaxProcesses);
-  check_below("RANK", place.process_rank, "WORLD_SIZE", place.processes);
+  place.source = source;
+  place.processes = whole_number(size_name, required(env, size_name, launcher), 1, kMaxProcesses);
+  place.process_rank = whole_number(rank_name, required(env, rank_name, launcher), 0, kMaxProcesses);
+  check_below(rank_name, place.process_rank, size_name, place.processes);
+  return place;
+}
+
+LaunchPlace torchrun_place(const EnvironmentLookup& env) {
+  LaunchPlace place = ranked_place(env, "torchrun", "torchrun", "RANK", "WORLD_SIZE");
   if (auto local = env("LOCAL_WORLD_SIZE")) place.local_processes = whole_number("LOCAL_WORLD_SIZE", *local, 1, kMaxProcesses);
   if (auto local = env("LOCAL_RANK")) place.local_rank = whole_number("LOCAL_RANK", *local, 0, kMaxProcesses);
   check_below("LOCAL_RANK", place.local_rank, "LOCAL_WORLD_SIZE", place.local_processes);
@@ -58,11 +65,7 @@ LaunchPlace torchrun_place(const EnvironmentLookup& env) {
 }
 
 LaunchPlace slurm_place(const EnvironmentLookup& env) {
-  LaunchPlace place;
-  place.source = "slurm";
-  place.processes = whole_number("SLURM_NTASKS", required(env, "SLURM_NTASKS", "SLURM"), 1, kMaxProcesses);
-  place.process_rank = whole_number("SLURM_PROCID", required(env, "SLURM_PROCID", "SLURM"), 0, kMaxProcesses);
-  check_below("SLURM_PROCID", place.process_rank, "SLURM_NTASKS", place.processes);
+  LaunchPlace place = ranked_place(env, "slurm", "SLURM", "SLURM_PROCID", "SLURM_NTASKS");
   if (auto local = env("SLURM_LOCALID")) place.local_rank = whole_number("SLURM_LOCALID", *local, 0, kMaxProcesses);
   if (auto per_node = env("SLURM_NTASKS_PER_NODE")) {
     place.local_processes = whole_number("SLURM_NTASKS_PER_NODE", *per_node, 1, kMaxProcesses);
