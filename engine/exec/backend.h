@@ -50,6 +50,12 @@ struct KernelLaunch {
   double scale = 1;      // Op::scale: Scale and Copy factors, the loss gradient of MseLossBackward / NllLossBackward
   OptimizerSettings optimizer;               // Kernel::OptimizerStep
   std::vector<std::int64_t> optimizer_steps;  // per parameter of an OptimizerStep: its step count after this update
+  // GPT-2 kernels: the model's config, tokens a sample, whether dropout is on (training, not --no-grad) and the
+  // key of this layer pass's dropout masks (the same for a recomputation of the pass).
+  const TransformerConfig* transformer = nullptr;
+  int seq = 0;
+  bool training = false;
+  std::uint64_t dropout_key = 0;
 };
 
 // A collective, send or recv of one rank, on operand buffers (plan/kernel.h: all-reduce / broadcast / reduce:

@@ -23,6 +23,9 @@ void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, B
   const Dtype dtype = scenario.settings.training.dtype;
   if (dtype != Dtype::Fp32)
     throw UnsupportedPlanError("the CUDA backend runs fp32 for now; '" + dtype_name(dtype) + "' is not supported yet");
+  if (scenario.model.transformer)
+    throw UnsupportedPlanError("the CUDA backend has no transformer kernels yet: run '" + scenario.model.spec +
+                               "' with --backend cpu");
   try {
     check_cpu_support(scenario, plan);
   } catch (const UnsupportedPlanError& e) {

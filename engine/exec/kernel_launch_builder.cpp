@@ -3,7 +3,9 @@
 
 #include <string>
 
+#include "exec/cpu/dropout_mask.h"
 #include "exec/tensor_table.h"
+#include "model/gpt_block_layout.h"
 
 namespace shardscope::exec {
 
@@ -39,6 +41,34 @@ int rows_of(const Program& program, OpIndex index, const std::vector<DeviceBuffe
 
 }  // namespace
 
+// Rows: tokens for LayerNorm, samples for the embedding and the blocks (from the first operand's bytes).
+void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex index, KernelLaunch& launch) const {
+  const Op& op = program.ops.at(static_cast<std::size_t>(index));
+  if (!model_.transformer)
+    throw LoweringBug("lowering bug: " + where(program, index) + " runs a transformer kernel on a model without a config");
+  const TransformerConfig& c = *model_.transformer;
+  launch.transformer = &*model_.transformer;
+  launch.seq = model_.seq;
+  launch.training = training_;
+  launch.dropout_key = cpu::dropout_key(seed_, program.rank, op.step, op.micro_batch, op.layer);
+  const auto& ops = launch.operands;
+  switch (op.kernel) {
+    case Kernel::EmbeddingForward:
+    case Kernel::EmbeddingBackward:
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::EmbeddingForward ? 0 : 1, model_.seq, 8);
+      break;
+    case Kernel::LayerNormForward:
+    case Kernel::LayerNormBackward:
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LayerNormForward ? 0 : 1, c.hidden, 4);
+      break;
+    case Kernel::GptAttentionRecompute:
+      launch.rows = rows_of(program, index, ops, 0, gpt_block_layout(c, 1, model_.seq, 4).saved_bytes, 1);
+      break;
+    default:
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::GptBlockForward ? 0 : 1, model_.seq * c.hidden, 4);
+  }
+}
+
 KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, std::vector<DeviceBuffer> operands) {
   const Op& op = program.ops.at(static_cast<std::size_t>(index));
   KernelLaunch launch;
@@ -52,20 +82,32 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
       if (op.layer < 0 || op.layer >= static_cast<int>(model_.layers.size()))
         throw LoweringBug("lowering bug: " + where(program, index) + " runs a Linear kernel but names no layer");
       const Layer& layer = model_.layers[static_cast<std::size_t>(op.layer)];
-      launch.in_features = static_cast<int>(layer.in_numel);
-      launch.out_features = static_cast<int>(layer.out_numel);
+      // A language model's Linear (lm_head) maps each token: per-sample sizes over the sequence.
+      const std::int64_t tokens = model_.language_model && model_.seq > 0 ? model_.seq : 1;
+      launch.in_features = static_cast<int>(layer.in_numel / tokens);
+      launch.out_features = static_cast<int>(layer.out_numel / tokens);
       // forward: input is operand 0; backward: operand 1 (operand 0 is grad_out)
-      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LinearForward ? 0 : 1, layer.in_numel, 4);
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LinearForward ? 0 : 1, launch.in_features, 4);
       break;
     }
+    // A language model's cross-entropy has a row per token (logits.view(-1, V), targets.view(-1)).
     case Kernel::CrossEntropyLoss:
     case Kernel::LogSoftmaxBackward:
-      launch.classes = static_cast<int>(model_.output_numel);
-      launch.rows = rows_of(program, index, ops, 0, model_.output_numel, 4);
+      launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
+      launch.rows = rows_of(program, index, ops, 0, launch.classes, 4);
       break;
-    case Kernel::NllLossBackward:  // target: one int64 class id per sample
-      launch.classes = static_cast<int>(model_.output_numel);
+    case Kernel::NllLossBackward:  // target: one int64 class id per row
+      launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
       launch.rows = rows_of(program, index, ops, 0, 1, 8);
+      break;
+    case Kernel::EmbeddingForward:
+    case Kernel::EmbeddingBackward:
+    case Kernel::LayerNormForward:
+    case Kernel::LayerNormBackward:
+    case Kernel::GptBlockForward:
+    case Kernel::GptAttentionRecompute:
+    case Kernel::GptBlockBackward:
+      transformer_launch(program, index, launch);
       break;
     case Kernel::OptimizerStep: {
       launch.optimizer = optimizer_;

@@ -22,16 +22,20 @@ OptimizerSettings optimizer_settings(const ResolvedScenario& scenario, std::opti
 
 class KernelLaunchBuilder {
  public:
-  KernelLaunchBuilder(const ResolvedScenario& scenario, OptimizerSettings optimizer)
-      : model_(scenario.model), optimizer_(optimizer) {}
+  KernelLaunchBuilder(const ResolvedScenario& scenario, OptimizerSettings optimizer, std::uint64_t seed)
+      : model_(scenario.model), optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad) {}
 
   // Throws LoweringBug (exec/tensor_table.h) when the op's operands do not fit its layer's shape. Counts one more
   // step for every parameter of an OptimizerStep (keyed by its tensor and offset, so ZeRO shards count apart).
   KernelLaunch build(const Program& program, OpIndex index, std::vector<DeviceBuffer> operands);
 
  private:
+  void transformer_launch(const Program& program, OpIndex index, KernelLaunch& launch) const;
+
   const Model& model_;
   OptimizerSettings optimizer_;
+  std::uint64_t seed_;
+  bool training_;
   std::mutex mutex_;  // guards steps_ (an optimizer op may run on a stream thread)
   std::map<std::pair<TensorId, Bytes>, std::int64_t> steps_;
 };

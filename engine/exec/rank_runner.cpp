@@ -16,7 +16,7 @@ RankRunner::RankRunner(const RunContext& context, int rank, RankTrace& trace, Op
       trace_(trace),
       completion_(completion),
       tensors_(program_),
-      launches_(context.scenario, context.optimizer) {
+      launches_(context.scenario, context.optimizer, context.options.seed) {
   result_.rank = rank;
   // Runs on the host thread inside allocate() / free(), under the allocator's lock: it only emits.
   backend_.allocator().set_listener([this](const AllocationEvent& event) {
@@ -102,8 +102,9 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
     const auto first = static_cast<std::size_t>(init.offset) / sizeof(float);
     if (init.numel < 0 || first + static_cast<std::size_t>(init.numel) > values.size())
       throw std::logic_error("initial values of " + init.name + " lie outside tensor " + info.name);
-    init_parameter(seed, init.name, init.fan_in, init.first_element,
-                   std::span<float>(values).subspan(first, static_cast<std::size_t>(init.numel)));
+    const std::span<float> piece = std::span<float>(values).subspan(first, static_cast<std::size_t>(init.numel));
+    if (init.constant) std::fill(piece.begin(), piece.end(), init.value);
+    else init_parameter(seed, init.name, init.bound > 0 ? init.bound : fan_in_bound(init.fan_in), init.first_element, piece);
   }
   backend_.copy_from_host(buffer, std::as_bytes(std::span<const float>(values)));
 }

@@ -18,6 +18,12 @@ std::string layer_kind_name(LayerKind kind);
 struct ParamSpec {
   std::string name;     // "weight", "bias", "attn.c_attn.weight" (inside a transformer block)
   std::int64_t numel;   // elements
+  // How executors initialise it: uniform in [-init_bound, init_bound), or nn.Linear's 1/sqrt(fan_in) when 0;
+  // a constant instead when init_constant is set (LayerNorm's weight 1, GPT-2's biases 0).
+  double init_bound = 0;
+  bool init_constant = false;
+  float init_value = 0;
+  std::vector<std::int64_t> shape = {};  // as the framework's state_dict holds it; empty: one dimension, numel
 };
 
 struct Layer {

@@ -4,11 +4,13 @@
 //   Model g = parse_model_spec("gpt2");          // a preset from assets/models/, or "hf:PATH/config.json"
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "model/layer.h"
+#include "model/transformer_config.h"
 
 namespace shardscope {
 
@@ -43,6 +45,7 @@ struct Model {
   bool language_model = false;    // trained with cross-entropy over the vocabulary at every position
   int seq = 0;                    // transformers: the sequence length the layers were sized for
   CheckpointMode checkpoint = CheckpointMode::None;
+  std::optional<TransformerConfig> transformer;  // transformers: the config the layers were built from (executors)
   std::vector<std::string> notes; // stated beside every figure (what is approximated, what is overridden)
 
   std::int64_t parameter_count() const;

@@ -2,6 +2,8 @@
 // parameters named and ordered as their state_dict registers them, so DDP buckets and ZeRO shards follow HF.
 #include "model/transformer.h"
 
+#include <cmath>
+
 #include "model/transformer_costs.h"
 
 namespace shardscope {
@@ -10,6 +12,26 @@ namespace {
 
 bool is_gpt2(const TransformerConfig& c) { return c.family == TransformerFamily::Gpt2; }
 
+// GPT2PreTrainedModel._init_weights (transformers 4.x): weights normal(0, 0.02), the residual projections
+// (c_proj) scaled by 1/sqrt(2·n_layer), biases 0, LayerNorm weight 1. Executors draw uniform values with the same
+// standard deviation (bound = std·√3), so the scale of training matches without a normal generator.
+constexpr double kGpt2InitStd = 0.02;
+ParamSpec gpt2_weight(std::string name, std::vector<std::int64_t> shape, double std_dev = kGpt2InitStd) {
+  std::int64_t numel = 1;
+  for (std::int64_t d : shape) numel *= d;
+  ParamSpec spec{std::move(name), numel};
+  spec.shape = std::move(shape);
+  spec.init_bound = std_dev * 1.7320508075688772;
+  return spec;
+}
+ParamSpec gpt2_constant(std::string name, std::int64_t numel, float value) {
+  ParamSpec spec{std::move(name), numel};
+  spec.shape = {numel};
+  spec.init_constant = true;
+  spec.init_value = value;
+  return spec;
+}
+
 // GPT-2 wte + wpe, then dropout (embd_pdrop); Llama embed_tokens. The node keeps the token ids (the input x)
 // for embedding_dense_backward, which produces a dense V×h weight gradient; GPT-2 also keeps its dropout mask.
 Layer make_embedding(const TransformerConfig& c, std::int64_t seq) {
@@ -17,11 +39,12 @@ Layer make_embedding(const TransformerConfig& c, std::int64_t seq) {
   layer.kind = LayerKind::Embedding;
   if (is_gpt2(c)) {
     layer.name = "embeddings";
-    layer.params = {{"wte.weight", c.vocab * c.hidden}, {"wpe.weight", static_cast<std::int64_t>(c.max_positions) * c.hidden}};
+    layer.params = {gpt2_weight("wte.weight", {c.vocab, c.hidden}),
+                    gpt2_weight("wpe.weight", {static_cast<std::int64_t>(c.max_positions), c.hidden})};
     layer.extra_saved_bytes_per_sample = seq * c.hidden;  // dropout mask, 1 byte per element
   } else {
     layer.name = "embed_tokens";
-    layer.params = {{"weight", c.vocab * c.hidden}};
+    layer.params = {is_gpt2(c) ? gpt2_weight("weight", {c.vocab, c.hidden}) : ParamSpec{"weight", c.vocab * c.hidden}};
   }
   layer.in_numel = seq;
   layer.out_numel = seq * c.hidden;
@@ -32,13 +55,15 @@ Layer make_embedding(const TransformerConfig& c, std::int64_t seq) {
 
 std::vector<ParamSpec> block_params(const TransformerConfig& c) {
   const std::int64_t h = c.hidden, i = c.intermediate, kv = c.kv_width();
-  if (is_gpt2(c))  // Conv1D layers (weight in×out) with biases; LayerNorms with bias
-    return {{"ln_1.weight", h},          {"ln_1.bias", h},
-            {"attn.c_attn.weight", h * 3 * h}, {"attn.c_attn.bias", 3 * h},
-            {"attn.c_proj.weight", h * h},     {"attn.c_proj.bias", h},
-            {"ln_2.weight", h},          {"ln_2.bias", h},
-            {"mlp.c_fc.weight", h * i},  {"mlp.c_fc.bias", i},
-            {"mlp.c_proj.weight", i * h}, {"mlp.c_proj.bias", h}};
+  if (is_gpt2(c)) {  // Conv1D layers (weight in×out) with biases; LayerNorms with bias
+    const double residual_std = kGpt2InitStd / std::sqrt(2.0 * c.layers);
+    return {gpt2_constant("ln_1.weight", h, 1),      gpt2_constant("ln_1.bias", h, 0),
+            gpt2_weight("attn.c_attn.weight", {h, 3 * h}), gpt2_constant("attn.c_attn.bias", 3 * h, 0),
+            gpt2_weight("attn.c_proj.weight", {h, h}, residual_std), gpt2_constant("attn.c_proj.bias", h, 0),
+            gpt2_constant("ln_2.weight", h, 1),      gpt2_constant("ln_2.bias", h, 0),
+            gpt2_weight("mlp.c_fc.weight", {h, i}),  gpt2_constant("mlp.c_fc.bias", i, 0),
+            gpt2_weight("mlp.c_proj.weight", {i, h}, residual_std), gpt2_constant("mlp.c_proj.bias", h, 0)};
+  }
   return {{"self_attn.q_proj.weight", h * h},  {"self_attn.k_proj.weight", kv * h},
           {"self_attn.v_proj.weight", kv * h}, {"self_attn.o_proj.weight", h * h},
           {"mlp.gate_proj.weight", i * h},     {"mlp.up_proj.weight", i * h},
@@ -71,7 +96,7 @@ Layer make_final_norm(const TransformerConfig& c, std::int64_t seq) {
   Layer layer;
   layer.name = is_gpt2(c) ? "ln_f" : "norm";
   layer.kind = is_gpt2(c) ? LayerKind::LayerNorm : LayerKind::RmsNorm;
-  layer.params = is_gpt2(c) ? std::vector<ParamSpec>{{"weight", c.hidden}, {"bias", c.hidden}}
+  layer.params = is_gpt2(c) ? std::vector<ParamSpec>{gpt2_constant("weight", c.hidden, 1), gpt2_constant("bias", c.hidden, 0)}
                             : std::vector<ParamSpec>{{"weight", c.hidden}};
   layer.in_numel = layer.out_numel = seq * c.hidden;
   layer.saves_input = true;
@@ -115,6 +140,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   Model model;
   model.seq = static_cast<int>(seq);
   model.language_model = true;
+  model.transformer = c;
   model.checkpoint = options.checkpoint;
   model.activation_element_bytes = options.activation_element_bytes;
   model.input_numel = seq;

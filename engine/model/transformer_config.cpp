@@ -42,6 +42,32 @@ class ConfigReader {
     return value;
   }
 
+  // A probability in [0, 1) (HF's dropout rates), default when absent or null.
+  double probability(const std::string& key, double fallback) const {
+    const auto it = root_.find(key);
+    if (it == root_.end() || it->is_null()) return fallback;
+    if (!it->is_number()) fail(key, "must be a number in [0, 1) (got " + describe_json_value(*it) + ")");
+    const double value = it->get<double>();
+    if (!(value >= 0 && value < 1)) fail(key, "must be in [0, 1) (got " + describe_json_value(*it) + ")");
+    return value;
+  }
+
+  double positive_real(const std::string& key, double fallback) const {
+    const auto it = root_.find(key);
+    if (it == root_.end() || it->is_null()) return fallback;
+    if (!it->is_number()) fail(key, "must be a positive number (got " + describe_json_value(*it) + ")");
+    const double value = it->get<double>();
+    if (!(value > 0 && value < 1)) fail(key, "must be in (0, 1) (got " + describe_json_value(*it) + ")");
+    return value;
+  }
+
+  std::string text(const std::string& key, const std::string& fallback) const {
+    const auto it = root_.find(key);
+    if (it == root_.end() || it->is_null()) return fallback;
+    if (!it->is_string()) fail(key, "must be a string (got " + describe_json_value(*it) + ")");
+    return it->get<std::string>();
+  }
+
   bool boolean(const std::string& key, bool fallback) const {
     const auto it = root_.find(key);
     if (it == root_.end() || it->is_null()) return fallback;
@@ -85,6 +111,11 @@ TransformerConfig gpt2_config(const ConfigReader& r) {
   c.max_positions = as_int(r.positive("n_positions"), r, "n_positions");
   c.intermediate = r.positive("n_inner", 4 * c.hidden);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
+  c.embd_pdrop = r.probability("embd_pdrop", 0.1);
+  c.attn_pdrop = r.probability("attn_pdrop", 0.1);
+  c.resid_pdrop = r.probability("resid_pdrop", 0.1);
+  c.layer_norm_epsilon = r.positive_real("layer_norm_epsilon", 1e-5);
+  c.activation_function = r.text("activation_function", "gelu_new");
   check_shape(c, r, "n_head", "n_head");
   return c;
 }

@@ -24,6 +24,11 @@ struct TransformerConfig {
   std::int64_t vocab = 0;            // V: vocab_size
   int max_positions = 0;             // n_positions / max_position_embeddings
   bool tie_word_embeddings = true;   // lm_head.weight is the token embedding
+  // What executors need beyond the shape (GPT-2's GPT2Config; the accounting does not depend on them): dropout
+  // probabilities in training, LayerNorm's epsilon, the MLP activation ("gelu_new": GELU's tanh approximation).
+  double embd_pdrop = 0.1, attn_pdrop = 0.1, resid_pdrop = 0.1;
+  double layer_norm_epsilon = 1e-5;
+  std::string activation_function = "gelu_new";
 
   std::int64_t head_dim() const { return hidden / heads; }
   std::int64_t kv_width() const { return head_dim() * kv_heads; }  // k_proj / v_proj output features

@@ -26,6 +26,23 @@
 //   OptimizerStep        (param, grad, state...)×k    one torch.optim step over k parameters; the state tensors per
 //                                                      parameter: SGD 0, momentum 1 (buffer), Adam/AdamW 2 (exp_avg,
 //                                                      exp_avg_sq); hyperparameters from the scenario
+// GPT-2 (model/gpt_block_layout.h fixes what the saved buffers hold; tokens = rows × seq, row-major [tokens × width]):
+//   EmbeddingForward     ids, wte, wpe, mask-, output  output = dropout(wte[ids] + wpe[position]), embd_pdrop; the
+//                                                      keep mask (1 byte an element) written where present
+//   EmbeddingBackward    grad_out, ids, mask-, grad_wte, grad_wpe, tied_grad-
+//                                                      grad_wte, grad_wpe written (embedding_dense_backward); a tied
+//                                                      wte then adds grad_wte into tied_grad (lm_head's, InputBuffer)
+//   LayerNormForward     input, weight, bias, output
+//   LayerNormBackward    grad_out, input, weight, grad_input-, grad_weight, grad_bias   (all written)
+//   GptBlockForward      input, params×12, saved, attention, output-
+//                                                      one GPT2Block; `saved` and `attention` receive what autograd
+//                                                      keeps (or a checkpointed forward's transient working set);
+//                                                      without output it stops after what backward needs (the
+//                                                      recomputation of torch.utils.checkpoint)
+//   GptAttentionRecompute saved, attention           selective recomputation: the attention core again from Q, K
+//   GptBlockBackward     grad_out, input, params×12, saved, attention, grad_input, grads×12
+//                                                      grad_input and the 12 gradients written; saved and attention
+//                                                      are scratch afterwards (they are freed next)
 // Collectives, Send and Recv take their buffer(s) in `args` too: all-reduce / broadcast / reduce: [buffer...] (one
 // coalesced call over the listed buffers, in order);
 // reduce-scatter: [input, output] (output = this member's chunk of the reduced input: member i of n owns elements
@@ -68,6 +85,13 @@ enum class Kernel : std::uint8_t {
   Zero,
   Scale,
   OptimizerStep,
+  EmbeddingForward,
+  EmbeddingBackward,
+  LayerNormForward,
+  LayerNormBackward,
+  GptBlockForward,
+  GptAttentionRecompute,
+  GptBlockBackward,
 };
 
 std::string kernel_name(Kernel kernel);

@@ -69,6 +69,13 @@ std::string kernel_name(Kernel kernel) {
     case Kernel::Zero: return "zero";
     case Kernel::Scale: return "scale";
     case Kernel::OptimizerStep: return "optimizer_step";
+    case Kernel::EmbeddingForward: return "embedding_forward";
+    case Kernel::EmbeddingBackward: return "embedding_backward";
+    case Kernel::LayerNormForward: return "layer_norm_forward";
+    case Kernel::LayerNormBackward: return "layer_norm_backward";
+    case Kernel::GptBlockForward: return "gpt_block_forward";
+    case Kernel::GptAttentionRecompute: return "gpt_attention_recompute";
+    case Kernel::GptBlockBackward: return "gpt_block_backward";
   }
   return "?";
 }

@@ -15,8 +15,11 @@ struct ParameterInit {
   Bytes offset = 0;
   std::int64_t first_element = 0;
   std::int64_t numel = 0;
-  std::int64_t fan_in = 0;  // nn.Linear's init bound 1/sqrt(fan_in)
+  std::int64_t fan_in = 0;  // nn.Linear's init bound 1/sqrt(fan_in), unless bound is set
   std::int64_t parameter_numel = 0;  // of the whole parameter
+  double bound = 0;         // > 0: uniform in [-bound, bound)
+  bool constant = false;    // every element is `value` (LayerNorm weights, GPT-2's biases)
+  float value = 0;
 };
 
 struct TensorInfo {

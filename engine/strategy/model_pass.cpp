@@ -13,6 +13,8 @@
 //   block input only; before the block's backward the forward runs again (a "recompute" compute op) and its
 //   activations exist until that backward is done. Selective recomputation (the paper's Section 5) keeps all but
 //   the attention core and re-runs only QKᵀ, softmax, dropout and attention over V.
+//   A block forward that keeps less than everything holds the rest as a transient working set while it runs
+//   (model_pass_transformer.cpp says why that is an upper bound).
 // - A tied weight (GPT-2's lm_head = wte) gets one gradient per use; autograd's InputBuffer holds the first
 //   (from lm_head) until the owner's backward adds the second into it, then AccumulateGrad takes it
 //   (torch/csrc/autograd/input_buffer.cpp).
@@ -82,13 +84,16 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
   transient.push_back(b_.alloc(layer.name + " recomputed attention scores",
                                settings_.batch * layer.attention_saved_bytes_per_sample, Category::Activations));
   workspaces_.touch_backward(b_, settings_.backward_thread);
-  if (mode == CheckpointMode::Full)
-    b_.compute(ComputeKind::Forward, layer.name + " recompute", layer.forward_flops_per_sample * batch,
-               2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes, static_cast<int>(l));
-  else
-    b_.compute(ComputeKind::Forward, layer.name + " attention recompute", layer.attention_forward_flops_per_sample * batch,
-               settings_.batch * layer.attention_saved_bytes_per_sample + 3 * activation_bytes(layer.in_numel),
-               static_cast<int>(l));
+  const OpIndex op =
+      mode == CheckpointMode::Full
+          ? b_.compute(ComputeKind::Forward, layer.name + " recompute", layer.forward_flops_per_sample * batch,
+                       2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes,
+                       static_cast<int>(l))
+          : b_.compute(ComputeKind::Forward, layer.name + " attention recompute",
+                       layer.attention_forward_flops_per_sample * batch,
+                       settings_.batch * layer.attention_saved_bytes_per_sample + 3 * activation_bytes(layer.in_numel),
+                       static_cast<int>(l));
+  annotate_recompute(op, l, transient);
   return transient;
 }
 
@@ -144,14 +149,16 @@ TensorId ModelPass::forward(TensorSlice input_view) {
     if (layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1 && settings_.batch > 1 &&
         workspaces_.cublaslt_bytes() > 0)
       lt_workspace = b_.alloc(layer.name + " cuBLASLt workspace", workspaces_.cublaslt_bytes(), Category::Temporaries);
+    const TensorId working_set = block_forward_working_set(l);
     if (!layer.is_view) {
       const OpIndex op = b_.compute(ComputeKind::Forward, layer.name + " forward",
                                     layer.forward_flops_per_sample * static_cast<double>(settings_.batch),
                                     activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) +
                                         layer.param_numel() * settings_.param_element_bytes,
                                     static_cast<int>(l));
-      annotate_forward(op, l, current, out);
+      annotate_forward(op, l, current, out, working_set);
     }
+    if (working_set >= 0) b_.release(working_set);
     if (lt_workspace >= 0) b_.release(lt_workspace);
     b_.release(current);
     current = out;
@@ -161,10 +168,12 @@ TensorId ModelPass::forward(TensorSlice input_view) {
 }
 
 // Operands for executors (plan/kernel.h). Layers without a kernel keep Kernel::None: an executor refuses them.
-void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorId input, TensorId output) {
+void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorId input, TensorId output, TensorId working_set) {
   const Layer& layer = model_.layers[l];
   const bool eval = !settings_.grad_enabled;
-  if (layer.kind == LayerKind::Linear) {
+  if (model_.transformer && layer.kind != LayerKind::Linear) {
+    annotate_transformer_forward(op, l, input, output, working_set);
+  } else if (layer.kind == LayerKind::Linear) {
     const auto& params = operands_[l];  // a tied Linear (GPT-2's lm_head) owns no parameter: its weight is another layer's
     const TensorSlice bias = layer.tied_layer < 0 && params.size() > 1 ? params[1] : TensorSlice{};
     b_.set_kernel(op, Kernel::LinearForward, {operand(input), weight_of(l, operands_), bias, operand(output)});
@@ -175,15 +184,20 @@ void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorId input, Tens
   }
 }
 
-void ModelPass::annotate_backward(OpIndex op, std::size_t l, TensorId grad_output, TensorId grad_input,
-                                  const std::vector<TensorId>& param_grads) {
+void ModelPass::annotate_backward(OpIndex op, std::size_t l, const BackwardTensors& t) {
   const Layer& layer = model_.layers[l];
   const auto& saved = saved_[l];
-  if (layer.kind == LayerKind::Linear && !saved.empty() && layer.tied_layer < 0 && !param_grads.empty()) {
+  const TensorId grad_output = t.grad_output, grad_input = t.grad_input;
+  const auto& param_grads = t.param_grads;
+  // A tied Linear (GPT-2's lm_head) writes its weight gradient into the buffer autograd holds for the owner.
+  const TensorId weight_grad = layer.tied_layer >= 0 ? t.tied_grad : param_grads.empty() ? -1 : param_grads[0];
+  if (model_.transformer && layer.kind != LayerKind::Linear) {
+    annotate_transformer_backward(op, l, t);
+  } else if (layer.kind == LayerKind::Linear && !saved.empty() && weight_grad >= 0) {
     const auto grad_in = grad_input >= 0 ? whole(grad_input) : TensorSlice{};
     b_.set_kernel(op, Kernel::LinearBackward,
-                  {operand(grad_output), operand(saved[0]), weight_of(l, operands_), grad_in,
-                   whole(param_grads[0]), param_grads.size() > 1 ? whole(param_grads[1]) : TensorSlice{}});
+                  {operand(grad_output), operand(saved[0]), weight_of(l, operands_), grad_in, whole(weight_grad),
+                   layer.tied_layer < 0 && param_grads.size() > 1 ? whole(param_grads[1]) : TensorSlice{}});
   } else if (layer.kind == LayerKind::ReLU && !saved.empty()) {
     b_.set_kernel(op, Kernel::ReluBackward, {operand(grad_output), operand(saved[0]),
                                              grad_input >= 0 ? whole(grad_input) : TensorSlice{}});
@@ -279,10 +293,11 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
     TensorId grad_input = -1;
     if (needs_input_grad) grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries);
     if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch_backward(b_, settings_.backward_thread);
+    TensorId tied_grad = -1;
     if (layer.tied_layer >= 0) {
       const Category category = sink.grad_category(layer.tied_layer, layer.tied_param);
       const Bytes bytes = model_.layers[static_cast<std::size_t>(layer.tied_layer)].params[static_cast<std::size_t>(layer.tied_param)].numel * settings_.param_element_bytes;
-      pending_tied_grads_[{layer.tied_layer, layer.tied_param}] =
+      tied_grad = pending_tied_grads_[{layer.tied_layer, layer.tied_param}] =
           b_.alloc(layer.name + " tied weight grad", bytes, category, /*persistent=*/category == Category::Gradients);
     }
     std::vector<TensorId> param_grads;
@@ -308,7 +323,7 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
                                   activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) +
                                       2 * layer.param_numel() * settings_.param_element_bytes,
                                   l);
-    annotate_backward(op, i, grad, grad_input, param_grads);
+    annotate_backward(op, i, {grad, grad_input, param_grads, summed_into_pending, recomputed, tied_grad});
     b_.release(grad);
     for (TensorId t : saved_[i]) b_.release(t);
     saved_[i].clear();

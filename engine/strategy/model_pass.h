@@ -119,9 +119,21 @@ class ModelPass {
   Bytes activation_bytes(std::int64_t numel_per_sample) const;
   TensorSlice operand(TensorId tensor) const;  // the view given for the input, target or output gradient, else whole
   bool input_requires_grad(std::size_t layer) const;
-  void annotate_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output);
-  void annotate_backward(OpIndex op, std::size_t layer, TensorId grad_output, TensorId grad_input,
-                         const std::vector<TensorId>& param_grads);
+  // What a layer's backward op reads and writes, for its kernel's operands.
+  struct BackwardTensors {
+    TensorId grad_output = -1, grad_input = -1;
+    std::vector<TensorId> param_grads;          // per parameter (a tied one: the InputBuffer it adds into)
+    std::vector<TensorId> summed_into_pending;  // a tied weight's own gradient, added into param_grads' buffer
+    std::vector<TensorId> recomputed;           // recompute_block's tensors
+    TensorId tied_grad = -1;                    // a Linear using another layer's weight: that weight's gradient
+  };
+  void annotate_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output, TensorId working_set);
+  void annotate_backward(OpIndex op, std::size_t layer, const BackwardTensors& tensors);
+  // GPT-2's layers (model_pass_transformer.cpp).
+  TensorId block_forward_working_set(std::size_t layer);
+  void annotate_transformer_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output, TensorId working_set);
+  void annotate_recompute(OpIndex op, std::size_t layer, const std::vector<TensorId>& recomputed);
+  void annotate_transformer_backward(OpIndex op, std::size_t layer, const BackwardTensors& tensors);
   TensorSlice weight_of(std::size_t layer, const LayerParams& params) const;
   void save_block_activations(std::size_t layer);
   std::vector<TensorId> recompute_block(std::size_t layer);

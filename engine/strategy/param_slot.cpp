@@ -33,7 +33,10 @@ std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model&
 
 ParameterInit parameter_init(const Model& model, const ParamSlot& slot, Bytes offset, std::int64_t first_element,
                              std::int64_t numel) {
-  return {slot.name, offset, first_element, numel, model.layers.at(static_cast<std::size_t>(slot.layer)).in_numel, slot.numel};
+  const Layer& layer = model.layers.at(static_cast<std::size_t>(slot.layer));
+  const ParamSpec& spec = layer.params.at(static_cast<std::size_t>(slot.index));
+  return {slot.name, offset, first_element, numel, layer.in_numel, slot.numel, spec.init_bound, spec.init_constant,
+          spec.init_value};
 }
 
 ParamSlot zero_partition(ProgramBuilder& builder, std::int64_t numel, Bytes element_bytes, const std::string& master_name) {

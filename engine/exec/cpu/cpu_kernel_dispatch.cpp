@@ -12,6 +12,7 @@
 #include "exec/cpu/log_softmax_kernels.h"
 #include "exec/cpu/loss_kernels.h"
 #include "exec/cpu/optimizer_kernels.h"
+#include "exec/cpu/transformer_dispatch.h"
 
 namespace shardscope::exec::cpu {
 
@@ -172,6 +173,14 @@ void run_cpu_kernel(const KernelLaunch& l) {
       return;
     }
     case Kernel::OptimizerStep: return optimizer_launch(l);
+    case Kernel::EmbeddingForward:
+    case Kernel::EmbeddingBackward:
+    case Kernel::LayerNormForward:
+    case Kernel::LayerNormBackward:
+    case Kernel::GptBlockForward:
+    case Kernel::GptAttentionRecompute:
+    case Kernel::GptBlockBackward:
+      return run_transformer_kernel(l);
   }
   throw std::invalid_argument("unknown kernel " + std::to_string(static_cast<int>(l.kernel)));
 }

@@ -9,21 +9,46 @@ namespace shardscope::exec {
 
 namespace {
 
+// GPT-2 runs (gpt_block_kernels.h); Llama's RMSNorm, rotary positions and SwiGLU have no kernels yet.
+void check_transformer(const Model& model) {
+  const TransformerConfig& c = *model.transformer;
+  if (c.family != TransformerFamily::Gpt2)
+    throw UnsupportedPlanError("'" + model.spec + "' is a Llama-family model: the CPU backend executes GPT-2 models only "
+                               "(RMSNorm, rotary positions and SwiGLU have no kernels yet)");
+  if (c.activation_function != "gelu_new")
+    throw UnsupportedPlanError("'" + model.spec + "' uses activation_function '" + c.activation_function +
+                               "': the CPU backend runs GPT-2's \"gelu_new\" (the tanh approximation) only");
+  if (2 * c.intermediate < 3 * c.hidden)
+    throw UnsupportedPlanError("'" + model.spec + "' has n_inner " + std::to_string(c.intermediate) + " below 1.5 × n_embd: "
+                               "the CPU backend's block backward needs the MLP's saved tensors as room for the Q, K, V gradient");
+  for (const Layer& layer : model.layers)
+    if (layer.kind == LayerKind::TransformerBlock && layer.params.size() != 12)
+      throw UnsupportedPlanError("layer '" + layer.name + "' holds its parameters as one flat tensor (a plan this large "
+                                 "groups them): too large to execute on the CPU");
+}
+
 void check_layers(const ResolvedScenario& scenario) {
+  if (scenario.model.transformer) check_transformer(scenario.model);
   for (const Layer& layer : scenario.model.layers) {
     switch (layer.kind) {
       case LayerKind::Linear:
       case LayerKind::ReLU:
       case LayerKind::Flatten:
         continue;
+      case LayerKind::Embedding:
+      case LayerKind::TransformerBlock:
+      case LayerKind::LayerNorm:
+        if (scenario.model.transformer) continue;
+        break;
       case LayerKind::Dropout:
         if (scenario.settings.training.no_grad) continue;  // identity under model.eval()
         throw UnsupportedPlanError("layer '" + layer.name + "' is Dropout in training mode: the CPU backend runs "
                                    "Dropout only in eval (--no-grad), where it is the identity");
       default:
-        throw UnsupportedPlanError("layer '" + layer.name + "' is " + layer_kind_name(layer.kind) +
-                                   ": the CPU backend runs Linear, ReLU, Flatten and Dropout in eval");
+        break;
     }
+    throw UnsupportedPlanError("layer '" + layer.name + "' is " + layer_kind_name(layer.kind) +
+                               ": the CPU backend runs Linear, ReLU, Flatten, Dropout in eval and GPT-2's layers");
   }
 }
 
@@ -43,7 +68,8 @@ bool needs_math(const ResolvedScenario& scenario, const Op& op) {
   }
   if (op.layer < 0 || op.layer >= static_cast<int>(scenario.model.layers.size())) return false;
   const LayerKind kind = scenario.model.layers[static_cast<std::size_t>(op.layer)].kind;
-  return kind == LayerKind::Linear || kind == LayerKind::ReLU;
+  return kind == LayerKind::Linear || kind == LayerKind::ReLU || kind == LayerKind::Embedding ||
+         kind == LayerKind::TransformerBlock || kind == LayerKind::LayerNorm;
 }
 
 std::string where(const Program& program, std::size_t index) {

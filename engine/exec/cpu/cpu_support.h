@@ -9,7 +9,8 @@ namespace shardscope::exec {
 
 // Throws UnsupportedPlanError (exec/executor.h) with a message for the user:
 // - dtypes other than fp32 ("the CPU backend runs fp32; 'bf16' needs the CUDA backend");
-// - layer kinds other than Linear, ReLU, Flatten, and Dropout in eval (--no-grad);
+// - layer kinds other than Linear, ReLU, Flatten, Dropout in eval (--no-grad), and GPT-2's (embedding, blocks,
+//   LayerNorm); Llama models;
 // - a compute op with Kernel::None that needs math (a Linear or ReLU layer's forward / backward, a loss, an
 //   optimizer step), and a collective / send / recv with payload but no buffer: the lowering is not annotated.
 void check_cpu_support(const ResolvedScenario& scenario, const Plan& plan);

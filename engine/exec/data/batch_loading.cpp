@@ -34,9 +34,9 @@ void load_batch(const ResolvedScenario& scenario, std::uint64_t seed, const Prog
   const DeviceBuffer x = operands.size() > 0 ? operands[0] : DeviceBuffer{};
   const DeviceBuffer y = operands.size() > 1 ? operands[1] : DeviceBuffer{};
   std::int64_t rows = 0;
-  if (x.present()) rows = rows_of(x, model.input_numel * 4, where, "x");
+  if (x.present()) rows = rows_of(x, model.input_numel * model.input_element_bytes, where, "x");
   if (y.present()) {
-    const std::int64_t y_rows = rows_of(y, mse ? model.output_numel * 4 : 8, where, "y");
+    const std::int64_t y_rows = rows_of(y, mse ? model.output_numel * 4 : model.target_positions * 8, where, "y");
     if (rows != 0 && rows != y_rows)
       throw LoweringBug("lowering bug: " + where + ": x holds " + std::to_string(rows) + " samples, y " + std::to_string(y_rows));
     rows = y_rows;
@@ -53,6 +53,14 @@ void load_batch(const ResolvedScenario& scenario, std::uint64_t seed, const Prog
   const std::vector<std::int64_t> samples(all.begin() + micro * rows, all.begin() + (micro + 1) * rows);
 
   const BatchSource source(seed, static_cast<int>(model.input_numel));
+  if (model.language_model) {  // token ids in, next tokens as targets
+    const auto count = static_cast<std::size_t>(rows * model.seq);
+    std::vector<std::int64_t> ids(x.present() ? count : 0), targets(y.present() ? count : 0);
+    source.fill_token_sequences(samples, model.seq, model.output_numel / model.target_positions, ids, targets);
+    if (x.present()) backend.copy_from_host(x, bytes_of(ids));
+    if (y.present()) backend.copy_from_host(y, bytes_of(targets));
+    return;
+  }
   if (x.present()) {
     std::vector<float> inputs(static_cast<std::size_t>(rows * model.input_numel));
     source.fill_inputs(samples, inputs);

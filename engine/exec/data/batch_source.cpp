@@ -17,7 +17,7 @@ std::uint64_t mix64(std::uint64_t z) {
 }
 
 // Separate streams per kind of value, so a sample's target does not repeat its inputs.
-enum class Stream : std::uint64_t { Inputs = 1, RegressionTargets = 2, ClassTargets = 3 };
+enum class Stream : std::uint64_t { Inputs = 1, RegressionTargets = 2, ClassTargets = 3, Tokens = 4 };
 
 std::uint64_t element_bits(std::uint64_t seed, std::int64_t sample, Stream stream, std::uint64_t element) {
   const std::uint64_t sample_key = mix64(mix64(seed) ^ static_cast<std::uint64_t>(sample));
@@ -91,6 +91,25 @@ void BatchSource::fill_class_targets(std::span<const std::int64_t> samples, int 
     // Multiply-shift maps 32 random bits onto [0, classes) without a modulo's bias towards small ids.
     const std::uint64_t bits = element_bits(seed_, samples[row], Stream::ClassTargets, 0) >> 32;
     targets[row] = static_cast<std::int32_t>((bits * static_cast<std::uint64_t>(classes)) >> 32);
+  }
+}
+
+void BatchSource::fill_token_sequences(std::span<const std::int64_t> samples, int seq, std::int64_t vocab,
+                                       std::span<std::int64_t> ids, std::span<std::int64_t> targets) const {
+  require(seq >= 1 && vocab >= 1, "batch source: token sequences need seq and vocab of at least 1");
+  const std::size_t count = samples.size() * static_cast<std::size_t>(seq);
+  require(ids.size() == count || ids.empty(), "batch source: ids hold " + std::to_string(ids.size()) + " values, expected " + std::to_string(count));
+  require(targets.size() == count || targets.empty(),
+          "batch source: targets hold " + std::to_string(targets.size()) + " values, expected " + std::to_string(count));
+  const auto v = static_cast<std::uint64_t>(vocab);
+  for (std::size_t row = 0; row < samples.size(); ++row) {
+    const std::uint64_t start = ((element_bits(seed_, samples[row], Stream::Tokens, 0) >> 32) * v) >> 32;
+    const std::uint64_t stride = 1 + (((element_bits(seed_, samples[row], Stream::Tokens, 1) >> 32) * 8) >> 32);
+    for (int j = 0; j < seq; ++j) {
+      const std::size_t at = row * static_cast<std::size_t>(seq) + static_cast<std::size_t>(j);
+      if (!ids.empty()) ids[at] = static_cast<std::int64_t>((start + static_cast<std::uint64_t>(j) * stride) % v);
+      if (!targets.empty()) targets[at] = static_cast<std::int64_t>((start + static_cast<std::uint64_t>(j + 1) * stride) % v);
+    }
   }
 }
 

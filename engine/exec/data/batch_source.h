@@ -41,6 +41,13 @@ class BatchSource {
   // Cross-entropy targets: one class id in [0, classes) per sample.
   void fill_class_targets(std::span<const std::int64_t> samples, int classes, std::span<std::int32_t> targets) const;
 
+  // Language-model samples: seq token ids and their next tokens, each sample an arithmetic progression modulo the
+  // vocabulary (token j = (start + j·stride) mod vocab, start in [0, vocab), stride in [1, 8], both drawn per
+  // sample), which a small model learns to continue. ids and targets: samples.size() × seq, targets = ids shifted
+  // by one (the token after the last id included), as GPT2LMHeadModel's labels are after its internal shift.
+  void fill_token_sequences(std::span<const std::int64_t> samples, int seq, std::int64_t vocab,
+                            std::span<std::int64_t> ids, std::span<std::int64_t> targets) const;
+
  private:
   std::uint64_t seed_;
   int input_features_;

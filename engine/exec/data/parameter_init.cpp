@@ -25,9 +25,10 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 }  // namespace
 
-void init_parameter(std::uint64_t seed, std::string_view name, std::int64_t fan_in, std::int64_t first_element,
+double fan_in_bound(std::int64_t fan_in) { return fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 1.0; }
+
+void init_parameter(std::uint64_t seed, std::string_view name, double bound, std::int64_t first_element,
                     std::span<float> values) {
-  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 1.0;
   const std::uint64_t key = splitmix64(seed ^ fnv1a(name));
   for (std::size_t i = 0; i < values.size(); ++i) {
     const double unit = static_cast<double>(splitmix64(key + static_cast<std::uint64_t>(first_element) + i) >> 40) * 0x1.0p-24;  // [0, 1) on a 2^-24 grid

@@ -10,9 +10,11 @@
 
 namespace shardscope::exec {
 
-// values[i] = element first_element + i of the parameter; fan_in <= 0 gives bound 1. A shard or a flat buffer
+// values[i] = element first_element + i of the parameter, uniform in [-bound, bound). A shard or a flat buffer
 // fills its pieces with the values the whole parameter would hold.
-void init_parameter(std::uint64_t seed, std::string_view name, std::int64_t fan_in, std::int64_t first_element,
+void init_parameter(std::uint64_t seed, std::string_view name, double bound, std::int64_t first_element,
                     std::span<float> values);
+// nn.Linear's bound 1/sqrt(fan_in); fan_in <= 0 gives 1.
+double fan_in_bound(std::int64_t fan_in);
 
 }  // namespace shardscope::exec

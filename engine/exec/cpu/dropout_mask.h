@@ -1,0 +1,21 @@
+// Dropout keep masks from a counter-based generator: element i of a mask is a pure function of (key, site, i), so a
+// recomputed forward (torch.utils.checkpoint with preserve_rng_state) draws exactly the masks the first forward drew,
+// and no generator state passes between ops or threads. Standard library only.
+#pragma once
+#include "exec/exec_layer.h"
+#include <cstdint>
+#include <span>
+
+namespace shardscope::exec::cpu {
+
+// One key per executed layer pass: the run's seed, the rank, the step, the micro-batch and the layer.
+std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batch, int layer);
+
+// mask[i] = 1 with probability 1 − p (kept), else 0, for elements first + i of the site's mask (torch's
+// bernoulli_(1 − p) in native_dropout). p = 0 keeps everything.
+void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, std::span<std::uint8_t> mask);
+
+// x[i] = x[i] · mask[i] / (1 − p): native_dropout's output from its mask (in place).
+void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p);
+
+}  // namespace shardscope::exec::cpu

@@ -1,0 +1,94 @@
+// Embedding lookups and their scatter-add backward.
+#include "exec/cpu/embedding_kernels.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "exec/cpu/dropout_mask.h"
+#include "exec/cpu/span_checks.h"
+
+namespace shardscope::exec::cpu {
+
+namespace {
+
+constexpr int kDropoutSite = 0;
+
+std::size_t token_count(const EmbeddingShape& s, std::size_t ids, const char* kernel) {
+  require_positive(s.rows, kernel, "rows");
+  require_positive(s.seq, kernel, "seq");
+  require_positive(s.hidden, kernel, "hidden");
+  if (s.seq > s.positions)
+    throw std::invalid_argument(std::string(kernel) + ": sequence " + std::to_string(s.seq) + " exceeds " +
+                                std::to_string(s.positions) + " positions");
+  const auto tokens = static_cast<std::size_t>(s.rows) * static_cast<std::size_t>(s.seq);
+  if (ids != tokens)
+    throw std::invalid_argument(std::string(kernel) + ": ids has " + std::to_string(ids) + " elements, expected " +
+                                std::to_string(tokens));
+  return tokens;
+}
+
+void check_tables(const EmbeddingShape& s, std::size_t wte, std::size_t wpe, const char* kernel) {
+  const auto h = static_cast<std::size_t>(s.hidden);
+  if (wte != static_cast<std::size_t>(s.vocab) * h || wpe != static_cast<std::size_t>(s.positions) * h)
+    throw std::invalid_argument(std::string(kernel) + ": wte has " + std::to_string(wte) + " elements and wpe " +
+                                std::to_string(wpe) + ", expected vocab × hidden and positions × hidden");
+}
+
+}  // namespace
+
+void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> ids, std::span<const float> wte,
+                       std::span<const float> wpe, std::span<std::uint8_t> mask, std::span<float> output) {
+  const char* kernel = "embedding_forward";
+  const std::size_t tokens = token_count(s, ids.size(), kernel);
+  check_tables(s, wte.size(), wpe.size(), kernel);
+  const auto h = static_cast<std::size_t>(s.hidden);
+  require_size(output, tokens * h, kernel, "output");
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::int64_t id = ids[t];
+    if (id < 0 || id >= s.vocab)
+      throw std::invalid_argument(std::string(kernel) + ": token id " + std::to_string(id) + " at position " +
+                                  std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(s.vocab) + ")");
+    const float* token = wte.data() + static_cast<std::size_t>(id) * h;
+    const float* position = wpe.data() + (t % static_cast<std::size_t>(s.seq)) * h;
+    float* out = output.data() + t * h;
+    for (std::size_t j = 0; j < h; ++j) out[j] = token[j] + position[j];
+  }
+  if (mask.empty()) {
+    if (s.dropout > 0) throw std::invalid_argument(std::string(kernel) + ": dropout needs a mask operand");
+    return;
+  }
+  require_size(mask, output.size(), kernel, "mask");
+  fill_keep_mask(s.dropout_key, kDropoutSite, s.dropout, 0, mask);
+  apply_keep_mask(output, mask, s.dropout);
+}
+
+void embedding_backward(const EmbeddingShape& s, std::span<const float> grad_out, std::span<const std::int64_t> ids,
+                        std::span<const std::uint8_t> mask, std::span<float> grad_wte, std::span<float> grad_wpe) {
+  const char* kernel = "embedding_backward";
+  const std::size_t tokens = token_count(s, ids.size(), kernel);
+  check_tables(s, grad_wte.size(), grad_wpe.size(), kernel);
+  const auto h = static_cast<std::size_t>(s.hidden);
+  require_size(grad_out, tokens * h, kernel, "grad_out");
+  if (!mask.empty()) require_size(mask, grad_out.size(), kernel, "mask");
+  std::fill(grad_wte.begin(), grad_wte.end(), 0.0f);
+  std::fill(grad_wpe.begin(), grad_wpe.end(), 0.0f);
+  const float scale = s.dropout > 0 ? static_cast<float>(1.0 / (1.0 - s.dropout)) : 1.0f;
+  std::vector<float> row(h);
+  for (std::size_t t = 0; t < tokens; ++t) {
+    const std::int64_t id = ids[t];
+    if (id < 0 || id >= s.vocab)
+      throw std::invalid_argument(std::string(kernel) + ": token id " + std::to_string(id) + " is outside the vocabulary");
+    const float* g = grad_out.data() + t * h;
+    for (std::size_t j = 0; j < h; ++j) row[j] = mask.empty() ? g[j] : (mask[t * h + j] ? g[j] * scale : 0.0f);
+    float* token = grad_wte.data() + static_cast<std::size_t>(id) * h;
+    float* position = grad_wpe.data() + (t % static_cast<std::size_t>(s.seq)) * h;
+    for (std::size_t j = 0; j < h; ++j) {
+      token[j] += row[j];
+      position[j] += row[j];
+    }
+  }
+}
+
+}  // namespace shardscope::exec::cpu

@@ -1,0 +1,31 @@
+// GPT-2's input embedding on the CPU, fp32: token (wte) plus learned position (wpe) embedding, then dropout
+// (transformers' GPT2Model.forward: inputs_embeds + position_embeds, self.drop), and its backward
+// (aten embedding_dense_backward: a dense gradient of the whole table, rows of unused ids zero). Positions are
+// 0 … seq−1 in every sample. No dependency on plans or allocators.
+#pragma once
+#include "exec/exec_layer.h"
+#include <cstdint>
+#include <span>
+
+namespace shardscope::exec::cpu {
+
+struct EmbeddingShape {
+  int rows = 0;        // samples
+  int seq = 0;         // tokens a sample
+  int hidden = 0;
+  std::int64_t vocab = 0;
+  int positions = 0;   // rows of wpe (n_positions)
+  double dropout = 0;  // embd_pdrop; 0 in eval
+  std::uint64_t dropout_key = 0;
+};
+
+// output[tokens×hidden]; mask (tokens×hidden bytes) may be empty only when dropout is 0. Throws on an id outside
+// [0, vocab), naming it.
+void embedding_forward(const EmbeddingShape& shape, std::span<const std::int64_t> ids, std::span<const float> wte,
+                       std::span<const float> wpe, std::span<std::uint8_t> mask, std::span<float> output);
+
+// grad_wte (vocab×hidden) and grad_wpe (positions×hidden) written; grad_out is read only.
+void embedding_backward(const EmbeddingShape& shape, std::span<const float> grad_out, std::span<const std::int64_t> ids,
+                        std::span<const std::uint8_t> mask, std::span<float> grad_wte, std::span<float> grad_wpe);
+
+}  // namespace shardscope::exec::cpu

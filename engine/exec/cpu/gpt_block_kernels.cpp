@@ -1,0 +1,298 @@
+// GPT-2 block forward and backward over the saved-buffer layout; GEMMs through OpenBLAS, attention per sample and
+// head on strided views of the fused Q, K, V rows.
+#include "exec/cpu/gpt_block_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "exec/cpu/blas_gemm.h"
+#include "exec/cpu/dropout_mask.h"
+#include "exec/cpu/layer_norm_kernels.h"
+#include "exec/cpu/span_checks.h"
+
+namespace shardscope::exec::cpu {
+
+namespace {
+
+// Dropout sites of one block (the embedding's is 0): attn_dropout, then the two resid_dropouts.
+constexpr int kAttentionSite = 1, kResidualSite1 = 2, kResidualSite2 = 3;
+enum Param { Ln1W, Ln1B, AttnW, AttnB, ProjW, ProjB, Ln2W, Ln2B, FcW, FcB, MlpProjW, MlpProjB };
+
+struct Dims {
+  int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
+  std::size_t scores = 0;                                 // b·a·s² attention elements
+};
+
+Dims dims_of(const GptBlockShape& shape) {
+  const char* kernel = "gpt_block";
+  require_positive(shape.rows, kernel, "rows");
+  require_positive(shape.seq, kernel, "seq");
+  require_positive(shape.hidden, kernel, "hidden");
+  require_positive(shape.heads, kernel, "heads");
+  require_positive(shape.inner, kernel, "inner");
+  if (shape.hidden % shape.heads != 0) throw std::invalid_argument("gpt_block: heads must divide hidden");
+  Dims d;
+  d.b = shape.rows;
+  d.s = shape.seq;
+  d.n = shape.rows * shape.seq;
+  d.h = shape.hidden;
+  d.i = shape.inner;
+  d.a = shape.heads;
+  d.d = shape.hidden / shape.heads;
+  d.scores = static_cast<std::size_t>(d.b) * static_cast<std::size_t>(d.a) * static_cast<std::size_t>(d.s) * static_cast<std::size_t>(d.s);
+  return d;
+}
+
+// Typed views of the layout's tensors.
+struct Views {
+  float *ln1 = nullptr, *qkv = nullptr, *attn_out = nullptr, *resid1 = nullptr, *ln2 = nullptr, *fc = nullptr,
+        *gelu = nullptr, *probs = nullptr, *dropped = nullptr;
+  std::uint8_t *attn_mask = nullptr, *mlp_mask = nullptr, *prob_mask = nullptr;
+};
+
+GptBlockLayout layout_of(const GptBlockShape& shape) {
+  TransformerConfig c;
+  c.hidden = shape.hidden;
+  c.heads = shape.heads;
+  c.intermediate = shape.inner;
+  return gpt_block_layout(c, shape.rows, shape.seq, sizeof(float));
+}
+
+template <typename Byte>
+Views views_of(const GptBlockShape& shape, std::span<Byte> saved, std::span<Byte> attention) {
+  const GptBlockLayout l = layout_of(shape);
+  if (static_cast<std::int64_t>(saved.size()) != l.saved_bytes || static_cast<std::int64_t>(attention.size()) != l.attention_bytes)
+    throw std::invalid_argument("gpt_block: saved buffers hold " + std::to_string(saved.size()) + " and " +
+                                std::to_string(attention.size()) + " bytes, the layout needs " +
+                                std::to_string(l.saved_bytes) + " and " + std::to_string(l.attention_bytes));
+  auto* base = const_cast<std::byte*>(reinterpret_cast<const std::byte*>(saved.data()));
+  auto* att = const_cast<std::byte*>(reinterpret_cast<const std::byte*>(attention.data()));
+  auto f = [](std::byte* p, std::int64_t at) { return reinterpret_cast<float*>(p + at); };
+  auto u = [](std::byte* p, std::int64_t at) { return reinterpret_cast<std::uint8_t*>(p + at); };
+  return {f(base, l.ln_1_output), f(base, l.qkv), f(base, l.attention_output), f(base, l.residual_1),
+          f(base, l.ln_2_output), f(base, l.fc_output), f(base, l.gelu_output), f(att, l.probabilities),
+          f(att, l.dropped_probabilities), u(base, l.attention_mask), u(base, l.mlp_mask), u(att, l.probability_mask)};
+}
+
+void check_params(const Dims& d, const GptBlockParams& p) {
+  const auto h = static_cast<std::size_t>(d.h), i = static_cast<std::size_t>(d.i);
+  const std::size_t expected[12] = {h, h, h * 3 * h, 3 * h, h * h, h, h, h, h * i, i, i * h, h};
+  for (int k = 0; k < 12; ++k)
+    if (p[static_cast<std::size_t>(k)].size() != expected[k])
+      throw std::invalid_argument("gpt_block: parameter " + std::to_string(k) + " has " +
+                                  std::to_string(p[static_cast<std::size_t>(k)].size()) + " elements, expected " +
+                                  std::to_string(expected[k]));
+}
+
+// Conv1D: y[n×out] = x[n×in]·W[in×out] + bias.
+void conv1d(int n, int in, int out, const float* x, std::span<const float> w, std::span<const float> bias, float* y) {
+  gemm_f32(Transpose::No, Transpose::No, n, out, in, 1.0f, x, w.data(), 0.0f, y);
+  for (int r = 0; r < n; ++r) {
+    float* row = y + static_cast<std::size_t>(r) * out;
+    for (int j = 0; j < out; ++j) row[j] += bias[static_cast<std::size_t>(j)];
+  }
+}
+
+// Conv1D's weight and bias gradients (written): dW[in×out] = xᵀ·dy, db = Σ rows dy.
+void conv1d_param_grads(int n, int in, int out, const float* x, const float* dy, std::span<float> dw, std::span<float> db) {
+  gemm_f32(Transpose::Yes, Transpose::No, in, out, n, 1.0f, x, dy, 0.0f, dw.data());
+  std::fill(db.begin(), db.end(), 0.0f);
+  for (int r = 0; r < n; ++r) {
+    const float* row = dy + static_cast<std::size_t>(r) * out;
+    for (int j = 0; j < out; ++j) db[static_cast<std::size_t>(j)] += row[j];
+  }
+}
+
+std::span<float> span_of(float* p, std::size_t n) { return {p, n}; }
+std::span<std::uint8_t> span_of(std::uint8_t* p, std::size_t n) { return {p, n}; }
+
+// Scores, causal softmax, attn_dropout's mask and the dropped probabilities, for every sample and head.
+void attention_probabilities(const GptBlockShape& shape, const Dims& d, const Views& v) {
+  const int ld = 3 * d.h;
+  const float scale = std::sqrt(static_cast<float>(d.d));
+  fill_keep_mask(shape.dropout_key, kAttentionSite, shape.attn_dropout, 0, span_of(v.prob_mask, d.scores));
+  for (int b = 0; b < d.b; ++b)
+    for (int head = 0; head < d.a; ++head) {
+      const float* q = v.qkv + static_cast<std::size_t>(b) * d.s * ld + static_cast<std::size_t>(head) * d.d;
+      const std::size_t at = (static_cast<std::size_t>(b) * d.a + head) * d.s * d.s;
+      float* p = v.probs + at;
+      gemm_f32_strided(Transpose::No, Transpose::Yes, d.s, d.s, d.d, 1.0f, q, ld, q + d.h, ld, 0.0f, p, d.s);
+      for (int t = 0; t < d.s; ++t) {  // matmul, then / sqrt(head width) and the causal mask, as GPT2Attention
+        float* row = p + static_cast<std::size_t>(t) * d.s;
+        float max = -INFINITY;
+        for (int j = 0; j <= t; ++j) max = std::max(max, row[j] /= scale);
+        double sum = 0;
+        for (int j = 0; j <= t; ++j) sum += row[j] = std::exp(row[j] - max);
+        const auto inverse = static_cast<float>(1.0 / sum);
+        for (int j = 0; j <= t; ++j) row[j] *= inverse;
+        std::fill(row + t + 1, row + d.s, 0.0f);
+      }
+      std::copy(p, p + static_cast<std::size_t>(d.s) * d.s, v.dropped + at);
+    }
+  apply_keep_mask(span_of(v.dropped, d.scores), span_of(v.prob_mask, d.scores), shape.attn_dropout);
+}
+
+void residual_dropout(const GptBlockShape& shape, int site, std::span<float> x, std::span<std::uint8_t> mask) {
+  fill_keep_mask(shape.dropout_key, site, shape.resid_dropout, 0, mask);
+  apply_keep_mask(x, mask, shape.resid_dropout);
+}
+
+// grad[i] ← grad[i] · mask[i] / (1 − p), written to out.
+void dropout_backward(std::span<const float> grad, const std::uint8_t* mask, double p, float* out) {
+  const float scale = p > 0 ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f;
+  for (std::size_t k = 0; k < grad.size(); ++k) out[k] = mask[k] ? grad[k] * scale : 0.0f;
+}
+
+// Attention backward for every sample and head: from d(attention output) to d(Q, K, V) (tokens × 3h at dqkv).
+void attention_backward(const GptBlockShape& shape, const Dims& d, const Views& v, const float* d_out, float* dqkv) {
+  const int ld = 3 * d.h;
+  const float inverse_scale = 1.0f / std::sqrt(static_cast<float>(d.d));
+  const float keep_scale = shape.attn_dropout > 0 ? static_cast<float>(1.0 / (1.0 - shape.attn_dropout)) : 1.0f;
+  for (int b = 0; b < d.b; ++b)
+    for (int head = 0; head < d.a; ++head) {
+      const std::size_t token0 = static_cast<std::size_t>(b) * d.s;
+      const float* q = v.qkv + token0 * ld + static_cast<std::size_t>(head) * d.d;
+      const float* k = q + d.h;
+      const float* val = q + 2 * d.h;
+      const float* g = d_out + token0 * d.h + static_cast<std::size_t>(head) * d.d;
+      float* dq = dqkv + token0 * ld + static_cast<std::size_t>(head) * d.d;
+      const std::size_t at = (static_cast<std::size_t>(b) * d.a + head) * d.s * d.s;
+      float* dropped = v.dropped + at;
+      const float* p = v.probs + at;
+      const std::uint8_t* mask = v.prob_mask + at;
+      gemm_f32_strided(Transpose::Yes, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, g, d.h, 0.0f, dq + 2 * d.h, ld);
+      gemm_f32_strided(Transpose::No, Transpose::Yes, d.s, d.s, d.d, 1.0f, g, d.h, val, ld, 0.0f, dropped, d.s);
+      for (int t = 0; t < d.s; ++t) {  // dropout, then softmax backward, then the 1/sqrt(head width), in place
+        float* row = dropped + static_cast<std::size_t>(t) * d.s;
+        const float* prow = p + static_cast<std::size_t>(t) * d.s;
+        const std::uint8_t* mrow = mask + static_cast<std::size_t>(t) * d.s;
+        double dot = 0;
+        for (int j = 0; j <= t; ++j) {
+          row[j] = mrow[j] ? row[j] * keep_scale : 0.0f;
+          dot += static_cast<double>(row[j]) * prow[j];
+        }
+        const auto dotf = static_cast<float>(dot);
+        for (int j = 0; j <= t; ++j) row[j] = prow[j] * (row[j] - dotf) * inverse_scale;
+        std::fill(row + t + 1, row + d.s, 0.0f);
+      }
+      gemm_f32_strided(Transpose::No, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, k, ld, 0.0f, dq, ld);
+      gemm_f32_strided(Transpose::Yes, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, q, ld, 0.0f, dq + d.h, ld);
+    }
+}
+
+constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/π)
+constexpr float kGeluA = 0.044715f;
+
+}  // namespace
+
+GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, bool training, std::uint64_t key) {
+  GptBlockShape s;
+  s.rows = rows;
+  s.seq = seq;
+  s.hidden = static_cast<int>(c.hidden);
+  s.heads = c.heads;
+  s.inner = static_cast<int>(c.intermediate);
+  s.eps = static_cast<float>(c.layer_norm_epsilon);
+  s.attn_dropout = training ? c.attn_pdrop : 0.0;
+  s.resid_dropout = training ? c.resid_pdrop : 0.0;
+  s.dropout_key = key;
+  return s;
+}
+
+void gelu_tanh_forward(std::span<const float> x, std::span<float> y) {
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const float v = x[k];
+    y[k] = 0.5f * v * (1.0f + std::tanh(kGeluC * (v + kGeluA * v * v * v)));
+  }
+}
+
+void gelu_tanh_backward(std::span<const float> x, std::span<float> grad) {
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const float v = x[k];
+    const float t = std::tanh(kGeluC * (v + kGeluA * v * v * v));
+    const float dinner = kGeluC * (1.0f + 3.0f * kGeluA * v * v);
+    grad[k] *= 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dinner;
+  }
+}
+
+void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input, const GptBlockParams& p,
+                       std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> output) {
+  const Dims d = dims_of(shape);
+  check_params(d, p);
+  const auto nh = static_cast<std::size_t>(d.n) * d.h, ni = static_cast<std::size_t>(d.n) * d.i;
+  require_size(input, nh, "gpt_block_forward", "input");
+  if (!output.empty()) require_size(output, nh, "gpt_block_forward", "output");
+  const Views v = views_of(shape, saved, attention);
+  const LayerNormShape norm{d.n, d.h, shape.eps};
+  layer_norm_forward(norm, input, p[Ln1W], p[Ln1B], span_of(v.ln1, nh));
+  conv1d(d.n, d.h, 3 * d.h, v.ln1, p[AttnW], p[AttnB], v.qkv);
+  attention_probabilities(shape, d, v);
+  for (int b = 0; b < d.b; ++b)
+    for (int head = 0; head < d.a; ++head) {
+      const std::size_t token0 = static_cast<std::size_t>(b) * d.s;
+      const float* val = v.qkv + token0 * 3 * d.h + 2 * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(head) * d.d;
+      const float* dropped = v.dropped + (static_cast<std::size_t>(b) * d.a + head) * d.s * d.s;
+      gemm_f32_strided(Transpose::No, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, val, 3 * d.h, 0.0f,
+                       v.attn_out + token0 * d.h + static_cast<std::size_t>(head) * d.d, d.h);
+    }
+  conv1d(d.n, d.h, d.h, v.attn_out, p[ProjW], p[ProjB], v.resid1);
+  residual_dropout(shape, kResidualSite1, span_of(v.resid1, nh), span_of(v.attn_mask, nh));
+  for (std::size_t k = 0; k < nh; ++k) v.resid1[k] += input[k];
+  layer_norm_forward(norm, span_of(v.resid1, nh), p[Ln2W], p[Ln2B], span_of(v.ln2, nh));
+  conv1d(d.n, d.h, d.i, v.ln2, p[FcW], p[FcB], v.fc);
+  gelu_tanh_forward(span_of(v.fc, ni), span_of(v.gelu, ni));
+  if (output.empty()) {  // recomputation: only the mask is still missing from what backward reads
+    fill_keep_mask(shape.dropout_key, kResidualSite2, shape.resid_dropout, 0, span_of(v.mlp_mask, nh));
+    return;
+  }
+  conv1d(d.n, d.i, d.h, v.gelu, p[MlpProjW], p[MlpProjB], output.data());
+  residual_dropout(shape, kResidualSite2, output, span_of(v.mlp_mask, nh));
+  for (std::size_t k = 0; k < nh; ++k) output[k] += v.resid1[k];
+}
+
+void gpt_attention_recompute(const GptBlockShape& shape, std::span<const std::byte> saved, std::span<std::byte> attention) {
+  const Dims d = dims_of(shape);
+  // Only the attention buffer is written; the saved one is read (Q and K).
+  attention_probabilities(shape, d, views_of(shape, saved, std::span<const std::byte>(attention)));
+}
+
+void gpt_block_backward(const GptBlockShape& shape, std::span<const float> grad_out, std::span<const float> input,
+                        const GptBlockParams& p, std::span<std::byte> saved, std::span<std::byte> attention,
+                        std::span<float> grad_input, const GptBlockGrads& g) {
+  const Dims d = dims_of(shape);
+  check_params(d, p);
+  for (int k = 0; k < 12; ++k)
+    require_size(g[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(k)].size(), "gpt_block_backward", "gradient");
+  const auto nh = static_cast<std::size_t>(d.n) * d.h, ni = static_cast<std::size_t>(d.n) * d.i;
+  require_size(grad_out, nh, "gpt_block_backward", "grad_out");
+  require_size(input, nh, "gpt_block_backward", "input");
+  require_size(grad_input, nh, "gpt_block_backward", "grad_input");
+  if (2 * d.i < 3 * d.h)
+    throw std::invalid_argument("gpt_block_backward: the MLP width must be at least 1.5 × hidden (its two saved "
+                                "tensors hold the Q, K, V gradient)");
+  const Views v = views_of(shape, saved, attention);
+  const LayerNormShape norm{d.n, d.h, shape.eps};
+  float* dx = grad_input.data();
+  // MLP: d(mlp.c_proj output) through resid_dropout, kept in grad_input until the residual path needs it.
+  dropout_backward(grad_out, v.mlp_mask, shape.resid_dropout, dx);
+  conv1d_param_grads(d.n, d.i, d.h, v.gelu, dx, g[MlpProjW], g[MlpProjB]);
+  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.i, d.h, 1.0f, dx, p[MlpProjW].data(), 0.0f, v.gelu);  // d(gelu) over gelu
+  gelu_tanh_backward(span_of(v.fc, ni), span_of(v.gelu, ni));                                       // d(fc) there too
+  conv1d_param_grads(d.n, d.h, d.i, v.ln2, v.gelu, g[FcW], g[FcB]);
+  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, d.i, 1.0f, v.gelu, p[FcW].data(), 0.0f, v.ln2);    // d(ln_2 output)
+  std::copy(grad_out.begin(), grad_out.end(), dx);  // the residual path, then ln_2's share added
+  layer_norm_backward(norm, span_of(v.ln2, nh), span_of(v.resid1, nh), p[Ln2W], grad_input, true, g[Ln2W], g[Ln2B]);
+  // Attention: d(attn.c_proj output) through resid_dropout, over residual_1; d(attention output) over ln_2's.
+  dropout_backward(grad_input, v.attn_mask, shape.resid_dropout, v.resid1);
+  conv1d_param_grads(d.n, d.h, d.h, v.attn_out, v.resid1, g[ProjW], g[ProjB]);
+  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, d.h, 1.0f, v.resid1, p[ProjW].data(), 0.0f, v.ln2);
+  float* dqkv = v.fc;  // fc and gelu outputs are adjacent: 2·inner ≥ 3·hidden columns a token
+  attention_backward(shape, d, v, v.ln2, dqkv);
+  conv1d_param_grads(d.n, d.h, 3 * d.h, v.ln1, dqkv, g[AttnW], g[AttnB]);
+  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, 3 * d.h, 1.0f, dqkv, p[AttnW].data(), 0.0f, v.resid1);  // d(ln_1 output)
+  layer_norm_backward(norm, span_of(v.resid1, nh), input, p[Ln1W], grad_input, true, g[Ln1W], g[Ln1B]);
+}
+
+}  // namespace shardscope::exec::cpu
