@@ -88,6 +88,11 @@ int main(int argc, char** argv) {
                   "nodes: the secret every node shares")
       ->envname(exec::kTokenEnvironmentVariable);
   run->add_option("--lr", lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
+  cli::ParameterFiles parameter_files;
+  run->add_option("--load-params", parameter_files.load,
+                  "Initial parameters from a safetensors file (state_dict names: GPT-2 as transformers' GPT2LMHeadModel)");
+  run->add_option("--save-params", parameter_files.save,
+                  "Write the trained parameters to a safetensors file (state_dict names), after a run that ended ok");
   run->add_flag("--json", json, "Print JSON instead of text");
   run->add_option("--out", trace_out, "Write the trace (.sstrace) while running; the GUI opens it with --trace");
   run->add_option("--chrome", chrome_out, "Write a Chrome trace (chrome://tracing, Perfetto)");
@@ -206,7 +211,7 @@ int main(int argc, char** argv) {
       if (!serve_address.empty()) serving = std::make_unique<cli::TraceServing>(serve_address, multinode.token, serve_linger, std::cerr);
       // The served stream carries the same stamped header (host, start, command line) as the --out file.
       cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line, serving ? &serving->sink() : nullptr);
-      const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink(), multinode);
+      const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink(), multinode, parameter_files);
       if (json) {
         std::cout << cli::run_json(executed) << "\n";
       } else {
@@ -218,6 +223,7 @@ int main(int argc, char** argv) {
         std::cerr << "error: " << executed.result.error << "\n";
         return 3;
       }
+      if (!parameter_files.save.empty()) cli::save_run_parameters(executed, parameter_files.save);
     }
     if (launch_check->parsed()) {
       const bool flags_given = launch_check->count("--nnodes") + launch_check->count("--node-rank") + launch_check->count("--master") > 0;

@@ -19,8 +19,18 @@ struct RunRun : pipeline::ExecutedRun {
 // exec::BackendUnavailableError when the backend cannot run here (cuda: not built, or "no usable CUDA GPU: ...");
 // exec::UnsupportedPlanError for a plan the backend cannot run; std::logic_error for an invalid plan.
 // A run that fails while executing returns with result.ok == false.
+// Parameter files of a run: initial values read from `load`, the trained values written to `save` (safetensors,
+// state_dict names; exec/data/parameter_files.h). Empty: none.
+struct ParameterFiles {
+  std::string load, save;
+};
+
 RunRun run_execute(const Scenario& scenario, const std::string& backend, std::optional<double> lr, TraceSink& sink,
-                   const exec::MultiNodeOptions& multinode = {});
+                   const exec::MultiNodeOptions& multinode = {}, const ParameterFiles& files = {});
+
+// Writes the run's trained parameters to files.save (after a run that ended ok). Throws ScenarioError naming
+// --save-params when the file cannot be written; the run's trace and report are already out by then.
+void save_run_parameters(const RunRun& run, const std::string& path);
 
 void print_run_text(const RunRun& run, std::ostream& out);
 std::string run_json(const RunRun& run);

@@ -34,6 +34,7 @@ std::string run_json(const RunRun& run) {
                                {"outside_allocator_bytes", d.outside_allocator()}});
     ranks.push_back({{"rank", rank.rank},
                      {"loss", rank.loss ? json(*rank.loss) : json(nullptr)},
+                     {"step_losses", rank.step_losses},
                      {"param_checksum", rank.param_checksum},
                      {"param_sum_of_squares", rank.param_sum_of_squares},
                      {"measured_peak_bytes", rank.measured_peak_bytes},

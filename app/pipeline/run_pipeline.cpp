@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "exec/data/parameter_files.h"
 #include "strategy/lower.h"
 
 namespace shardscope::pipeline {
@@ -22,12 +23,22 @@ SimulatedRun simulate_scenario(const Scenario& scenario, TraceSink& sink, const 
   return run;
 }
 
-ExecutedRun execute_scenario(const Scenario& scenario, TraceSink& sink, const exec::ExecutionOptions& options) {
+ExecutedRun execute_scenario(const Scenario& scenario, TraceSink& sink, const exec::ExecutionOptions& options,
+                             const std::string& load_params) {
   ExecutedRun run{resolve_scenario(scenario), {}, {}, {}};
+  exec::ExecutionOptions with_values = options;
+  if (!load_params.empty()) {
+    try {
+      with_values.initial_parameters = std::make_shared<const exec::ParameterValues>(
+          exec::load_parameter_file(load_params, run.scenario.model));
+    } catch (const exec::SafetensorsError& error) {
+      throw ScenarioError("--load-params", error.what());
+    }
+  }
   run.plan = lower_validated_plan(run.scenario);
   run.predicted_mode = exec::accounting_mode_of(options.backend);
   run.predicted = account_memory(run.plan, run.predicted_mode, run.scenario.device.capacity, /*keep_series=*/false);
-  run.result = exec::execute(run.scenario, run.plan, sink, options);
+  run.result = exec::execute(run.scenario, run.plan, sink, with_values);
   return run;
 }
 

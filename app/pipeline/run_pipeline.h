@@ -32,6 +32,9 @@ struct ExecutedRun {
 // Runs on options.backend. Throws ScenarioError for bad settings, and what exec::execute throws
 // (exec/backends/backend_factory.h: BackendUnavailableError, UnsupportedPlanError, std::logic_error), all before
 // any trace event. A run that fails while executing returns with result.ok == false.
-ExecutedRun execute_scenario(const Scenario& scenario, TraceSink& sink, const exec::ExecutionOptions& options);
+// load_params: a safetensors file of initial parameter values (exec/data/parameter_files.h); a file that cannot be
+// read or does not fit the model throws ScenarioError naming --load-params, before any trace event.
+ExecutedRun execute_scenario(const Scenario& scenario, TraceSink& sink, const exec::ExecutionOptions& options,
+                             const std::string& load_params = {});
 
 }  // namespace shardscope::pipeline

@@ -55,6 +55,8 @@ struct ExecutionOptions {
   int blas_threads = 1;       // OpenBLAS threads per GEMM (rank threads already run GEMMs side by side)
   bool plan_in_header = true;  // the TraceHeader holds a copy of the plan
   bool keep_parameters = false;  // each ParameterPiece also keeps its values
+  // Initial values by parameter name (exec/data/parameter_files.h, run --load-params) instead of generated ones.
+  std::shared_ptr<const std::map<std::string, std::vector<float>>> initial_parameters;
   // Ranks other than 0 initialise their parameters from another seed, as processes that do not share a seed
   // would: only the strategy's own synchronisation (DDP's construction broadcast) can make replicas agree.
   bool distinct_replica_init = false;
@@ -102,6 +104,7 @@ struct RankExecution {
   // the last step's micro-batch losses (each unscaled, as Megatron's training loop averages loss_reduced over
   // micro-batches); none if the rank computes no loss.
   std::optional<double> loss;
+  std::vector<double> step_losses;  // the same for every step, in order (step 1 first)
   double param_checksum = 0;              // Σ of every parameter element this rank holds at the end, in double
   double param_sum_of_squares = 0;        // Σ of their squares
   Bytes measured_peak_bytes = 0;          // the most this rank's allocator held at one moment

@@ -1,6 +1,8 @@
 // RankRunner: the host loop of one rank, the work of one op on its stream, and the rank's results.
 #include "exec/rank_runner.h"
 
+#include <cmath>
+
 #include <cstring>
 
 #include "exec/data/batch_loading.h"
@@ -86,6 +88,18 @@ void RankRunner::run_op(OpIndex index) {
   completion_.mark_done(index);
 }
 
+// The values --load-params gave for this piece's parameter, when they cover it; else none (generated ones).
+const std::vector<float>* RankRunner::given_values(const ParameterInit& init) const {
+  const auto& given = context_.options.initial_parameters;
+  if (!given) return nullptr;
+  const auto found = given->find(init.name);
+  if (found == given->end()) return nullptr;
+  if (init.first_element < 0 || init.first_element + init.numel > static_cast<std::int64_t>(found->second.size()))
+    throw std::logic_error("the loaded values of " + init.name + " do not cover elements [" +
+                           std::to_string(init.first_element) + ", " + std::to_string(init.first_element + init.numel) + ")");
+  return &found->second;
+}
+
 void RankRunner::run_alloc(OpIndex index, const Op& op) {
   const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(op.tensor));
   current_op_ = index;
@@ -103,7 +117,8 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
     if (init.numel < 0 || first + static_cast<std::size_t>(init.numel) > values.size())
       throw std::logic_error("initial values of " + init.name + " lie outside tensor " + info.name);
     const std::span<float> piece = std::span<float>(values).subspan(first, static_cast<std::size_t>(init.numel));
-    if (init.constant) std::fill(piece.begin(), piece.end(), init.value);
+    if (const auto* given = given_values(init)) std::copy_n(given->begin() + init.first_element, init.numel, piece.begin());
+    else if (init.constant) std::fill(piece.begin(), piece.end(), init.value);
     else init_parameter(seed, init.name, init.bound > 0 ? init.bound : fan_in_bound(init.fan_in), init.first_element, piece);
   }
   backend_.copy_from_host(buffer, std::as_bytes(std::span<const float>(values)));
@@ -188,15 +203,18 @@ std::optional<TimeNs> RankRunner::run_compute(OpIndex index, const Op& op, std::
   std::lock_guard lock(result_mutex_);
   if (op.micro_batch < 0) {
     result_.loss = loss;
-    return device_time;
+  } else {
+    if (op.step != loss_step_) {
+      loss_step_ = op.step;
+      loss_sum_ = 0;
+      loss_count_ = 0;
+    }
+    loss_sum_ += loss;
+    result_.loss = loss_sum_ / ++loss_count_;
   }
-  if (op.step != loss_step_) {
-    loss_step_ = op.step;
-    loss_sum_ = 0;
-    loss_count_ = 0;
-  }
-  loss_sum_ += loss;
-  result_.loss = loss_sum_ / ++loss_count_;
+  const auto step = static_cast<std::size_t>(std::max(op.step, 1));
+  if (result_.step_losses.size() < step) result_.step_losses.resize(step, std::nan(""));
+  result_.step_losses[step - 1] = *result_.loss;
   return device_time;
 }
 

@@ -40,6 +40,7 @@ class RankRunner {
 
  private:
   void run_op(OpIndex index);
+  const std::vector<float>* given_values(const ParameterInit& init) const;
   void run_alloc(OpIndex index, const Op& op);
   void run_free(OpIndex index, const Op& op);
   void record_phase(OpIndex index, const Op& op);

@@ -172,8 +172,7 @@ void Zero3Training::before_forward() {
     }
 }
 
-// A tied layer (GPT-2's lm_head) reads its owner's binding: while the owner's unit is not gathered that is the
-// 0-byte handle, which no executor can compute with (the CPU backend refuses transformers before running).
+// A tied layer (GPT-2's lm_head) reads its owner's binding: gather_tied_owner gathers the owner's unit around its use.
 void Zero3Training::bind_operands(int u) {
   if (!pass_) return;
   const Unit& unit = units_[static_cast<std::size_t>(u)];
@@ -217,7 +216,26 @@ void Zero3Training::release_gathered(int u) {
   bind_operands(u);  // back to the handles: no kernel may read the freed buffer
 }
 
+bool Zero3Training::gather_tied_owner(int layer, const std::string& why) {
+  const Layer& spec = model_.layers[static_cast<std::size_t>(layer)];
+  if (spec.tied_layer < 0) return false;
+  const int owner = unit_of_layer_[static_cast<std::size_t>(spec.tied_layer)];
+  if (owner < 0 || units_[static_cast<std::size_t>(owner)].gathered >= 0) return true;  // still gathered: nothing to do
+  gather(owner, why + ", tied weight of layer '" + model_.layers[static_cast<std::size_t>(spec.tied_layer)].name + "'");
+  b_.wait(units_[static_cast<std::size_t>(owner)].ready);
+  tied_owner_gathered_ = owner;
+  return true;
+}
+
+bool Zero3Training::release_tied_owner(int layer) {
+  if (model_.layers[static_cast<std::size_t>(layer)].tied_layer < 0) return false;
+  if (tied_owner_gathered_ >= 0) release_gathered(tied_owner_gathered_);
+  tied_owner_gathered_ = -1;
+  return true;
+}
+
 void Zero3Training::before_layer_forward(int layer) {
+  if (gather_tied_owner(layer, "forward")) return;
   const int u = unit_of_layer_[static_cast<std::size_t>(layer)];
   if (u < 0 || units_[static_cast<std::size_t>(u)].first_layer != layer) return;
   gather(u, "forward");
@@ -226,11 +244,13 @@ void Zero3Training::before_layer_forward(int layer) {
 }
 
 void Zero3Training::after_layer_forward(int layer) {
+  if (release_tied_owner(layer)) return;
   const int u = unit_of_layer_[static_cast<std::size_t>(layer)];
   if (u >= 0 && units_[static_cast<std::size_t>(u)].last_layer == layer) release_gathered(u);  // reshard_after_forward
 }
 
 void Zero3Training::before_layer_backward(int layer) {
+  if (gather_tied_owner(layer, "backward")) return;
   const int u = unit_of_layer_[static_cast<std::size_t>(layer)];
   if (u < 0 || units_[static_cast<std::size_t>(u)].last_layer != layer) return;
   gather(u, "backward");
@@ -289,6 +309,7 @@ void Zero3Training::reduce_scatter(int u) {
 }
 
 void Zero3Training::after_layer_backward(int layer) {
+  if (release_tied_owner(layer)) return;
   const int u = unit_of_layer_[static_cast<std::size_t>(layer)];
   if (u < 0 || units_[static_cast<std::size_t>(u)].first_layer != layer) return;
   release_gathered(u);

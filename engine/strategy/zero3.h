@@ -62,6 +62,12 @@ class Zero3Training : public LocalTraining, public LayerHooks {
   std::int64_t partition_numel_ = 0;  // the rank's shards of every unit, concatenated
   ParamSlot partition_;             // what the optimizer sees: the rank's flat fp32 partition
   TensorId previous_reduce_input_ = -1;
+  int tied_owner_gathered_ = -1;  // the unit gathered again for a tied weight's second user (lm_head), until it is done
+
+  // lm_head using wte: its owner's unit is gathered around that use too (DeepSpeed's pre-forward / pre-backward hooks
+  // fetch every parameter the submodule uses, the shared one included). Returns whether `layer` is such a user.
+  bool gather_tied_owner(int layer, const std::string& why);
+  bool release_tied_owner(int layer);
   std::vector<OpIndex> reductions_;
   ModelPass* pass_ = nullptr;       // the current step's pass
 };
