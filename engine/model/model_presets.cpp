@@ -13,8 +13,8 @@
 namespace shardscope {
 
 const std::vector<std::string>& model_preset_names() {
-  static const std::vector<std::string> names = {"gpt2",       "gpt2-medium", "gpt2-large",
-                                                 "gpt2-xl",    "llama-2-7b",  "llama-2-13b"};
+  static const std::vector<std::string> names = {"gpt2-tiny", "gpt2",       "gpt2-medium", "gpt2-large",
+                                                 "gpt2-xl",   "llama-2-7b", "llama-2-13b"};
   return names;
 }
 

@@ -44,7 +44,7 @@ Layer make_embedding(const TransformerConfig& c, std::int64_t seq) {
     layer.extra_saved_bytes_per_sample = seq * c.hidden;  // dropout mask, 1 byte per element
   } else {
     layer.name = "embed_tokens";
-    layer.params = {is_gpt2(c) ? gpt2_weight("weight", {c.vocab, c.hidden}) : ParamSpec{"weight", c.vocab * c.hidden}};
+    layer.params = {{"weight", c.vocab * c.hidden}};
   }
   layer.in_numel = seq;
   layer.out_numel = seq * c.hidden;
@@ -113,7 +113,11 @@ Layer make_lm_head(const TransformerConfig& c, std::int64_t seq, bool tied) {
     layer.tied_layer = 0;
     layer.tied_param = 0;
   } else {
-    layer.params = {{"weight", c.vocab * c.hidden}};
+    layer.params = {is_gpt2(c) ? gpt2_weight("weight", {c.vocab, c.hidden}) : ParamSpec{"weight", c.vocab * c.hidden}};
+    if (c.tie_word_embeddings) {  // a pipeline's copy: zero, then the embedding group's all-reduce makes it wte
+      layer.params[0].init_constant = true;
+      layer.params[0].init_value = 0;
+    }
   }
   layer.in_numel = seq * c.hidden;
   layer.out_numel = seq * c.vocab;
@@ -156,8 +160,8 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   model.layers.push_back(make_lm_head(c, seq, tied));
   if (c.tie_word_embeddings && !tied)
     model.notes.push_back("tied word embeddings: the last pipeline stage holds its own copy for lm_head (as Megatron-LM's "
-                          "word_embeddings_for_head), counted in the parameters; the all-reduce of the two copies' "
-                          "gradients is not modelled");
+                          "word_embeddings_for_head), counted in the parameters; an all-reduce between the first and "
+                          "last stage makes it wte at creation and sums the two copies' gradients every step");
   if (options.group_block_params)
     model.notes.push_back("each transformer block's parameters are one flat tensor here (a plan this large lowers "
                           "faster so); DDP buckets and ZeRO-1 shards then follow whole blocks, not HF's tensors");

@@ -44,7 +44,7 @@ std::vector<std::string> link_names() {
   return names;
 }
 std::vector<std::string> model_suggestions() {
-  return {"mlp:20x2000", "mlp:8x512:relu", "vgg16", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
+  return {"mlp:20x2000", "mlp:8x512:relu", "vgg16", "gpt2-tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
           "llama-2-7b", "llama-2-13b", "params:7.5e9"};
 }
 
@@ -59,7 +59,7 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::model, &ModelSettings::spec>({
           .key = "model.spec", .flag = "--model", .label = "Model", .kind = K::Text,
           .help = "mlp:LAYERSxWIDTH[:relu] (e.g. mlp:20x2000), vgg16, params:N[:BLOCKS] (e.g. params:7.5e9), "
-                  "hf:PATH/config.json (GPT-2 or Llama), or gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b",
+                  "hf:PATH/config.json (GPT-2 or Llama), or gpt2-tiny | gpt2 | gpt2-medium | gpt2-large | gpt2-xl | llama-2-7b | llama-2-13b",
           .framework = "the nn.Module: N × nn.Linear, torchvision vgg16, transformers GPT2LMHeadModel / LlamaForCausalLM",
           .always_written = true, .choices = model_suggestions}),
       with_member<&S::model, &ModelSettings::inplace_relu>({

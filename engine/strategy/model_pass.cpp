@@ -171,7 +171,7 @@ TensorId ModelPass::forward(TensorSlice input_view) {
 void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorId input, TensorId output, TensorId working_set) {
   const Layer& layer = model_.layers[l];
   const bool eval = !settings_.grad_enabled;
-  if (model_.transformer && layer.kind != LayerKind::Linear) {
+  if (executes_as_gpt2() && layer.kind != LayerKind::Linear) {
     annotate_transformer_forward(op, l, input, output, working_set);
   } else if (layer.kind == LayerKind::Linear) {
     const auto& params = operands_[l];  // a tied Linear (GPT-2's lm_head) owns no parameter: its weight is another layer's
@@ -191,7 +191,7 @@ void ModelPass::annotate_backward(OpIndex op, std::size_t l, const BackwardTenso
   const auto& param_grads = t.param_grads;
   // A tied Linear (GPT-2's lm_head) writes its weight gradient into the buffer autograd holds for the owner.
   const TensorId weight_grad = layer.tied_layer >= 0 ? t.tied_grad : param_grads.empty() ? -1 : param_grads[0];
-  if (model_.transformer && layer.kind != LayerKind::Linear) {
+  if (executes_as_gpt2() && layer.kind != LayerKind::Linear) {
     annotate_transformer_backward(op, l, t);
   } else if (layer.kind == LayerKind::Linear && !saved.empty() && weight_grad >= 0) {
     const auto grad_in = grad_input >= 0 ? whole(grad_input) : TensorSlice{};

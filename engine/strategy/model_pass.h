@@ -129,7 +129,8 @@ class ModelPass {
   };
   void annotate_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output, TensorId working_set);
   void annotate_backward(OpIndex op, std::size_t layer, const BackwardTensors& tensors);
-  // GPT-2's layers (model_pass_transformer.cpp).
+  // GPT-2's layers (model_pass_transformer.cpp); Llama's have no kernels (executors refuse them).
+  bool executes_as_gpt2() const;
   TensorId block_forward_working_set(std::size_t layer);
   void annotate_transformer_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output, TensorId working_set);
   void annotate_recompute(OpIndex op, std::size_t layer, const std::vector<TensorId>& recomputed);

@@ -19,9 +19,13 @@ BlockActivationBytes block_bytes(const Model& model) {
 
 }  // namespace
 
+bool ModelPass::executes_as_gpt2() const {
+  return model_.transformer && model_.transformer->family == TransformerFamily::Gpt2;
+}
+
 TensorId ModelPass::block_forward_working_set(std::size_t l) {
   const Layer& layer = model_.layers[l];
-  if (layer.kind != LayerKind::TransformerBlock || !model_.transformer) return -1;
+  if (layer.kind != LayerKind::TransformerBlock || !executes_as_gpt2()) return -1;
   const bool grad = settings_.grad_enabled;
   const CheckpointMode mode = model_.checkpoint;
   const BlockActivationBytes bytes = block_bytes(model_);
@@ -62,7 +66,7 @@ void ModelPass::annotate_transformer_forward(OpIndex op, std::size_t l, TensorId
 }
 
 void ModelPass::annotate_recompute(OpIndex op, std::size_t l, const std::vector<TensorId>& recomputed) {
-  if (!model_.transformer) return;
+  if (!executes_as_gpt2()) return;
   const auto& saved = saved_[l];
   if (model_.checkpoint == CheckpointMode::Full) {  // the whole block again from its kept input, up to what backward reads
     std::vector<TensorSlice> args{whole(saved.at(0))};

@@ -10,6 +10,12 @@
 // forward_step_calc_loss: `output_tensor /= num_microbatches`), so the gradients summed over micro-batches are those
 // of the batch's mean loss. (Recent torch.distributed.pipelining schedules, scale_grads=True, divide the summed
 // gradients by n_microbatches after the last backward instead, stage.scale_grads; the result is the same.)
+// Tied word embeddings (GPT-2's lm_head = wte) split over the first and last stage follow Megatron-LM
+// (core 0.8, LanguageModule.setup_embeddings_and_output_layer and finalize_model_grads): the last stage's copy
+// starts at zero and an all-reduce over the two stages (the embedding group) makes it the first stage's values;
+// each step the two copies' gradients are summed by an all-reduce in that group. Megatron runs that all-reduce
+// after the data-parallel reduction; here it runs before it (sums commute, and under the distributed optimizer the
+// whole gradient exists only before the reduce-scatter).
 #include "strategy/pipeline_stage.h"
 #include "strategy/pipeline_strategies.h"
 
@@ -21,6 +27,13 @@
 #include "strategy/optimizer_step.h"
 
 namespace shardscope {
+
+int untied_head_layer(const Model& model) {
+  if (!model.transformer || !model.transformer->tie_word_embeddings) return -1;
+  for (std::size_t l = 0; l < model.layers.size(); ++l)
+    if (model.layers[l].name == "lm_head" && !model.layers[l].params.empty()) return static_cast<int>(l);
+  return -1;
+}
 
 std::pair<std::size_t, std::size_t> stage_layers(std::size_t layer_count, int stages, int stage) {
   const std::size_t base = layer_count / static_cast<std::size_t>(stages);
@@ -35,10 +48,10 @@ namespace {
 class StageTraining : public GradSink {
  public:
   StageTraining(const LoweringContext& context, ProgramBuilder& builder, int stage, int replica, int dp_group,
-                StageGradients gradients)
+                int embedding_group, StageGradients gradients)
       : context_(context), b_(builder), model_(context.scenario.model), settings_(context.scenario.settings),
         stage_(stage), stages_(settings_.strategy.stages), dp_(settings_.strategy.dp), replica_(replica),
-        dp_group_(dp_group), gradients_(gradients), mixed_(is_mixed_precision(settings_.training.dtype)),
+        dp_group_(dp_group), embedding_group_(embedding_group), gradients_(gradients), mixed_(is_mixed_precision(settings_.training.dtype)),
         element_bytes_(dtype_bytes(settings_.training.dtype)), workspaces_(context.behaviour) {
     std::tie(first_, end_) = stage_layers(model_.layers.size(), stages_, stage_);
   }
@@ -46,6 +59,13 @@ class StageTraining : public GradSink {
   void lower(PipelineSchedule schedule) {
     b_.set_step(0);
     create_parameters();
+    if (embedding_group_ >= 0) {
+      const ParamSlot& s = word_embeddings();
+      const OpIndex sync = b_.collective(CollectiveKind::AllReduce, embedding_group_, s.bytes,
+                                         "all-reduce word embeddings: lm_head's copy on the last stage starts as wte", -1);
+      b_.set_kernel(sync, Kernel::None, {param_slice(s)});
+      b_.wait(sync);
+    }
     b_.phase(phase::kModelCreated);
     if (gradients_ == StageGradients::MegatronBuffer && !slots_.empty() && !settings_.training.no_grad)
       create_grad_buffer();
@@ -106,6 +126,11 @@ class StageTraining : public GradSink {
   // Micro-batch m of a whole-batch tensor: rows [m·mb, (m+1)·mb) (torch.tensor_split's view).
   TensorSlice micro_rows(TensorId tensor, Bytes row_bytes, int micro) const {
     return TensorSlice{tensor, micro * micro_size() * row_bytes, micro_size() * row_bytes};
+  }
+
+  // The tied embedding's copy this stage holds: wte on the first stage, lm_head's weight on the last.
+  const ParamSlot& word_embeddings() {
+    return stage_ == 0 ? slot(0, 0) : slot(untied_head_layer(model_), 0);
   }
 
   void create_parameters() {
@@ -273,6 +298,14 @@ class StageTraining : public GradSink {
       return;
     }
     const Bytes buffer = padded_numel() * element_bytes_;
+    if (embedding_group_ >= 0) {
+      const ParamSlot& s = word_embeddings();
+      const OpIndex sum = b_.collective(CollectiveKind::AllReduce, embedding_group_, s.bytes,
+                                        "all-reduce the word embeddings' gradients (first and last stage)", -1,
+                                        {b_.last_compute()});
+      b_.set_kernel(sum, Kernel::None, {grad_slice(s)});
+      b_.wait(sum);
+    }
     if (dp_ > 1) {
       // Megatron core DistributedDataParallel (gradient_scaling_factor = 1/dp unless average_in_collective):
       // start_grad_sync scales grad_data, then sums it over the data-parallel group.
@@ -391,7 +424,7 @@ class StageTraining : public GradSink {
   ProgramBuilder& b_;
   const Model& model_;
   const Scenario& settings_;
-  const int stage_, stages_, dp_, replica_, dp_group_;
+  const int stage_, stages_, dp_, replica_, dp_group_, embedding_group_;
   const StageGradients gradients_;
   const bool mixed_;
   const Bytes element_bytes_;
@@ -438,13 +471,20 @@ void lower_pipeline(const LoweringContext& context, Plan& plan, PipelineSchedule
       dp_group_of_stage[static_cast<std::size_t>(s)] = static_cast<int>(plan.groups.size());
       plan.groups.push_back(std::move(group));
     }
+  // One embedding group per replica: its first and last stage (Megatron's _EMBEDDING_GROUP).
+  const int head = untied_head_layer(context.scenario.model);
+  const int first_embedding_group = static_cast<int>(plan.groups.size());
+  if (head >= 0 && stages > 1)
+    for (int d = 0; d < dp; ++d) plan.groups.push_back({d, (stages - 1) * dp + d});
   plan.programs.reserve(static_cast<std::size_t>(context.world()));
   for (int rank = 0; rank < context.world(); ++rank) {
     const int stage = rank / dp;
     ProgramBuilder builder(rank);
     // The replicas of a stage (ranks stage · dp ... stage · dp + dp - 1) have programs of the same length.
     if (rank % dp != 0) builder.reserve(plan.programs.back().ops.size(), plan.programs.back().tensors.size());
-    StageTraining training(context, builder, stage, rank % dp, dp_group_of_stage[static_cast<std::size_t>(stage)], gradients);
+    const bool holds_embedding = head >= 0 && stages > 1 && (stage == 0 || stage == stages - 1);
+    StageTraining training(context, builder, stage, rank % dp, dp_group_of_stage[static_cast<std::size_t>(stage)],
+                           holds_embedding ? first_embedding_group + rank % dp : -1, gradients);
     training.lower(schedule);
     plan.programs.push_back(builder.finish());
     plan.programs.back().data = {rank % dp, dp};  // every stage of replica d loads replica d's samples

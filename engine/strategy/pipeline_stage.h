@@ -31,6 +31,9 @@ std::pair<std::size_t, std::size_t> stage_layers(std::size_t layer_count, int st
 
 // Lowers every rank of a pipeline scenario into `plan`. Rank = stage × dp + replica (pipeline outermost, as
 // Megatron's default rank order); each stage's replicas form one process group for the gradient reduction.
+// The layer of lm_head when it holds its own copy of tied word embeddings (a pipeline's last stage), else -1.
+int untied_head_layer(const Model& model);
+
 void lower_pipeline(const LoweringContext& context, Plan& plan, PipelineSchedule schedule, StageGradients gradients);
 
 }  // namespace shardscope

@@ -92,6 +92,42 @@ void BM_MlpAdamStep(benchmark::State& state) {
 
 BENCHMARK(BM_MlpAdamStep)->Arg(3)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
+// Issue 21's job: a GPT-2 training step on one rank, dropout off (as tests/bench/pytorch_gpt2_step.py runs it),
+// AdamW, one BLAS thread. Arg 0: gpt2-tiny (2 blocks, width 128, vocab 512), seq 64, batch 8; arg 1: GPT-2 small's
+// shape (12 blocks, width 768, vocab 50257), seq 256, batch 4. Counter model_GFLOP/s: Megatron's count
+// (3 × forward: 24·s·h² + 4·s²·h a block, 2·s·h·V for the LM head, per sample) over the steady step's wall time, to
+// hold against BM_SquareGemm's sgemm rate.
+void BM_Gpt2Step(benchmark::State& state) {
+  const bool small = state.range(0) == 1;
+  Scenario s = builtin_default_scenario();
+  s.model.spec = small ? "gpt2" : "gpt2-tiny";
+  s.cluster.world = 1;
+  s.strategy.kind = StrategyKind::Single;
+  s.training.loss = LossKind::CrossEntropy;
+  s.training.optimizer = OptimizerKind::AdamW;
+  s.training.seq = small ? 256 : 64;
+  s.training.batch = small ? 4 : 8;
+  s.training.steps = 3;
+  ResolvedScenario resolved = resolve_scenario(s);
+  TransformerConfig& c = *resolved.model.transformer;
+  c.attn_pdrop = c.resid_pdrop = c.embd_pdrop = 0;
+  const Plan plan = lower_validated_plan(resolved);
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    SteadyStepClock clock(s.training.steps);
+    const exec::ExecutionResult result = exec::execute(resolved, plan, clock);
+    if (!result.ok) state.SkipWithError(result.error.c_str());
+    state.SetIterationTime(clock.wall_seconds() / (s.training.steps - 1));
+    cpu_seconds += clock.cpu_seconds() / (s.training.steps - 1);
+  }
+  const double sq = static_cast<double>(s.training.seq), h = static_cast<double>(c.hidden);
+  const double forward = s.training.batch * (c.layers * (24 * sq * h * h + 4 * sq * sq * h) + 2 * sq * h * static_cast<double>(c.vocab));
+  state.counters["cpu_s_per_step"] = benchmark::Counter(cpu_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["model_GFLOP/s"] = benchmark::Counter(3 * forward * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK(BM_Gpt2Step)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(2);
+
 }  // namespace
 
 BENCHMARK_MAIN();

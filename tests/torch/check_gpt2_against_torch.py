@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`shardscope-cli run --backend cpu` of a tiny GPT-2 against PyTorch (CTest label `torch`).
 
-Usage: check_gpt2_against_torch.py CLI CONFIG [OPTIMIZER]
+Usage: check_gpt2_against_torch.py CLI CONFIG [OPTIMIZER [RUN ARGS...]]   (e.g. adam --checkpoint full)
 
 Both start from the same parameters (written here, read by the CLI's --load-params) and train on the same batches
 (the CLI's language-model batches, reproduced here from exec/data/batch_source.h's rule) with dropout off; the
@@ -29,9 +29,14 @@ sys.path.insert(0, HERE)
 try:
     import torch
     import torch.nn.functional as F
-except ImportError as error:  # CTest's SKIP_RETURN_CODE
+except ImportError as error:
+    # Debian's python3-torch lives in /usr/bin/python3's packages; another python3 first on PATH (pyenv) lacks it.
+    system = "/usr/bin/python3"
+    if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) and not os.environ.get("SHARDSCOPE_TORCH_REEXEC"):
+        os.environ["SHARDSCOPE_TORCH_REEXEC"] = "1"
+        os.execv(system, [system, *sys.argv])
     print(f"SKIP: PyTorch is not importable ({error}); install python3-torch", file=sys.stderr)
-    sys.exit(77)
+    sys.exit(77)  # CTest's SKIP_RETURN_CODE
 import safetensors_io  # noqa: E402
 
 SEED = 1234   # ExecutionOptions::seed, the CLI's default
@@ -151,6 +156,7 @@ def torch_training(config, init, optimizer_name, lr):
 def main():
     cli, config_path = sys.argv[1], sys.argv[2]
     optimizer_name = sys.argv[3] if len(sys.argv) > 3 else "adam"
+    extra_args = sys.argv[4:]
     lr = 1e-3 if optimizer_name == "adam" else 0.1
     torch.set_num_threads(1)
     config = json.load(open(config_path))
@@ -160,7 +166,7 @@ def main():
         safetensors_io.save(init_path, init, metadata={"format": "pt"})
         args = [cli, "run", "--model", "hf:" + config_path, "--strategy", "single", "--backend", "cpu",
                 "--batch", str(BATCH), "--seq", str(SEQ), "--steps", str(STEPS), "--optimizer", optimizer_name,
-                "--lr", str(lr), "--load-params", init_path, "--save-params", final_path, "--json"]
+                "--lr", str(lr), "--load-params", init_path, "--save-params", final_path, "--json", *extra_args]
         out = subprocess.run(args, capture_output=True, text=True)
         if out.returncode != 0:
             sys.exit(f"{' '.join(args)} exited {out.returncode}: {out.stderr}")
@@ -205,7 +211,7 @@ def main():
     print(f"parameters: worst relative difference {worst[0]:.2e} ({worst[1]})")
     if failures:
         sys.exit("\n".join(failures))
-    print(f"ok: {STEPS} {optimizer_name} steps of {config_path} equal PyTorch {torch.__version__}")
+    print(f"ok: {STEPS} {optimizer_name} steps of {config_path} {' '.join(extra_args)} equal PyTorch {torch.__version__}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include "exec/cpu/linear_kernels.h"
 #include "exec/cpu/log_softmax_kernels.h"
 #include "exec/cpu/loss_kernels.h"
+#include "exec/cpu/operand_spans.h"
 #include "exec/cpu/optimizer_kernels.h"
 #include "exec/cpu/transformer_dispatch.h"
 
@@ -18,12 +19,6 @@ namespace shardscope::exec::cpu {
 
 namespace {
 
-std::span<float> floats(const DeviceBuffer& buffer) {
-  return {reinterpret_cast<float*>(buffer.data), buffer.float_count()};
-}
-std::span<const std::int64_t> int64s(const DeviceBuffer& buffer) {
-  return {reinterpret_cast<const std::int64_t*>(buffer.data), static_cast<std::size_t>(buffer.bytes) / 8};
-}
 
 void linear_forward_launch(const KernelLaunch& l) {
   const LinearShape shape{l.rows, l.in_features, l.out_features};

@@ -7,20 +7,15 @@
 #include "exec/cpu/embedding_kernels.h"
 #include "exec/cpu/gpt_block_kernels.h"
 #include "exec/cpu/layer_norm_kernels.h"
+#include "exec/cpu/operand_spans.h"
 #include "exec/kernel_operands.h"
 
 namespace shardscope::exec::cpu {
 
 namespace {
 
-std::span<float> floats(const DeviceBuffer& b) { return {reinterpret_cast<float*>(b.data), b.float_count()}; }
-std::span<std::byte> bytes(const DeviceBuffer& b) { return {b.data, static_cast<std::size_t>(b.bytes)}; }
 std::span<std::uint8_t> masks(const KernelLaunch& l, std::size_t index) {
-  if (!has_operand(l, index)) return {};
-  return {reinterpret_cast<std::uint8_t*>(l.operands[index].data), static_cast<std::size_t>(l.operands[index].bytes)};
-}
-std::span<const std::int64_t> ids(const DeviceBuffer& b) {
-  return {reinterpret_cast<const std::int64_t*>(b.data), static_cast<std::size_t>(b.bytes) / 8};
+  return has_operand(l, index) ? byte_masks(l.operands[index]) : std::span<std::uint8_t>{};
 }
 
 const TransformerConfig& config(const KernelLaunch& l) {
@@ -42,7 +37,7 @@ GptBlockParams block_params(const KernelLaunch& l, std::size_t first) {
 
 void embedding_backward_launch(const KernelLaunch& l) {
   const auto grad_wte = floats(operand(l, 3, "grad_wte"));
-  embedding_backward(embedding_shape(l), floats(operand(l, 0, "grad_out")), ids(operand(l, 1, "ids")), masks(l, 2),
+  embedding_backward(embedding_shape(l), floats(operand(l, 0, "grad_out")), int64s(operand(l, 1, "ids")), masks(l, 2),
                      grad_wte, floats(operand(l, 4, "grad_wpe")));
   if (!has_operand(l, 5)) return;
   const auto tied = floats(l.operands[5]);  // lm_head's gradient of the same weight: autograd's InputBuffer sum
@@ -55,7 +50,7 @@ void block_backward_launch(const KernelLaunch& l) {
   GptBlockGrads grads;
   for (std::size_t k = 0; k < grads.size(); ++k) grads[k] = floats(operand(l, 17 + k, "gradient"));
   gpt_block_backward(shape, floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")), block_params(l, 2),
-                     bytes(operand(l, 14, "saved")), bytes(operand(l, 15, "attention")),
+                     raw_bytes(operand(l, 14, "saved")), raw_bytes(operand(l, 15, "attention")),
                      floats(operand(l, 16, "grad_input")), grads);
 }
 
@@ -64,7 +59,7 @@ void block_backward_launch(const KernelLaunch& l) {
 void run_transformer_kernel(const KernelLaunch& l) {
   switch (l.kernel) {
     case Kernel::EmbeddingForward:
-      return embedding_forward(embedding_shape(l), ids(operand(l, 0, "ids")), floats(operand(l, 1, "wte")),
+      return embedding_forward(embedding_shape(l), int64s(operand(l, 0, "ids")), floats(operand(l, 1, "wte")),
                                floats(operand(l, 2, "wpe")), masks(l, 3), floats(operand(l, 4, "output")));
     case Kernel::EmbeddingBackward: return embedding_backward_launch(l);
     case Kernel::LayerNormForward: {
@@ -80,12 +75,12 @@ void run_transformer_kernel(const KernelLaunch& l) {
     }
     case Kernel::GptBlockForward: {
       const GptBlockShape shape = gpt_block_shape(config(l), l.rows, l.seq, l.training, l.dropout_key);
-      return gpt_block_forward(shape, floats(operand(l, 0, "input")), block_params(l, 1), bytes(operand(l, 13, "saved")),
-                               bytes(operand(l, 14, "attention")), has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{});
+      return gpt_block_forward(shape, floats(operand(l, 0, "input")), block_params(l, 1), raw_bytes(operand(l, 13, "saved")),
+                               raw_bytes(operand(l, 14, "attention")), has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{});
     }
     case Kernel::GptAttentionRecompute: {
       const GptBlockShape shape = gpt_block_shape(config(l), l.rows, l.seq, l.training, l.dropout_key);
-      return gpt_attention_recompute(shape, bytes(operand(l, 0, "saved")), bytes(operand(l, 1, "attention")));
+      return gpt_attention_recompute(shape, raw_bytes(operand(l, 0, "saved")), raw_bytes(operand(l, 1, "attention")));
     }
     case Kernel::GptBlockBackward: return block_backward_launch(l);
     default:

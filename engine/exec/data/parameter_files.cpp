@@ -11,6 +11,12 @@ bool is_gpt2(const Model& model) {
   return model.transformer && model.transformer->family == TransformerFamily::Gpt2;
 }
 
+// A pipeline's last-stage copy of tied word embeddings: not a parameter of the state_dict (it starts at zero and
+// becomes wte through the embedding group's all-reduce; strategy/pipeline_stage.cpp).
+bool is_tied_copy(const Model& model, const std::string& name) {
+  return model.transformer && model.transformer->tie_word_embeddings && name == "lm_head.weight";
+}
+
 // Parameters in registration order, with their shapes as the state_dict holds them.
 struct NamedParameter {
   std::string name;
@@ -53,6 +59,7 @@ ParameterValues load_parameter_file(const std::string& path, const Model& model)
   ParameterValues values;
   std::set<std::string> used;
   for (const NamedParameter& p : parameters_of(model)) {
+    if (is_tied_copy(model, p.name)) continue;
     std::string key = state_dict_name(model, p.name);
     if (!by_name.count(key) && is_gpt2(model) && key == "lm_head.weight") key = "transformer.wte.weight";  // tied in the file
     const auto found = by_name.find(key);
@@ -78,6 +85,7 @@ ParameterValues load_parameter_file(const std::string& path, const Model& model)
 void save_parameter_file(const std::string& path, const Model& model, const ParameterValues& values) {
   std::vector<SafetensorsTensor> tensors;
   for (const NamedParameter& p : parameters_of(model)) {
+    if (is_tied_copy(model, p.name)) continue;  // equal to wte, which is written
     const auto found = values.find(p.name);
     if (found == values.end())
       throw SafetensorsError(path + ": the run holds no values of parameter '" + p.name + "' to save");

@@ -22,8 +22,9 @@ std::string state_dict_name(const Model& model, const std::string& name);
 
 // Every parameter of `model` from the file, checked for presence and size; a GPT-2 file may name them with or
 // without the "transformer." prefix (GPT2LMHeadModel's or GPT2Model's state_dict), and may leave out a tied
-// lm_head.weight (save_pretrained drops shared tensors); an untied copy made for a pipeline's last stage takes
-// wte's values, as Megatron-LM initialises word_embeddings_for_head. Buffers transformers once saved (attn.bias,
+// lm_head.weight (save_pretrained drops shared tensors); the copy of tied embeddings a pipeline's last stage holds
+// is not read (it starts at zero and becomes wte through the plan's all-reduce, as Megatron-LM's
+// word_embeddings_for_head) nor written. Buffers transformers once saved (attn.bias,
 // attn.masked_bias) are ignored; any other unknown name is an error, as load_state_dict(strict=True) makes it.
 // Throws SafetensorsError naming the file and the parameter.
 ParameterValues load_parameter_file(const std::string& path, const Model& model);
