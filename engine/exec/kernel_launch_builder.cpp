@@ -100,15 +100,6 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
       launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
       launch.rows = rows_of(program, index, ops, 0, 1, 8);
       break;
-    case Kernel::EmbeddingForward:
-    case Kernel::EmbeddingBackward:
-    case Kernel::LayerNormForward:
-    case Kernel::LayerNormBackward:
-    case Kernel::GptBlockForward:
-    case Kernel::GptAttentionRecompute:
-    case Kernel::GptBlockBackward:
-      transformer_launch(program, index, launch);
-      break;
     case Kernel::OptimizerStep: {
       launch.optimizer = optimizer_;
       const std::size_t stride = optimizer_.kind == OptimizerKind::Sgd ? 2 : optimizer_.kind == OptimizerKind::Momentum ? 3 : 4;
@@ -118,6 +109,7 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
       break;
     }
     default:
+      if (is_transformer_kernel(op.kernel)) transformer_launch(program, index, launch);
       break;
   }
   return launch;

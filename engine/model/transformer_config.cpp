@@ -42,22 +42,15 @@ class ConfigReader {
     return value;
   }
 
-  // A probability in [0, 1) (HF's dropout rates), default when absent or null.
-  double probability(const std::string& key, double fallback) const {
+  // A number below 1 and at least 0 (HF's dropout rates) or above 0 (LayerNorm's epsilon); the default when absent
+  // or null.
+  double fraction(const std::string& key, double fallback, bool zero_allowed) const {
     const auto it = root_.find(key);
     if (it == root_.end() || it->is_null()) return fallback;
-    if (!it->is_number()) fail(key, "must be a number in [0, 1) (got " + describe_json_value(*it) + ")");
+    const std::string range = zero_allowed ? "[0, 1)" : "(0, 1)";
+    if (!it->is_number()) fail(key, "must be a number in " + range + " (got " + describe_json_value(*it) + ")");
     const double value = it->get<double>();
-    if (!(value >= 0 && value < 1)) fail(key, "must be in [0, 1) (got " + describe_json_value(*it) + ")");
-    return value;
-  }
-
-  double positive_real(const std::string& key, double fallback) const {
-    const auto it = root_.find(key);
-    if (it == root_.end() || it->is_null()) return fallback;
-    if (!it->is_number()) fail(key, "must be a positive number (got " + describe_json_value(*it) + ")");
-    const double value = it->get<double>();
-    if (!(value > 0 && value < 1)) fail(key, "must be in (0, 1) (got " + describe_json_value(*it) + ")");
+    if (!(value < 1 && (zero_allowed ? value >= 0 : value > 0))) fail(key, "must be in " + range + " (got " + describe_json_value(*it) + ")");
     return value;
   }
 
@@ -111,10 +104,10 @@ TransformerConfig gpt2_config(const ConfigReader& r) {
   c.max_positions = as_int(r.positive("n_positions"), r, "n_positions");
   c.intermediate = r.positive("n_inner", 4 * c.hidden);
   c.tie_word_embeddings = r.boolean("tie_word_embeddings", true);
-  c.embd_pdrop = r.probability("embd_pdrop", 0.1);
-  c.attn_pdrop = r.probability("attn_pdrop", 0.1);
-  c.resid_pdrop = r.probability("resid_pdrop", 0.1);
-  c.layer_norm_epsilon = r.positive_real("layer_norm_epsilon", 1e-5);
+  c.embd_pdrop = r.fraction("embd_pdrop", 0.1, true);
+  c.attn_pdrop = r.fraction("attn_pdrop", 0.1, true);
+  c.resid_pdrop = r.fraction("resid_pdrop", 0.1, true);
+  c.layer_norm_epsilon = r.fraction("layer_norm_epsilon", 1e-5, false);
   c.activation_function = r.text("activation_function", "gelu_new");
   check_shape(c, r, "n_head", "n_head");
   return c;

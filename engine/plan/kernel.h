@@ -96,6 +96,11 @@ enum class Kernel : std::uint8_t {
 
 std::string kernel_name(Kernel kernel);
 
+// The GPT-2 kernels (EmbeddingForward … GptBlockBackward), which take their shapes from the model's config.
+inline bool is_transformer_kernel(Kernel kernel) {
+  return kernel >= Kernel::EmbeddingForward && kernel <= Kernel::GptBlockBackward;
+}
+
 // A byte range of a tensor: [offset, offset + bytes); bytes 0 means to the tensor's end.
 struct TensorSlice {
   TensorId tensor = -1;

@@ -68,6 +68,22 @@ class SteadyStepClock : public TraceSink {
   double start_cpu_ = 0, end_cpu_ = 0;
 };
 
+// Runs the scenario once per iteration; the iteration's (manual) time is the wall time of a steady step (every step
+// but the first), and the counter cpu_s_per_step its process CPU time.
+void time_steady_steps(benchmark::State& state, const ResolvedScenario& resolved) {
+  const int steps = resolved.settings.training.steps;
+  const Plan plan = lower_validated_plan(resolved);
+  double cpu_seconds = 0;
+  for (auto _ : state) {
+    SteadyStepClock clock(steps);
+    const exec::ExecutionResult result = exec::execute(resolved, plan, clock);
+    if (!result.ok) state.SkipWithError(result.error.c_str());
+    state.SetIterationTime(clock.wall_seconds() / (steps - 1));
+    cpu_seconds += clock.cpu_seconds() / (steps - 1);
+  }
+  state.counters["cpu_s_per_step"] = benchmark::Counter(cpu_seconds, benchmark::Counter::kAvgIterations);
+}
+
 // Issue 22's job: one rank, 20 × Linear(2000, 2000), batch 20, MSE, Adam, one BLAS thread. Time per steady step
 // (manual time: wall); the counter cpu_s_per_step is the process CPU time per step, the figure to trust on a loaded
 // machine. Arg: the steady steps timed per run (the run has one more, the first).
@@ -77,17 +93,7 @@ void BM_MlpAdamStep(benchmark::State& state) {
   s.strategy.kind = StrategyKind::Single;
   const int steady_steps = static_cast<int>(state.range(0));
   s.training.steps = 1 + steady_steps;
-  const ResolvedScenario resolved = resolve_scenario(s);
-  const Plan plan = lower_validated_plan(resolved);
-  double cpu_seconds = 0;
-  for (auto _ : state) {
-    SteadyStepClock clock(s.training.steps);
-    const exec::ExecutionResult result = exec::execute(resolved, plan, clock);
-    if (!result.ok) state.SkipWithError(result.error.c_str());
-    state.SetIterationTime(clock.wall_seconds() / steady_steps);
-    cpu_seconds += clock.cpu_seconds() / steady_steps;
-  }
-  state.counters["cpu_s_per_step"] = benchmark::Counter(cpu_seconds, benchmark::Counter::kAvgIterations);
+  time_steady_steps(state, resolve_scenario(s));
 }
 
 BENCHMARK(BM_MlpAdamStep)->Arg(3)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
@@ -111,18 +117,9 @@ void BM_Gpt2Step(benchmark::State& state) {
   ResolvedScenario resolved = resolve_scenario(s);
   TransformerConfig& c = *resolved.model.transformer;
   c.attn_pdrop = c.resid_pdrop = c.embd_pdrop = 0;
-  const Plan plan = lower_validated_plan(resolved);
-  double cpu_seconds = 0;
-  for (auto _ : state) {
-    SteadyStepClock clock(s.training.steps);
-    const exec::ExecutionResult result = exec::execute(resolved, plan, clock);
-    if (!result.ok) state.SkipWithError(result.error.c_str());
-    state.SetIterationTime(clock.wall_seconds() / (s.training.steps - 1));
-    cpu_seconds += clock.cpu_seconds() / (s.training.steps - 1);
-  }
+  time_steady_steps(state, resolved);
   const double sq = static_cast<double>(s.training.seq), h = static_cast<double>(c.hidden);
   const double forward = s.training.batch * (c.layers * (24 * sq * h * h + 4 * sq * sq * h) + 2 * sq * h * static_cast<double>(c.vocab));
-  state.counters["cpu_s_per_step"] = benchmark::Counter(cpu_seconds, benchmark::Counter::kAvgIterations);
   state.counters["model_GFLOP/s"] = benchmark::Counter(3 * forward * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 

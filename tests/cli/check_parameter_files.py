@@ -11,7 +11,7 @@ import tempfile
 
 
 def run(cli, *args):
-    return subprocess.run([cli, "run", "--backend", "cpu", "--strategy", "single", "--batch", "2", "--seq", "8",
+    return subprocess.run([cli, "run", "--backend", "cpu", "--strategy", "single", "--batch", "2",
                            "--optimizer", "sgd", "--lr", "0.1", *args], capture_output=True, text=True)
 
 
@@ -25,7 +25,7 @@ def expect_error(out, *fragments):
 
 def main():
     cli, config = sys.argv[1], sys.argv[2]
-    model = ["--model", "hf:" + config]
+    model = ["--model", "hf:" + config, "--seq", "8"]
     with tempfile.TemporaryDirectory() as tmp:
         first = os.path.join(tmp, "after1.safetensors")
         out = run(cli, *model, "--steps", "1", "--save-params", first)

@@ -37,8 +37,8 @@ struct LinearMseStep {
 inline LinearMseStep reference_step(const std::vector<std::int64_t>& samples) {
   const int n = kWidth, rows = static_cast<int>(samples.size());
   std::vector<float> w(n * n), b(n), x(rows * n), y(rows * n);
-  init_parameter(kSeed, "fc0.weight", n, 0, w);
-  init_parameter(kSeed, "fc0.bias", n, 0, b);
+  init_parameter(kSeed, "fc0.weight", fan_in_bound(n), 0, w);
+  init_parameter(kSeed, "fc0.bias", fan_in_bound(n), 0, b);
   const BatchSource source(kSeed, n);
   source.fill_inputs(samples, x);
   source.fill_regression_targets(samples, n, y);

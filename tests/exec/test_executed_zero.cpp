@@ -5,7 +5,6 @@
 // and prefetch setting; replicas agree bit for bit; measured memory equals the exact accounting byte for byte.
 #include <thread>
 
-#include "engine/hf_config_files.h"
 #include "exec/cpu/cpu_backend.h"
 #include "executed_run.h"
 
@@ -304,25 +303,7 @@ TEST(ExecutedZero, Zero2AndZero3OnTwoRanksGiveTheSingleRankChecksum) {
 }
 
 // What the CPU backend still cannot run is refused by name before anything runs, ZeRO lowerings included.
-TEST(ExecutedZero, TransformerModelsAreRefusedByLayerName) {
-  shardscope::testing::TempConfigDir dir;
-  const std::string gpt = "hf:" + dir.write("gpt.json", shardscope::testing::gpt2_config_json(32, 4, 2, 64, 32));
-  for (StrategyKind strategy : {StrategyKind::Zero2, StrategyKind::Zero3}) {
-    Scenario s = shardscope::testing::make(gpt, strategy, 2, 2, AccountingMode::Exact);
-    s.training.seq = 16;
-    s.training.loss = LossKind::CrossEntropy;
-    const ResolvedScenario resolved = resolve_scenario(s);
-    const Plan plan = lower_validated_plan(resolved);
-    VectorTraceSink sink;
-    try {
-      execute(resolved, plan, sink);
-      FAIL() << "a transformer ran on the CPU backend under " << strategy_name(strategy);
-    } catch (const UnsupportedPlanError& error) {
-      EXPECT_NE(std::string(error.what()).find("is Embedding"), std::string::npos) << error.what();
-    }
-    EXPECT_TRUE(sink.events().empty());
-  }
-}
+// GPT-2 under zero1-3 (and every other strategy) executes: tests/exec/test_executed_transformers.cpp.
 
 }  // namespace
 }  // namespace shardscope::exec

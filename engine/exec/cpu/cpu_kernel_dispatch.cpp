@@ -168,14 +168,8 @@ void run_cpu_kernel(const KernelLaunch& l) {
       return;
     }
     case Kernel::OptimizerStep: return optimizer_launch(l);
-    case Kernel::EmbeddingForward:
-    case Kernel::EmbeddingBackward:
-    case Kernel::LayerNormForward:
-    case Kernel::LayerNormBackward:
-    case Kernel::GptBlockForward:
-    case Kernel::GptAttentionRecompute:
-    case Kernel::GptBlockBackward:
-      return run_transformer_kernel(l);
+    default:
+      if (is_transformer_kernel(l.kernel)) return run_transformer_kernel(l);
   }
   throw std::invalid_argument("unknown kernel " + std::to_string(static_cast<int>(l.kernel)));
 }

@@ -1,30 +1,21 @@
 // splitmix64 over (key, site, element): 24-bit uniforms compared with p.
 #include "exec/cpu/dropout_mask.h"
 
+#include "exec/data/splitmix64.h"
+
 namespace shardscope::exec::cpu {
 
-namespace {
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batch, int layer) {
-  std::uint64_t key = mix(seed ^ 0x64726f706f7574ull);  // "dropout"
-  for (const int part : {rank, step, micro_batch, layer}) key = mix(key ^ static_cast<std::uint32_t>(part));
+  std::uint64_t key = splitmix64(seed ^ 0x64726f706f7574ull);  // "dropout"
+  for (const int part : {rank, step, micro_batch, layer}) key = splitmix64(key ^ static_cast<std::uint32_t>(part));
   return key;
 }
 
 void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, std::span<std::uint8_t> mask) {
-  const std::uint64_t site_key = mix(key + static_cast<std::uint64_t>(site) * 0x632be59bd9b4e019ull);
+  const std::uint64_t site_key = splitmix64(key + static_cast<std::uint64_t>(site) * 0x632be59bd9b4e019ull);
   const auto threshold = static_cast<std::uint64_t>(p * 16777216.0);  // p on the 2^-24 grid of the uniforms
   for (std::size_t i = 0; i < mask.size(); ++i) {
-    const std::uint64_t unit = mix(site_key + static_cast<std::uint64_t>(first) + i) >> 40;
+    const std::uint64_t unit = splitmix64(site_key + static_cast<std::uint64_t>(first) + i) >> 40;
     mask[i] = unit >= threshold ? 1 : 0;
   }
 }

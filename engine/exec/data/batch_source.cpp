@@ -1,6 +1,7 @@
 // Counter-based generation (SplitMix64 finaliser over seed, sample and element) so any rank can produce any
 // sample without generating the ones before it, identically on every machine.
 #include "exec/data/batch_source.h"
+#include "exec/data/splitmix64.h"
 
 #include <stdexcept>
 #include <string>
@@ -8,20 +9,12 @@
 namespace shardscope::exec {
 namespace {
 
-// SplitMix64's output function (Steele, Lea, Flood 2014): a bijective 64-bit mix with good avalanche.
-std::uint64_t mix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 // Separate streams per kind of value, so a sample's target does not repeat its inputs.
 enum class Stream : std::uint64_t { Inputs = 1, RegressionTargets = 2, ClassTargets = 3, Tokens = 4 };
 
 std::uint64_t element_bits(std::uint64_t seed, std::int64_t sample, Stream stream, std::uint64_t element) {
-  const std::uint64_t sample_key = mix64(mix64(seed) ^ static_cast<std::uint64_t>(sample));
-  return mix64(mix64(sample_key ^ static_cast<std::uint64_t>(stream)) + element);
+  const std::uint64_t sample_key = splitmix64(splitmix64(seed) ^ static_cast<std::uint64_t>(sample));
+  return splitmix64(splitmix64(sample_key ^ static_cast<std::uint64_t>(stream)) + element);
 }
 
 // The top 24 bits as a float in [-1, 1); every value is exact in fp32.

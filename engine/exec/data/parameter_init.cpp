@@ -1,5 +1,6 @@
 // Parameter initialisation: splitmix64 over (seed, FNV-1a of the name, element index), 24-bit uniform grid.
 #include "exec/data/parameter_init.h"
+#include "exec/data/splitmix64.h"
 
 #include <cmath>
 
@@ -16,12 +17,6 @@ std::uint64_t fnv1a(std::string_view text) {
   return h;
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
