@@ -2,7 +2,6 @@
 #include "exec/rank_runner.h"
 
 #include <cmath>
-
 #include <cstring>
 
 #include "exec/data/batch_loading.h"

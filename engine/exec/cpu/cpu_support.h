@@ -8,7 +8,7 @@
 namespace shardscope::exec {
 
 // Throws UnsupportedPlanError (exec/executor.h) with a message for the user:
-// - dtypes other than fp32 ("the CPU backend runs fp32; 'bf16' needs the CUDA backend");
+// - dtypes other than fp32 ("the CPU backend runs fp32 only: 'bf16' execution is not implemented ...");
 // - layer kinds other than Linear, ReLU, Flatten, Dropout in eval (--no-grad), and GPT-2's (embedding, blocks,
 //   LayerNorm); Llama models;
 // - a compute op with Kernel::None that needs math (a Linear or ReLU layer's forward / backward, a loss, an
