@@ -20,9 +20,15 @@ void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, s
   }
 }
 
+float keep_scale(double p) { return p > 0 ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f; }
+
 void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p) {
-  const float scale = p > 0 ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f;
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = mask[i] ? x[i] * scale : 0.0f;
+  apply_keep_mask(std::span<const float>(x), mask.data(), p, x.data());
+}
+
+void apply_keep_mask(std::span<const float> x, const std::uint8_t* mask, double p, float* out) {
+  const float scale = keep_scale(p);
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = mask[i] ? x[i] * scale : 0.0f;
 }
 
 }  // namespace shardscope::exec::cpu

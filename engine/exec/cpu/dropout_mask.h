@@ -15,7 +15,12 @@ std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batc
 // bernoulli_(1 − p) in native_dropout). p = 0 keeps everything.
 void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, std::span<std::uint8_t> mask);
 
+// 1 / (1 − p), the factor kept elements are scaled by (1 when p = 0).
+float keep_scale(double p);
+
 // x[i] = x[i] · mask[i] / (1 − p): native_dropout's output from its mask (in place).
 void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p);
+// out[i] = x[i] · mask[i] / (1 − p) (native_dropout_backward on a gradient); out may be x.
+void apply_keep_mask(std::span<const float> x, const std::uint8_t* mask, double p, float* out);
 
 }  // namespace shardscope::exec::cpu

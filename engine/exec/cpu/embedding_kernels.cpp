@@ -74,7 +74,7 @@ void embedding_backward(const EmbeddingShape& s, std::span<const float> grad_out
   if (!mask.empty()) require_size(mask, grad_out.size(), kernel, "mask");
   std::fill(grad_wte.begin(), grad_wte.end(), 0.0f);
   std::fill(grad_wpe.begin(), grad_wpe.end(), 0.0f);
-  const float scale = s.dropout > 0 ? static_cast<float>(1.0 / (1.0 - s.dropout)) : 1.0f;
+  const float scale = keep_scale(s.dropout);
   std::vector<float> row(h);
   for (std::size_t t = 0; t < tokens; ++t) {
     const std::int64_t id = ids[t];

@@ -139,17 +139,11 @@ void residual_dropout(const GptBlockShape& shape, int site, std::span<float> x, 
   apply_keep_mask(x, mask, shape.resid_dropout);
 }
 
-// grad[i] ← grad[i] · mask[i] / (1 − p), written to out.
-void dropout_backward(std::span<const float> grad, const std::uint8_t* mask, double p, float* out) {
-  const float scale = p > 0 ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f;
-  for (std::size_t k = 0; k < grad.size(); ++k) out[k] = mask[k] ? grad[k] * scale : 0.0f;
-}
-
 // Attention backward for every sample and head: from d(attention output) to d(Q, K, V) (tokens × 3h at dqkv).
 void attention_backward(const GptBlockShape& shape, const Dims& d, const Views& v, const float* d_out, float* dqkv) {
   const int ld = 3 * d.h;
   const float inverse_scale = 1.0f / std::sqrt(static_cast<float>(d.d));
-  const float keep_scale = shape.attn_dropout > 0 ? static_cast<float>(1.0 / (1.0 - shape.attn_dropout)) : 1.0f;
+  const float kept_scale = keep_scale(shape.attn_dropout);
   for (int b = 0; b < d.b; ++b)
     for (int head = 0; head < d.a; ++head) {
       const std::size_t token0 = static_cast<std::size_t>(b) * d.s;
@@ -170,7 +164,7 @@ void attention_backward(const GptBlockShape& shape, const Dims& d, const Views& 
         const std::uint8_t* mrow = mask + static_cast<std::size_t>(t) * d.s;
         double dot = 0;
         for (int j = 0; j <= t; ++j) {
-          row[j] = mrow[j] ? row[j] * keep_scale : 0.0f;
+          row[j] = mrow[j] ? row[j] * kept_scale : 0.0f;
           dot += static_cast<double>(row[j]) * prow[j];
         }
         const auto dotf = static_cast<float>(dot);
@@ -276,7 +270,7 @@ void gpt_block_backward(const GptBlockShape& shape, std::span<const float> grad_
   const LayerNormShape norm{d.n, d.h, shape.eps};
   float* dx = grad_input.data();
   // MLP: d(mlp.c_proj output) through resid_dropout, kept in grad_input until the residual path needs it.
-  dropout_backward(grad_out, v.mlp_mask, shape.resid_dropout, dx);
+  apply_keep_mask(grad_out, v.mlp_mask, shape.resid_dropout, dx);
   conv1d_param_grads(d.n, d.i, d.h, v.gelu, dx, g[MlpProjW], g[MlpProjB]);
   gemm_f32(Transpose::No, Transpose::Yes, d.n, d.i, d.h, 1.0f, dx, p[MlpProjW].data(), 0.0f, v.gelu);  // d(gelu) over gelu
   gelu_tanh_backward(span_of(v.fc, ni), span_of(v.gelu, ni));                                       // d(fc) there too
@@ -285,7 +279,7 @@ void gpt_block_backward(const GptBlockShape& shape, std::span<const float> grad_
   std::copy(grad_out.begin(), grad_out.end(), dx);  // the residual path, then ln_2's share added
   layer_norm_backward(norm, span_of(v.ln2, nh), span_of(v.resid1, nh), p[Ln2W], grad_input, true, g[Ln2W], g[Ln2B]);
   // Attention: d(attn.c_proj output) through resid_dropout, over residual_1; d(attention output) over ln_2's.
-  dropout_backward(grad_input, v.attn_mask, shape.resid_dropout, v.resid1);
+  apply_keep_mask(grad_input, v.attn_mask, shape.resid_dropout, v.resid1);
   conv1d_param_grads(d.n, d.h, d.h, v.attn_out, v.resid1, g[ProjW], g[ProjB]);
   gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, d.h, 1.0f, v.resid1, p[ProjW].data(), 0.0f, v.ln2);
   float* dqkv = v.fc;  // fc and gelu outputs are adjacent: 2·inner ≥ 3·hidden columns a token
