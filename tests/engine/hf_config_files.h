@@ -26,6 +26,7 @@ class TempConfigDir {
     std::ofstream(path) << text;
     return path.string();
   }
+  const std::filesystem::path& path() const { return dir_; }
 
  private:
   std::filesystem::path dir_;

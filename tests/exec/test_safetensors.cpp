@@ -15,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
+#include "engine/hf_config_files.h"
 #include "exec/data/safetensors.h"
 
 namespace shardscope::exec {
@@ -74,22 +73,7 @@ Bytes read_bytes(const std::filesystem::path& path) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    static int counter = 0;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("shardscope-safetensors-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-  }
-  ~TempDir() { std::filesystem::remove_all(dir_); }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
-};
+using TempDir = shardscope::testing::TempConfigDir;  // a fresh folder, removed with everything in it
 
 // 1.0f = 0x3F800000, -2.0f = 0xC0000000, 0.5f = 0x3F000000, 3.0f = 0x40400000 (little-endian bytes reversed).
 const Bytes kOne = bytes_of({0x00, 0x00, 0x80, 0x3F});
