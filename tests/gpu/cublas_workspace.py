@@ -34,6 +34,24 @@ def main():
     del c
     steps["main_thread_second_gemm"] = held(baseline)
 
+    def backward():
+        w = torch.randn(1024, 1024, device=device, requires_grad=True)
+        x = torch.randn(1024, 1024, device=device, requires_grad=True)
+        y = (x @ w).sum()
+        y.backward()  # the GEMMs of backward run on the autograd engine's thread for this device
+        del y
+        w.grad = None
+        x.grad = None
+        del w, x
+
+    # The autograd thread before any other: a thread that has ended hands its cuBLAS handle back to the pool, and
+    # the next thread to ask takes it with the workspace cached for it, so asking after one has ended would hide
+    # whether the autograd thread keeps a workspace of its own.
+    backward()
+    steps["after_backward"] = held(baseline)
+    backward()
+    steps["after_second_backward"] = held(baseline)
+
     def other():
         d = a @ b
         del d
@@ -44,19 +62,9 @@ def main():
     t.join()
     steps["after_gemm_on_another_thread"] = held(baseline)
 
-    w = torch.randn(1024, 1024, device=device, requires_grad=True)
-    x = torch.randn(1024, 1024, device=device, requires_grad=True)
-    y = (x @ w).sum()
-    y.backward()  # the GEMMs of backward run on the autograd engine's thread for this device
-    del y
-    w.grad = None
-    x.grad = None
-    del w, x
-    steps["after_backward"] = held(baseline)
-
     main_ws = steps["main_thread_first_gemm"]
-    thread_ws = steps["after_gemm_on_another_thread"] - steps["main_thread_second_gemm"]
-    backward_ws = steps["after_backward"] - steps["after_gemm_on_another_thread"]
+    backward_ws = steps["after_backward"] - steps["main_thread_second_gemm"]
+    thread_ws = steps["after_gemm_on_another_thread"] - steps["after_second_backward"]
     per_thread = thread_ws > 0 and backward_ws > 0
     answer = (f"one workspace per thread that runs a GEMM: main {main_ws} B, another thread +{thread_ws} B, autograd "
               f"thread +{backward_ws} B" if per_thread else

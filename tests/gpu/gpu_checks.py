@@ -3,8 +3,9 @@
 (tests/gpu/make_bundle.sh): the gpu-labelled tests; every strategy on 1 and 2 ranks (ranks sharing the GPU) on
 cuda against the cpu backend and against the pytorch-2 prediction; pytorch_reference.py against run --backend cuda
 at the same phases (memory_allocated, max_memory_allocated, memory_reserved); the cuBLAS workspace question; the
-step-time ratio against PyTorch; a real GPU out-of-memory; a recorded trace. Writes OUT/report.json, OUT/report.md,
-OUT/cuda-ddp.sstrace and OUT/commands.log (4 files).
+step-time ratio against PyTorch; a real GPU out-of-memory; recorded traces. Writes OUT/report.json, OUT/report.md,
+OUT/cuda-ddp.sstrace, OUT/cuda-single.sstrace, OUT/pytorch-allocations.json (PyTorch's allocator history of each
+reference job) and OUT/commands.log (7 files). SHARDSCOPE_GPU_CHECKS_ONLY=name,name runs only those checks.
 
 Without a usable GPU every GPU check says "skipped: no GPU (<reason>)" and the script exits 0; with one it exits 1
 when a check failed. Window screenshots are not taken on the GPU machine (no display server, no Xvfb, and GLFW 3.3
@@ -31,9 +32,18 @@ PYTHON = os.environ.get("PYTHON", "python3")
 # accounting, no out-of-memory run), so a mistake in this script is found on the build machine, not in GPU time.
 BACKEND = os.environ.get("SHARDSCOPE_GPU_CHECKS_BACKEND", "cuda")
 ACCOUNTING = "pytorch-2" if BACKEND == "cuda" else "exact"
+# A GPU machine is lent for minutes: past this many seconds (SHARDSCOPE_GPU_CHECKS_DEADLINE_S, default 1500) the
+# checks not yet begun say "skipped: out of time" and every command is cut at what is left, so a report always
+# comes back. The report is rewritten after each check, so even a run killed from outside leaves what it measured.
+DEADLINE = time.monotonic() + float(os.environ.get("SHARDSCOPE_GPU_CHECKS_DEADLINE_S", "1500"))
 os.makedirs(OUT, exist_ok=True)
 log = open(os.path.join(OUT, "commands.log"), "w")
 checks = []
+report_state = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "gpu_reason": None}
+
+
+def seconds_left():
+    return DEADLINE - time.monotonic()
 
 # The strategies' job: small enough that all twenty runs take seconds, big enough for real GEMMs and buckets.
 JOB = ["--model", "mlp:4x512:relu", "--batch", "64", "--steps", "3"]
@@ -48,6 +58,7 @@ STRATEGIES = os.environ.get("SHARDSCOPE_GPU_CHECKS_STRATEGIES", ALL_STRATEGIES).
 def sh(cmd, timeout=300, env=None):
     """Runs cmd; returns (exit code, stdout, stderr, seconds) and logs it (output cut to 4 kB)."""
     start = time.monotonic()
+    timeout = max(1, min(timeout, int(seconds_left())))
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         rc, out, err = p.returncode, p.stdout, p.stderr
@@ -66,6 +77,15 @@ def sh(cmd, timeout=300, env=None):
 def add(name, status, summary, figures=None):
     checks.append({"name": name, "status": status, "summary": summary, "figures": figures or {}})
     print(f"[{status:>7}] {name}: {summary}", flush=True)
+    write_report()
+
+
+def in_time(name):
+    """False (and the check recorded as skipped) once the deadline has passed."""
+    if seconds_left() > 5:
+        return True
+    add(name, "skipped", "out of time (SHARDSCOPE_GPU_CHECKS_DEADLINE_S)")
+    return False
 
 
 def cli_json(args, timeout=300):
@@ -120,7 +140,7 @@ def gpu_inventory():
 # --- GPU checks -------------------------------------------------------------------------------------------------
 def gpu_tests():
     result = os.path.join(OUT, ".gtest.json")
-    rc, out, err, secs = sh([GPU_TEST, f"--gtest_output=json:{result}"], 420)
+    rc, out, err, secs = sh([GPU_TEST, f"--gtest_output=json:{result}"], 240)
     try:
         data = json.load(open(result))
         os.remove(result)
@@ -154,9 +174,14 @@ def strategy_runs():
             if strategy in ("zero2", "zero3"):  # DeepSpeed's 5e8-element default buckets would be 2 GB of fp32 each
                 flags += ["--reduce-bucket-mb", "16", "--allgather-bucket-mb", "16"]
             row = {"strategy": strategy, "world": world}
-            rc_c, cuda, err_c, _ = cli_json(["run", *flags, "--backend", BACKEND])
-            rc_p, cpu, err_p, _ = cli_json(["run", *flags, "--backend", "cpu"])
-            rc_m, predicted, _, _ = cli_json(["memory", *flags, "--accounting", ACCOUNTING])
+            if seconds_left() < 10:
+                row["status"] = "not run"
+                row["reason"] = "out of time"
+                rows.append(row)
+                continue
+            rc_c, cuda, err_c, _ = cli_json(["run", *flags, "--backend", BACKEND], 90)
+            rc_p, cpu, err_p, _ = cli_json(["run", *flags, "--backend", "cpu"], 90)
+            rc_m, predicted, _, _ = cli_json(["memory", *flags, "--accounting", ACCOUNTING], 60)
             if rc_p == 2 and rc_c == 2:
                 row["status"] = "not applicable"
                 row["reason"] = err_p.strip().splitlines()[-1] if err_p.strip() else ""
@@ -199,7 +224,7 @@ def strategy_runs():
             row["problems"] = problems
             rows.append(row)
     failed = [r for r in rows if r["status"] == "failed"]
-    ran = [r for r in rows if r["status"] != "not applicable"]
+    ran = [r for r in rows if r["status"] not in ("not applicable", "not run")]
     worst = max((r.get("loss_max_relative_difference") or 0.0 for r in ran), default=0.0)
     add("strategies", "failed" if failed else "passed",
         f"{len(ran) - len(failed)} of {len(ran)} runs agree (cuda vs cpu loss within {LOSS_RELATIVE_BOUND:g}, largest "
@@ -248,22 +273,61 @@ def reference_comparison(name, torch_args, flags):
 
 
 def step_time(flags, torch_step_times, name):
-    """ShardScope's step time = (run of 4 steps − run of 1 step) / 3, which cancels set-up; PyTorch's = median of
-    its step times after the first."""
-    base = [f for f in flags]
-    times = {}
-    for steps in (1, 4):
-        args = list(base)
-        args[args.index("--steps") + 1] = str(steps)
-        rc, run, err, _ = cli_json(["run", *args, "--backend", BACKEND])
-        if run is None or not run.get("ok"):
-            add(name, "failed", f"run --steps {steps} failed: {(run or {}).get('error') or err.strip()[-300:]}")
-            return
-        times[steps] = run["run_time_ns"] / 1e9
-    ours = (times[4] - times[1]) / 3
+    """ShardScope's step time read off a recorded run of 4 steps: from one step's batch load to the next one's, less
+    the load (PyTorch's timer starts after its batch is made on the device), the median of steps 2 and 3 (rank 0);
+    PyTorch's = the median of its step times after the first. A difference of two whole runs' times would drown the
+    steps in the set-up's variation (cuBLAS and NCCL start-up: tenths of a second)."""
+    args = list(flags)
+    args[args.index("--steps") + 1] = "4"
+    trace, chrome = os.path.join(OUT, ".steps.sstrace"), os.path.join(OUT, ".steps.json")
+    rc, run, err, _ = cli_json(["run", *args, "--backend", BACKEND, "--out", trace])
+    rc_export, _, export_err, _ = sh([CLI, "trace", "export", trace, "--chrome", chrome])
+    try:
+        events = json.load(open(chrome))
+        events = events["traceEvents"] if isinstance(events, dict) else events
+    except (OSError, json.JSONDecodeError):
+        add(name, "failed", f"run exit {rc} ({(run or {}).get('error') or err.strip()[-300:]}); trace export exit "
+                            f"{rc_export}: {export_err.strip()[-300:]}")
+        return
+    finally:
+        for path in (trace, chrome):
+            if os.path.exists(path):
+                os.remove(path)
+    ops = sorted((e for e in events if e.get("ph") == "X"), key=lambda e: e["ts"])
+    loads = [e for e in ops if e["name"].startswith("load batch")]
+    loads = [e for e in loads if e.get("pid") == loads[0].get("pid")] if loads else []
+    if len(loads) < 4:
+        add(name, "failed", f"{len(loads)} batch loads in the trace of 4 steps")
+        return
+    steps = [(loads[k + 1]["ts"] - loads[k]["ts"] - loads[k]["dur"]) / 1e6 for k in (1, 2)]
+    ours = statistics.median(steps)
+    load = statistics.median(e["dur"] for e in loads[1:]) / 1e6
     theirs = statistics.median(torch_step_times[1:] or torch_step_times)
-    add(name, "passed", f"ShardScope {ours * 1e3:.2f} ms per step, PyTorch {theirs * 1e3:.2f} ms: ratio {ours / theirs:.2f}",
-        {"shardscope_step_s": ours, "pytorch_step_s": theirs, "ratio": ours / theirs, "shardscope_runs_s": times})
+    add(name, "passed", f"ShardScope {ours * 1e3:.2f} ms per step (+ {load * 1e3:.2f} ms loading its batch from the "
+                        f"host), PyTorch {theirs * 1e3:.2f} ms: ratio {ours / theirs:.2f}",
+        {"shardscope_step_s": ours, "shardscope_batch_load_s": load, "pytorch_step_s": theirs, "ratio": ours / theirs,
+         "shardscope_steps_s": steps})
+
+
+def allocation_histories(jobs):
+    """PyTorch's caching-allocator history (every alloc and free, with sizes and Python frames) for each reference
+    job, in one file, OUT/pytorch-allocations.json: what to hold ShardScope's plans against allocation by allocation."""
+    histories = {}
+    for name, torch_args in jobs:
+        path = os.path.join(OUT, f".{name}.history.json")
+        rc, out, err, _ = sh([PYTHON, os.path.join(SCRIPTS, "pytorch_reference.py"), *torch_args, "--history", path,
+                              "--json"], 300)
+        try:
+            histories[name] = json.load(open(path))
+            os.remove(path)
+        except (OSError, json.JSONDecodeError):
+            histories[name] = {"error": f"exit {rc}: {err.strip()[-600:]}"}
+    with open(os.path.join(OUT, "pytorch-allocations.json"), "w") as f:
+        json.dump(histories, f)
+    failed = [n for n, h in histories.items() if "error" in h]
+    add("pytorch_allocations", "failed" if failed else "passed",
+        ", ".join(f"{n}: {len(h.get('events', []))} events" if "error" not in h else f"{n}: {h['error'][-200:]}"
+                  for n, h in histories.items()) + " (pytorch-allocations.json)")
 
 
 def cublas_workspaces():
@@ -292,15 +356,24 @@ def out_of_memory():
 
 
 def recorded_trace():
-    trace = os.path.join(OUT, "cuda-ddp.sstrace")
-    rc, out, err, _ = sh([CLI, "run", *JOB, "--strategy", "ddp", "--world", "2", "--backend", BACKEND, "--out", trace])
-    rc_check, check_out, check_err, _ = sh([CLI, "trace", "check", trace])
-    add("trace", "passed" if rc == 0 and rc_check == 0 else "failed",
-        f"run exit {rc}, trace check exit {rc_check}: {check_out.strip().splitlines()[-1] if check_out.strip() else check_err.strip()}",
-        {"file": os.path.basename(trace), "bytes": os.path.getsize(trace) if os.path.exists(trace) else 0})
+    """The small DDP job (two ranks sharing the GPU: the communication path) and the seed single-GPU job (20 ×
+    Linear(2000), batch 2048: GEMMs long enough that the trace's op times can be held against their FLOPs)."""
+    results = []
+    for name, flags in (("cuda-ddp.sstrace", [*JOB, "--strategy", "ddp", "--world", "2"]),
+                        ("cuda-single.sstrace", ["--model", "mlp:20x2000:relu", "--strategy", "single", "--batch",
+                                                 "2048", "--steps", "2"])):
+        trace = os.path.join(OUT, name)
+        rc, out, err, _ = sh([CLI, "run", *flags, "--backend", BACKEND, "--out", trace])
+        rc_check, check_out, check_err, _ = sh([CLI, "trace", "check", trace])
+        results.append((name, rc, rc_check, check_out.strip().splitlines()[-1] if check_out.strip() else check_err.strip(),
+                        os.path.getsize(trace) if os.path.exists(trace) else 0))
+    add("trace", "passed" if all(rc == 0 and rc_check == 0 for _, rc, rc_check, _, _ in results) else "failed",
+        "; ".join(f"{name}: run exit {rc}, trace check exit {rc_check}: {line}" for name, rc, rc_check, line, _ in results),
+        {"files": {name: size for name, _, _, _, size in results}})
 
 
-def write_report(started, gpu_reason):
+def write_report():
+    started, gpu_reason = report_state["started"], report_state["gpu_reason"]
     report = {"started": started, "host": platform.node(), "bundle": open(os.path.join(BUNDLE, "MANIFEST")).read()
               if os.path.exists(os.path.join(BUNDLE, "MANIFEST")) else "", "gpu": gpu_reason or "available",
               "checks": checks}
@@ -333,42 +406,62 @@ def write_report(started, gpu_reason):
 
 
 def main():
-    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     library_check()
     torch_info = torch_check()
-    inventory, gpu_reason = gpu_inventory()
+    inventory, report_state["gpu_reason"] = gpu_inventory()
     if BACKEND != "cuda":
-        inventory, gpu_reason = {}, None
+        inventory, report_state["gpu_reason"] = {}, None
         add("dry_run", "passed", f"SHARDSCOPE_GPU_CHECKS_BACKEND={BACKEND}: the GPU checks run on the {BACKEND} backend")
-    gpu_parts = ["gpu_tests", "strategies", "pytorch_reference_single", "pytorch_reference_ddp", "cublas_workspace",
-                 "step_time_single", "step_time_ddp", "out_of_memory", "trace"]
-    if inventory is None:
-        for name in gpu_parts:
-            add(name, "skipped", f"no GPU: {gpu_reason}")
-    else:
-        gpu_tests()
-        strategy_runs()
-        torch_ok = torch_info is not None and bool(torch_info.get("cuda_available"))
-        single = ["--model", "mlp:20x2000:relu", "--strategy", "single", "--world", "1", "--batch", "2048", "--steps", "3"]
-        ddp = ["--model", "mlp:1x1000", "--strategy", "ddp", "--world", "2", "--batch", "64", "--steps", "3"]
-        if torch_ok:
-            single_times = reference_comparison("pytorch_reference_single",
-                                                ["--layers", "20", "--width", "2000", "--batch", "2048", "--steps", "3"], single)
-            ddp_times = reference_comparison("pytorch_reference_ddp",
-                                             ["--layers", "1", "--width", "1000", "--no-relu", "--world", "2", "--strategy",
-                                              "ddp", "--batch", "64", "--steps", "3"], ddp)
-            cublas_workspaces()
-            if single_times:
-                step_time(single, single_times, "step_time_single")
-            if ddp_times:
-                step_time(ddp, ddp_times, "step_time_ddp")
+    torch_ok = torch_info is not None and bool(torch_info.get("cuda_available"))
+    single = ["--model", "mlp:20x2000:relu", "--strategy", "single", "--world", "1", "--batch", "2048", "--steps", "3"]
+    ddp = ["--model", "mlp:1x1000", "--strategy", "ddp", "--world", "2", "--batch", "64", "--steps", "3"]
+    # PyTorch's ZeRO tutorial: DDP over 20 × Linear(2000, 2000), ZeroRedundancyOptimizer(Adam), 20 samples a rank.
+    zero1 = ["--model", "mlp:20x2000", "--strategy", "zero1", "--world", "2", "--batch", "20", "--steps", "3"]
+    torch_single = ["--layers", "20", "--width", "2000", "--batch", "2048", "--steps", "3"]
+    torch_ddp = ["--layers", "1", "--width", "1000", "--no-relu", "--world", "2", "--strategy", "ddp", "--batch", "64",
+                 "--steps", "3"]
+    torch_zero1 = ["--layers", "20", "--width", "2000", "--no-relu", "--world", "2", "--strategy", "zero1", "--batch",
+                   "20", "--steps", "3"]
+    times = {}
+
+    def reference(name, torch_args, flags):
+        times[name] = reference_comparison(name, torch_args, flags)
+
+    def timing(name, flags, reference_name):
+        if BACKEND != "cuda":  # the dry run: the cpu backend against made-up PyTorch times
+            times.setdefault(reference_name, [1.0, 1.0])
+        if times.get(reference_name):
+            step_time(flags, times[reference_name], name)
         else:
-            for name in ["pytorch_reference_single", "pytorch_reference_ddp", "cublas_workspace", "step_time_single", "step_time_ddp"]:
-                add(name, "skipped", "PyTorch with CUDA is not importable")
-        if BACKEND == "cuda":
-            out_of_memory()
-        recorded_trace()
-    write_report(started, gpu_reason)
+            add(name, "skipped", f"no PyTorch step times ({reference_name} did not run)")
+
+    # Most telling first: PyTorch's own figures and ours beside them, then every strategy, then the rest, so a
+    # machine taken back early still leaves the answers that matter most.
+    torch_checks = [
+        ("pytorch_reference_single", lambda: reference("pytorch_reference_single", torch_single, single)),
+        ("pytorch_reference_ddp", lambda: reference("pytorch_reference_ddp", torch_ddp, ddp)),
+        ("pytorch_reference_zero1", lambda: reference("pytorch_reference_zero1", torch_zero1, zero1)),
+        ("cublas_workspace", cublas_workspaces),
+        ("pytorch_allocations", lambda: allocation_histories(
+            [("single", torch_single), ("ddp", torch_ddp), ("zero1", torch_zero1)])),
+    ]
+    plain_checks = [("strategies", strategy_runs), ("trace", recorded_trace)]
+    if BACKEND == "cuda":
+        plain_checks.append(("out_of_memory", out_of_memory))
+    plain_checks.append(("gpu_tests", gpu_tests))
+    late_torch_checks = [("step_time_single", lambda: timing("step_time_single", single, "pytorch_reference_single")),
+                         ("step_time_ddp", lambda: timing("step_time_ddp", ddp, "pytorch_reference_ddp"))]
+    only = [n for n in os.environ.get("SHARDSCOPE_GPU_CHECKS_ONLY", "").split(",") if n]
+    for name, check in torch_checks + plain_checks + late_torch_checks:
+        if only and name not in only:
+            continue
+        if inventory is None:
+            add(name, "skipped", f"no GPU: {report_state['gpu_reason']}")
+        elif not torch_ok and ((name, check) in torch_checks or (BACKEND == "cuda" and (name, check) in late_torch_checks)):
+            add(name, "skipped", "PyTorch with CUDA is not importable")
+        elif in_time(name):
+            check()
+    write_report()
     failed = [c["name"] for c in checks if c["status"] == "failed"]
     print(f"report: {os.path.join(OUT, 'report.md')}; {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0

@@ -33,7 +33,12 @@ def parse_args():
     p.add_argument("--optimizer", choices=["adam", "adamw", "sgd", "momentum"], default="adam")
     p.add_argument("--loss", choices=["mse", "cross-entropy"], default="mse")
     p.add_argument("--world", type=int, default=1)
-    p.add_argument("--strategy", choices=["single", "ddp"], default="single")
+    p.add_argument("--strategy", choices=["single", "ddp", "zero1"], default="single",
+                   help="zero1: DDP + ZeroRedundancyOptimizer, the recipe of PyTorch's ZeRO tutorial")
+    p.add_argument("--history", metavar="FILE",
+                   help="rank 0 records the caching allocator's history (torch.cuda.memory._record_memory_history) "
+                        "and writes every alloc / free with its size and Python frames, and where each phase fell, "
+                        "to FILE as JSON: what PyTorch allocated, one by one, to hold against ShardScope's plan")
     p.add_argument("--spread", action="store_true", help="rank r on GPU r instead of all on GPU 0")
     p.add_argument("--port", type=int, default=29511)
     p.add_argument("--json", action="store_true", help="one JSON line per rank instead of text")
@@ -49,14 +54,28 @@ def build_model(args, torch):
     return torch.nn.Sequential(*layers)
 
 
-def make_optimizer(args, torch, params):
-    if args.optimizer == "adam":
-        return torch.optim.Adam(params, lr=1e-3)
-    if args.optimizer == "adamw":
-        return torch.optim.AdamW(params, lr=1e-3)
-    if args.optimizer == "momentum":
-        return torch.optim.SGD(params, lr=1e-2, momentum=0.9)
-    return torch.optim.SGD(params, lr=1e-2)
+def optimizer_settings(args, torch):
+    """The optimizer class and its arguments (ShardScope's defaults: Adam / AdamW lr 1e-3, SGD lr 1e-2)."""
+    return {"adam": (torch.optim.Adam, {"lr": 1e-3}), "adamw": (torch.optim.AdamW, {"lr": 1e-3}),
+            "momentum": (torch.optim.SGD, {"lr": 1e-2, "momentum": 0.9}),
+            "sgd": (torch.optim.SGD, {"lr": 1e-2})}[args.optimizer]
+
+
+def device_trace(torch, device):
+    return torch.cuda.memory._snapshot()["device_traces"][device.index]
+
+
+def write_history(path, trace, marks, result):
+    """Every allocator event as {action, addr, size, stream, frames (innermost 6, file:line:function)}."""
+    events = []
+    for e in trace:
+        frames = [f"{os.path.basename(f.get('filename', '?'))}:{f.get('line', 0)}:{f.get('name', '?')}"
+                  for f in (e.get("frames") or [])[:6]]
+        events.append({"action": e.get("action"), "addr": e.get("addr"), "size": e.get("size"),
+                       "stream": e.get("stream"), "frames": frames})
+    with open(path, "w") as f:
+        json.dump({"torch": result["torch"], "gpu": result["gpu"], "phases": result["phases"], "marks": marks,
+                   "base_allocated": result["base_allocated"], "events": events}, f)
 
 
 def run(rank, args):
@@ -74,22 +93,41 @@ def run(rank, args):
 
     def phase(name, step):
         torch.cuda.synchronize(device)
+        mark(name, step)
         records.append({"phase": name, "step": step,
                         "allocated": torch.cuda.memory_allocated(device),
                         "max_allocated": torch.cuda.max_memory_allocated(device),
                         "reserved": torch.cuda.memory_reserved(device)})
 
+    recording = args.history and rank == 0
+    marks = []
+    if recording:
+        torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=1000000)
+
+    def mark(name, step):
+        if recording:
+            marks.append({"phase": name, "step": step, "index": len(device_trace(torch, device))})
+
     torch.cuda.reset_peak_memory_stats(device)
     base = torch.cuda.memory_allocated(device)  # another rank's tensors do not count: each process has its own
     model = build_model(args, torch).to(device)
     phase("model_created", 0)
-    if args.strategy == "ddp":
+    if args.strategy in ("ddp", "zero1"):
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
         phase("wrapped", 0)
-    optimizer = make_optimizer(args, torch, model.parameters())
+    if args.strategy == "zero1":
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        cls, kwargs = optimizer_settings(args, torch)
+        optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=cls, **kwargs)
+    else:
+        cls, kwargs = optimizer_settings(args, torch)
+        optimizer = cls(model.parameters(), **kwargs)
     loss_fn = torch.nn.MSELoss() if args.loss == "mse" else torch.nn.CrossEntropyLoss()
     step_times = []
     for step in range(1, args.steps + 1):
+        # The loop of ShardScope's plans (engine/strategy/local_training.h): zero_grad first, so .grad lives from
+        # the backward through the optimizer step to the next step's zero_grad (set_to_none=True, the 2.x default).
+        optimizer.zero_grad(set_to_none=True)
         x = torch.randn(args.batch, args.width, device=device)
         if args.loss == "mse":
             y = torch.randn(args.batch, args.width, device=device)
@@ -97,19 +135,19 @@ def run(rank, args):
             y = torch.randint(0, args.width, (args.batch,), device=device)
         torch.cuda.synchronize(device)
         start = time.perf_counter()
-        out = model(x)
-        loss = loss_fn(out, y)
+        loss = loss_fn(model(x), y)  # as local_training.h: the output is not kept; loss, x, y live until rebound
         phase("forward", step)
         loss.backward()
         phase("before_step", step)
         optimizer.step()
-        optimizer.zero_grad(set_to_none=True)  # the 2.x default
         phase("after_step", step)
         torch.cuda.synchronize(device)
         step_times.append(time.perf_counter() - start)  # includes the phase synchronisations, as ShardScope's phases
-        del out, loss
     result = {"rank": rank, "world": args.world, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(device),
               "base_allocated": base, "phases": records, "step_times_s": step_times}
+    if recording:
+        write_history(args.history, device_trace(torch, device), marks, result)
+        torch.cuda.memory._record_memory_history(enabled=None)
     if args.json:
         print(json.dumps(result), flush=True)
     else:
@@ -124,6 +162,8 @@ def run(rank, args):
 
 def main():
     args = parse_args()
+    if args.world == 1 and args.strategy != "single":
+        raise SystemExit(f"--strategy {args.strategy} needs --world 2 or more")
     if args.world > 1 and args.strategy == "single":
         args.strategy = "ddp"
     if args.world == 1:

@@ -61,6 +61,7 @@ Scenario strategy_scenario(const StrategyCase& c) {
     s.strategy.reduce_bucket_mb = 0.001;
     s.strategy.allgather_bucket_mb = 0.001;
   }
+  if (c.strategy == StrategyKind::BalancedDataParallel) s.strategy.gpu0_batch = 1;  // of 4: the others take 2 and 1
   if (c.stages > 1) {
     s.strategy.stages = c.stages;
     s.strategy.micro_batches = c.micro_batches;
