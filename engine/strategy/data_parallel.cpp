@@ -256,6 +256,7 @@ class DataParallelLowering {
     loss_settings.batch = global_batch_;
     loss_settings.grad_enabled = grad;
     loss_settings.loss = training.loss;
+    loss_settings.mse_loss_keeps_input_sized_result = context_.behaviour.mse_loss_keeps_input_sized_result;
     ModelPass loss_pass(b0, model_, {}, loss_settings, workspaces_[0]);
     user_.rebind_loss(b0, loss_pass.loss_forward(gathered, user_.y()));
     all_phase(phase::kForward);

@@ -15,6 +15,7 @@ FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, con
     b.cublas_workspace_bytes = 0;
     b.zero_partition_sorted_by_size = false;
     b.cat_metadata_bytes = 128 * 24;
+    b.mse_loss_keeps_input_sized_result = false;
     return b;
   }
   b.name = "PyTorch 2.x";

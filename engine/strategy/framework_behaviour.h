@@ -27,13 +27,21 @@ struct FrameworkBehaviour {
   Bytes cublas_workspace_bytes = 0;
   // Whether threads other than autograd's (forward's main thread, DataParallel's parallel_apply workers) keep one
   // too: setWorkspaceForHandle runs on every getCurrentCUDABlasHandle(), and the cuBLASLt path of addmm takes its
-  // handle from there (accounting.cublas_workspaces; a GPU run settles it, ../shared/GPU_CHECKLIST.md).
+  // handle from there (accounting.cublas_workspaces). Measured on PyTorch 2.11.0+cu130, H200, 2026-11-26
+  // (tests/gpu/cublas_workspace.py): the main thread, the autograd thread and any other thread that runs a GEMM
+  // each hold one 32 MiB workspace.
   bool forward_threads_hold_workspace = true;
   // A biased Linear forward is addmm(bias, x, W.t()), which takes the cuBLASLt path (gemm_and_bias in
-  // aten/src/ATen/cuda/CUDABlas.cpp): 2.0-2.3 allocate its workspace from the caching allocator for the call and
-  // free it after (CUBLASLT_WORKSPACE_SIZE, default 1024 KiB); later 2.x cache it per handle and stream, which
-  // holds the same bytes while the GEMM runs. 1.x: 0 (cuBLASLt allocates outside the allocator).
+  // aten/src/ATen/cuda/CUDABlas.cpp), whose workspace (CUBLASLT_WORKSPACE_SIZE, default 1024 KiB) current 2.x
+  // caches per handle and stream like the cuBLAS one: measured on 2.11 (tests/gpu/pytorch_reference.py --history),
+  // the main thread's first biased Linear forward allocates 1 MiB right after the cuBLAS workspace and it stays
+  // allocated; backward's GEMMs (mm, no bias) take none. 1.x: 0 (cuBLASLt allocates outside the allocator).
   Bytes cublaslt_workspace_bytes = 0;
+  // F.mse_loss(reduction="mean") on CUDA, measured on 2.11: an input-sized result buffer first, then the
+  // input-sized elementwise loss (freed on return, with the reduction's scratch); the returned loss is the result
+  // buffer resized to one element (mse_loss_out's mean_out into it), so as long as the loss lives it keeps all of it.
+  // 1.x: the elementwise loss, then loss.mean() as a fresh scalar.
+  bool mse_loss_keeps_input_sized_result = true;
   // aten/src/ATen/native/cuda/Shape.cu, 1.8: a CUDA cat of more than one input (parallel_cat: flatten_dense_tensors
   // in broadcast_coalesced and reduce_add_coalesced) first allocates a device buffer for the inputs' metadata,
   // CAT_ARRAY_BATCH_SIZE (128) × sizeof(CatArrInputTensor<T, unsigned>) (a pointer and three 32-bit values, padded

@@ -30,6 +30,12 @@ void CublasWorkspaces::touch(ProgramBuilder& builder, const std::string& thread)
   builder.alloc(cublas_workspace_tensor_name(thread), bytes_, Category::Temporaries, /*persistent=*/true);
 }
 
+void CublasWorkspaces::touch_cublaslt(ProgramBuilder& builder, const std::string& thread) {
+  if (lt_bytes_ <= 0 || lt_seen_.count(thread)) return;
+  lt_seen_.insert(thread);
+  builder.alloc("cuBLASLt workspace (" + thread + " thread)", lt_bytes_, Category::Temporaries, /*persistent=*/true);
+}
+
 ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,
                      CublasWorkspaces& workspaces)
     : b_(builder), model_(model), params_(std::move(params)), settings_(std::move(settings)), workspaces_(workspaces) {
@@ -143,12 +149,11 @@ TensorId ModelPass::forward(TensorSlice input_view) {
         saved.push_back(weight);
       }
     }
-    // addmm with a bias and more than one row takes the cuBLASLt path and its per-call workspace (FrameworkBehaviour).
-    // Transformer blocks' biased GEMMs (GPT-2's Conv1D addmm) would too: not modelled, one such buffer in a block.
-    TensorId lt_workspace = -1;
-    if (layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1 && settings_.batch > 1 &&
-        workspaces_.cublaslt_bytes() > 0)
-      lt_workspace = b_.alloc(layer.name + " cuBLASLt workspace", workspaces_.cublaslt_bytes(), Category::Temporaries);
+    // addmm with a bias and more than one row takes the cuBLASLt path, whose workspace the thread then keeps
+    // (FrameworkBehaviour::cublaslt_workspace_bytes). GPT-2 blocks' Conv1D layers are such addmms too.
+    const bool biased_linear = layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1;
+    if ((biased_linear || layer.kind == LayerKind::TransformerBlock) && settings_.batch > 1)
+      workspaces_.touch_cublaslt(b_, settings_.forward_thread);
     const TensorId working_set = block_forward_working_set(l);
     if (!layer.is_view) {
       const OpIndex op = b_.compute(ComputeKind::Forward, layer.name + " forward",
@@ -159,7 +164,6 @@ TensorId ModelPass::forward(TensorSlice input_view) {
       annotate_forward(op, l, current, out, working_set);
     }
     if (working_set >= 0) b_.release(working_set);
-    if (lt_workspace >= 0) b_.release(lt_workspace);
     b_.release(current);
     current = out;
     if (settings_.hooks) settings_.hooks->after_layer_forward(static_cast<int>(l));
@@ -211,8 +215,13 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
   const bool grad = settings_.grad_enabled;
   TensorId loss = -1;
   if (settings_.loss == LossKind::Mse) {
+    // 2.x: the result buffer comes first and is input-sized; the loss is that buffer resized to one element, so it
+    // keeps all of it (FrameworkBehaviour::mse_loss_keeps_input_sized_result). 1.x: a fresh scalar after.
+    const bool input_sized = settings_.mse_loss_keeps_input_sized_result;
+    if (input_sized)
+      loss = b_.alloc("loss (mse_loss result, input-sized)", output_bytes(), Category::Activations, /*persistent=*/true);
     const TensorId elementwise = b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries);
-    loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
+    if (!input_sized) loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
     const OpIndex op = b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
                                   3 * output_bytes(), -1);
     b_.set_kernel(op, Kernel::MseLoss, {operand(output), operand(target), whole(loss)});

@@ -20,7 +20,8 @@ constexpr Bytes kFp32Bytes = 4;
 
 // One cuBLAS workspace per (thread, stream), created at the thread's first GEMM and kept
 // (aten/src/ATen/cuda/CublasHandlePool.cpp, 2.x). Threads: "main" (forward) and "autograd" (backward); forward
-// threads only when FrameworkBehaviour::forward_threads_hold_workspace. Also the size of cuBLASLt's per-call one.
+// threads only when FrameworkBehaviour::forward_threads_hold_workspace. Likewise one cuBLASLt workspace per thread
+// that runs a biased addmm (FrameworkBehaviour::cublaslt_workspace_bytes), created at its first one and kept.
 class CublasWorkspaces {
  public:
   explicit CublasWorkspaces(const FrameworkBehaviour& behaviour)
@@ -30,7 +31,7 @@ class CublasWorkspaces {
     if (forward_threads_) touch(builder, thread);
   }
   void touch_backward(ProgramBuilder& builder, const std::string& thread) { touch(builder, thread); }
-  Bytes cublaslt_bytes() const { return lt_bytes_; }
+  void touch_cublaslt(ProgramBuilder& builder, const std::string& thread);
 
  private:
   void touch(ProgramBuilder& builder, const std::string& thread);
@@ -38,6 +39,7 @@ class CublasWorkspaces {
   bool forward_threads_;
   Bytes lt_bytes_;
   std::set<std::string> seen_;
+  std::set<std::string> lt_seen_;
 };
 
 // Receives parameter gradients during backward.
@@ -69,6 +71,8 @@ struct PassSettings {
   std::int64_t batch = 0;      // samples on this device
   bool grad_enabled = true;    // false: torch.no_grad() and model.eval()
   LossKind loss = LossKind::Mse;
+  // FrameworkBehaviour::mse_loss_keeps_input_sized_result.
+  bool mse_loss_keeps_input_sized_result = true;
   std::string forward_thread = "main";
   std::string backward_thread = "autograd";
   Bytes param_element_bytes = kFp32Bytes;  // 2 under fp16/bf16 mixed precision: the gradients autograd makes
