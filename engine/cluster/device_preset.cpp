@@ -1,19 +1,20 @@
 // The device preset table. Capacities are the totals nvidia-smi prints (MiB) for each board;
-// peak rates are the vendors' datasheet figures (dense, no sparsity).
+// peak rates are the vendors' datasheet figures (dense, no sparsity); multiprocessor counts and threads per
+// multiprocessor are the boards' cudaDeviceProp values (CUDA programming guide, compute capability tables).
 #include "cluster/device_preset.h"
 
 namespace shardscope {
 
 const std::vector<DevicePreset>& device_presets() {
   static const std::vector<DevicePreset> presets = {
-      {"V100-16", "NVIDIA V100 SXM2 16 GB", 16160 * kMiB, "sm70", 15.7, 125, 900},
-      {"V100-32", "NVIDIA V100 SXM2 32 GB", 32510 * kMiB, "sm70", 15.7, 125, 900},
-      {"A100-40", "NVIDIA A100 SXM4 40 GB", 40960 * kMiB, "sm80", 19.5, 312, 1555},
-      {"A100-80", "NVIDIA A100 SXM4 80 GB", 81920 * kMiB, "sm80", 19.5, 312, 2039},
-      {"H100-80", "NVIDIA H100 SXM5 80 GB", 81559 * kMiB, "sm90", 67, 989, 3350},
-      {"H200-141", "NVIDIA H200 SXM 141 GB", 143771 * kMiB, "sm90", 67, 989, 4800},
-      {"RTX-4090", "NVIDIA GeForce RTX 4090 24 GB", 24564 * kMiB, "sm89", 82.6, 165, 1008},
-      {"custom", "custom device (set capacity_gib)", 16 * kGiB, "sm80", 19.5, 312, 1555},
+      {"V100-16", "NVIDIA V100 SXM2 16 GB", 16160 * kMiB, "sm70", 15.7, 125, 900, 80, 2048},
+      {"V100-32", "NVIDIA V100 SXM2 32 GB", 32510 * kMiB, "sm70", 15.7, 125, 900, 80, 2048},
+      {"A100-40", "NVIDIA A100 SXM4 40 GB", 40960 * kMiB, "sm80", 19.5, 312, 1555, 108, 2048},
+      {"A100-80", "NVIDIA A100 SXM4 80 GB", 81920 * kMiB, "sm80", 19.5, 312, 2039, 108, 2048},
+      {"H100-80", "NVIDIA H100 SXM5 80 GB", 81559 * kMiB, "sm90", 67, 989, 3350, 132, 2048},
+      {"H200-141", "NVIDIA H200 SXM 141 GB", 143771 * kMiB, "sm90", 67, 989, 4800, 132, 2048},
+      {"RTX-4090", "NVIDIA GeForce RTX 4090 24 GB", 24564 * kMiB, "sm89", 82.6, 165, 1008, 128, 1536},
+      {"custom", "custom device (set capacity_gib)", 16 * kGiB, "sm80", 19.5, 312, 1555, 108, 2048},
   };
   return presets;
 }

@@ -16,6 +16,10 @@ struct DevicePreset {
   double fp32_tflops = 0;   // dense, no tensor cores
   double bf16_tflops = 0;   // dense tensor-core peak (fp16 on V100)
   double hbm_gbps = 0;      // memory bandwidth, GB/s (decimal)
+  // cudaDeviceProp multiProcessorCount and maxThreadsPerMultiProcessor: they size ATen's reductions (ReduceConfig),
+  // whose scratch the caching allocator counts.
+  int multiprocessors = 0;
+  int max_threads_per_multiprocessor = 0;
 };
 
 const std::vector<DevicePreset>& device_presets();

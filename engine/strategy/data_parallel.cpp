@@ -226,6 +226,7 @@ class DataParallelLowering {
       settings.grad_enabled = grad;
       settings.loss = training.loss;
       settings.forward_thread = "parallel_apply worker";
+      settings.behaviour = context_.behaviour;
       auto& pass = passes[static_cast<std::size_t>(d)];
       pass = std::make_unique<ModelPass>(builders_[static_cast<std::size_t>(d)], model_, replica_params[static_cast<std::size_t>(d)],
                                          settings, workspaces_[static_cast<std::size_t>(d)]);
@@ -256,7 +257,7 @@ class DataParallelLowering {
     loss_settings.batch = global_batch_;
     loss_settings.grad_enabled = grad;
     loss_settings.loss = training.loss;
-    loss_settings.mse_loss_keeps_input_sized_result = context_.behaviour.mse_loss_keeps_input_sized_result;
+    loss_settings.behaviour = context_.behaviour;
     ModelPass loss_pass(b0, model_, {}, loss_settings, workspaces_[0]);
     user_.rebind_loss(b0, loss_pass.loss_forward(gathered, user_.y()));
     all_phase(phase::kForward);

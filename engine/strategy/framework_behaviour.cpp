@@ -5,7 +5,8 @@
 
 namespace shardscope {
 
-FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch) {
+FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch,
+                                       const DevicePreset& device) {
   FrameworkBehaviour b;
   if (accounting.mode == AccountingMode::PyTorch18) {
     b.name = "PyTorch 1.8/1.9";
@@ -22,6 +23,8 @@ FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, con
   b.cublas_workspace_bytes = gpu_arch == "sm90" ? 4096 * 8 * 1024 : 4096 * 1024 * 2 + 16 * 1024 * 8;
   b.forward_threads_hold_workspace = accounting.cublas_workspaces != "autograd-only";
   b.cublaslt_workspace_bytes = std::min<Bytes>(1024 * 1024, b.cublas_workspace_bytes);  // capped by the cuBLAS size
+  b.reduction_multiprocessors = device.multiprocessors;
+  b.reduction_max_threads_per_multiprocessor = device.max_threads_per_multiprocessor;
   return b;
 }
 

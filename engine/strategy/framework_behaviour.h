@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "cluster/device_preset.h"
 #include "core/units.h"
 #include "plan/program_builder.h"
 #include "scenario/scenario.h"
@@ -42,6 +43,10 @@ struct FrameworkBehaviour {
   // buffer resized to one element (mse_loss_out's mean_out into it), so as long as the loss lives it keeps all of it.
   // 1.x: the elementwise loss, then loss.mean() as a fresh scalar.
   bool mse_loss_keeps_input_sized_result = true;
+  // The device's multiprocessors and threads per multiprocessor, which size the scratch of ATen's CUDA reductions
+  // (strategy/reduction_scratch.h): a Linear's bias gradient, mse_loss's mean. 0 (1.x profile): not modelled.
+  int reduction_multiprocessors = 0;
+  int reduction_max_threads_per_multiprocessor = 0;
   // aten/src/ATen/native/cuda/Shape.cu, 1.8: a CUDA cat of more than one input (parallel_cat: flatten_dense_tensors
   // in broadcast_coalesced and reduce_add_coalesced) first allocates a device buffer for the inputs' metadata,
   // CAT_ARRAY_BATCH_SIZE (128) × sizeof(CatArrInputTensor<T, unsigned>) (a pointer and three 32-bit values, padded
@@ -53,7 +58,8 @@ struct FrameworkBehaviour {
   bool zero_partition_sorted_by_size = true;
 };
 
-FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch);
+FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch,
+                                       const DevicePreset& device);
 
 // torch.cat's own allocations besides its output when it flattens `inputs` tensors (FrameworkBehaviour::
 // cat_metadata_bytes): allocated and freed right after the output, which the caller has just allocated.

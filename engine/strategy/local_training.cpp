@@ -55,7 +55,7 @@ void LocalTraining::training_step() {
   settings.batch = batch;
   settings.grad_enabled = grad;
   settings.loss = training.loss;
-  settings.mse_loss_keeps_input_sized_result = context_.behaviour.mse_loss_keeps_input_sized_result;
+  settings.behaviour = context_.behaviour;
   settings.param_element_bytes = element_bytes_;
   settings.hooks = layer_hooks();
   ModelPass pass(b_, model_, pass_params(), settings, workspaces_);

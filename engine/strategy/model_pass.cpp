@@ -5,8 +5,10 @@
 //   sum_to in validate_outputs; then the incoming gradient and the saved input are released.
 // - AccumulateGrad has sequence number UINT64_MAX, so it runs right after its producer; for Linear the weight
 //   gradient passes through TBackward first, so the bias is accumulated before the weight.
-// - mse_loss allocates the elementwise loss, reduces it to a scalar, frees it; mse_loss_backward allocates a
-//   gradient of the input's size. cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
+// - mse_loss allocates the elementwise loss, reduces it to a scalar, frees it (1.x); 2.x (measured on 2.11)
+//   allocates an input-sized result first and the loss keeps it (FrameworkBehaviour). mse_loss_backward allocates a
+//   gradient of the input's size. Reductions spread over several thread blocks (the bias gradient, the mean)
+//   allocate scratch for the kernel's duration (strategy/reduction_scratch.h, 2.x profile). cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
 //   total_weight); backward allocates one input-sized gradient in each.
 // - Transformer blocks are one layer each; what they save is Korthikanti et al. 2022's count
 //   (model/transformer_costs.h). Recomputation follows torch.utils.checkpoint: the checkpointed forward keeps the
@@ -19,6 +21,8 @@
 //   (from lm_head) until the owner's backward adds the second into it, then AccumulateGrad takes it
 //   (torch/csrc/autograd/input_buffer.cpp).
 #include "strategy/model_pass.h"
+
+#include "strategy/reduction_scratch.h"
 
 #include "plan/cublas_workspace.h"
 
@@ -101,6 +105,23 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
                        static_cast<int>(l));
   annotate_recompute(op, l, transient);
   return transient;
+}
+
+std::vector<TensorId> ModelPass::alloc_reduction_scratch(std::int64_t outputs, std::int64_t inputs_per_output,
+                                                        bool along_rows, const std::string& what) {
+  const FrameworkBehaviour& f = settings_.behaviour;
+  const ReductionScratch scratch = cuda_reduction_scratch(outputs, inputs_per_output, along_rows,
+                                                          f.reduction_multiprocessors,
+                                                          f.reduction_max_threads_per_multiprocessor);
+  std::vector<TensorId> tensors;
+  if (scratch.staging > 0) tensors.push_back(b_.alloc(what + " reduction staging", scratch.staging, Category::Temporaries));
+  if (scratch.semaphores > 0)
+    tensors.push_back(b_.alloc(what + " reduction semaphores", scratch.semaphores, Category::Temporaries));
+  return tensors;
+}
+
+void ModelPass::release_reduction_scratch(const std::vector<TensorId>& scratch) {
+  for (auto it = scratch.rbegin(); it != scratch.rend(); ++it) b_.release(*it);
 }
 
 Bytes ModelPass::output_bytes() const {
@@ -217,14 +238,17 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
   if (settings_.loss == LossKind::Mse) {
     // 2.x: the result buffer comes first and is input-sized; the loss is that buffer resized to one element, so it
     // keeps all of it (FrameworkBehaviour::mse_loss_keeps_input_sized_result). 1.x: a fresh scalar after.
-    const bool input_sized = settings_.mse_loss_keeps_input_sized_result;
+    const bool input_sized = settings_.behaviour.mse_loss_keeps_input_sized_result;
     if (input_sized)
       loss = b_.alloc("loss (mse_loss result, input-sized)", output_bytes(), Category::Activations, /*persistent=*/true);
     const TensorId elementwise = b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries);
     if (!input_sized) loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
+    const std::vector<TensorId> scratch =
+        alloc_reduction_scratch(1, settings_.batch * model_.output_numel, /*along_rows=*/false, "mse mean");
     const OpIndex op = b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
                                   3 * output_bytes(), -1);
     b_.set_kernel(op, Kernel::MseLoss, {operand(output), operand(target), whole(loss)});
+    release_reduction_scratch(scratch);
     b_.release(elementwise);
     if (grad) {
       b_.retain(output); loss_saved_.push_back(output);
@@ -326,6 +350,13 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
         param_grads.push_back(own);
       }
     }
+    // A Linear's bias gradient is grad_output summed over its rows (sum_to in addmm's backward): a CUDA reduction.
+    std::vector<TensorId> bias_scratch;
+    if (layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1) {
+      const std::int64_t outputs = layer.params[1].numel;
+      bias_scratch = alloc_reduction_scratch(outputs, settings_.batch * (layer.out_numel / outputs), /*along_rows=*/true,
+                                             layer.name + " bias grad");
+    }
     const double flops = layer.forward_flops_per_sample * static_cast<double>(settings_.batch) *
                          (layer.has_weight() && needs_input_grad ? 2.0 : 1.0);
     const OpIndex op = b_.compute(ComputeKind::Backward, layer.name + " backward", flops,
@@ -333,6 +364,7 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
                                       2 * layer.param_numel() * settings_.param_element_bytes,
                                   l);
     annotate_backward(op, i, {grad, grad_input, param_grads, summed_into_pending, recomputed, tied_grad});
+    release_reduction_scratch(bias_scratch);
     b_.release(grad);
     for (TensorId t : saved_[i]) b_.release(t);
     saved_[i].clear();

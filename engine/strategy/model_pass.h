@@ -71,8 +71,8 @@ struct PassSettings {
   std::int64_t batch = 0;      // samples on this device
   bool grad_enabled = true;    // false: torch.no_grad() and model.eval()
   LossKind loss = LossKind::Mse;
-  // FrameworkBehaviour::mse_loss_keeps_input_sized_result.
-  bool mse_loss_keeps_input_sized_result = true;
+  // The framework version's rules for what kernels allocate (mse_loss's result, reductions' scratch).
+  FrameworkBehaviour behaviour;
   std::string forward_thread = "main";
   std::string backward_thread = "autograd";
   Bytes param_element_bytes = kFp32Bytes;  // 2 under fp16/bf16 mixed precision: the gradients autograd makes
@@ -121,6 +121,11 @@ class ModelPass {
 
  private:
   Bytes activation_bytes(std::int64_t numel_per_sample) const;
+  // A CUDA reduction's staging buffer and semaphores (strategy/reduction_scratch.h) allocated before the kernel;
+  // release_reduction_scratch frees them after it, semaphores first, as Reduce.cuh's buffers go out of scope.
+  std::vector<TensorId> alloc_reduction_scratch(std::int64_t outputs, std::int64_t inputs_per_output, bool along_rows,
+                                                const std::string& what);
+  void release_reduction_scratch(const std::vector<TensorId>& scratch);
   TensorSlice operand(TensorId tensor) const;  // the view given for the input, target or output gradient, else whole
   bool input_requires_grad(std::size_t layer) const;
   // What a layer's backward op reads and writes, for its kernel's operands.

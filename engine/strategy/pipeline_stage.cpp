@@ -229,7 +229,7 @@ class StageTraining : public GradSink {
     pass.batch = micro_size();
     pass.grad_enabled = !settings_.training.no_grad;
     pass.loss = settings_.training.loss;
-    pass.mse_loss_keeps_input_sized_result = context_.behaviour.mse_loss_keeps_input_sized_result;
+    pass.behaviour = context_.behaviour;
     pass.param_element_bytes = element_bytes_;
     pass.first_layer = first_;
     pass.end_layer = end_;
