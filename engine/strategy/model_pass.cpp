@@ -7,9 +7,10 @@
 //   gradient passes through TBackward first, so the bias is accumulated before the weight.
 // - mse_loss allocates the elementwise loss, reduces it to a scalar, frees it (1.x); 2.x (measured on 2.11)
 //   allocates an input-sized result first and the loss keeps it (FrameworkBehaviour). mse_loss_backward allocates a
-//   gradient of the input's size. Reductions spread over several thread blocks (the bias gradient, the mean)
-//   allocate scratch for the kernel's duration (strategy/reduction_scratch.h, 2.x profile). cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
+//   gradient of the input's size. cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
 //   total_weight); backward allocates one input-sized gradient in each.
+// - Reductions spread over several thread blocks (a Linear's bias gradient, mse_loss's mean) allocate scratch for
+//   the kernel's duration (strategy/reduction_scratch.h, 2.x profile).
 // - Transformer blocks are one layer each; what they save is Korthikanti et al. 2022's count
 //   (model/transformer_costs.h). Recomputation follows torch.utils.checkpoint: the checkpointed forward keeps the
 //   block input only; before the block's backward the forward runs again (a "recompute" compute op) and its
@@ -22,9 +23,8 @@
 //   (torch/csrc/autograd/input_buffer.cpp).
 #include "strategy/model_pass.h"
 
-#include "strategy/reduction_scratch.h"
-
 #include "plan/cublas_workspace.h"
+#include "strategy/reduction_scratch.h"
 
 namespace shardscope {
 
