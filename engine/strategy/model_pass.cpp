@@ -28,16 +28,28 @@
 
 namespace shardscope {
 
+namespace {
+
+// A workspace a thread allocates at its first use and keeps: once per thread in `seen`.
+void keep_once_per_thread(ProgramBuilder& builder, std::set<std::string>& seen, const std::string& thread,
+                          const std::string& name, Bytes bytes) {
+  if (bytes <= 0 || !seen.insert(thread).second) return;
+  builder.alloc(name, bytes, Category::Temporaries, /*persistent=*/true);
+}
+
+// addmm(bias, x, W.t()): a Linear with its own bias (a tied Linear reuses another layer's weight and has none).
+bool is_biased_linear(const Layer& layer) {
+  return layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1;
+}
+
+}  // namespace
+
 void CublasWorkspaces::touch(ProgramBuilder& builder, const std::string& thread) {
-  if (bytes_ <= 0 || seen_.count(thread)) return;
-  seen_.insert(thread);
-  builder.alloc(cublas_workspace_tensor_name(thread), bytes_, Category::Temporaries, /*persistent=*/true);
+  keep_once_per_thread(builder, seen_, thread, cublas_workspace_tensor_name(thread), bytes_);
 }
 
 void CublasWorkspaces::touch_cublaslt(ProgramBuilder& builder, const std::string& thread) {
-  if (lt_bytes_ <= 0 || lt_seen_.count(thread)) return;
-  lt_seen_.insert(thread);
-  builder.alloc("cuBLASLt workspace (" + thread + " thread)", lt_bytes_, Category::Temporaries, /*persistent=*/true);
+  keep_once_per_thread(builder, lt_seen_, thread, "cuBLASLt workspace (" + thread + " thread)", lt_bytes_);
 }
 
 ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,
@@ -172,8 +184,7 @@ TensorId ModelPass::forward(TensorSlice input_view) {
     }
     // addmm with a bias and more than one row takes the cuBLASLt path, whose workspace the thread then keeps
     // (FrameworkBehaviour::cublaslt_workspace_bytes). GPT-2 blocks' Conv1D layers are such addmms too.
-    const bool biased_linear = layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1;
-    if ((biased_linear || layer.kind == LayerKind::TransformerBlock) && settings_.batch > 1)
+    if ((is_biased_linear(layer) || layer.kind == LayerKind::TransformerBlock) && settings_.batch > 1)
       workspaces_.touch_cublaslt(b_, settings_.forward_thread);
     const TensorId working_set = block_forward_working_set(l);
     if (!layer.is_view) {
@@ -352,7 +363,7 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
     }
     // A Linear's bias gradient is grad_output summed over its rows (sum_to in addmm's backward): a CUDA reduction.
     std::vector<TensorId> bias_scratch;
-    if (layer.kind == LayerKind::Linear && layer.tied_layer < 0 && layer.params.size() > 1) {
+    if (is_biased_linear(layer)) {
       const std::int64_t outputs = layer.params[1].numel;
       bias_scratch = alloc_reduction_scratch(outputs, settings_.batch * (layer.out_numel / outputs), /*along_rows=*/true,
                                              layer.name + " bias grad");
