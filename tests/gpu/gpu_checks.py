@@ -311,7 +311,9 @@ def step_time(flags, torch_step_times, name):
 
 def allocation_histories(jobs):
     """PyTorch's caching-allocator history (every alloc and free, with sizes and Python frames) for each reference
-    job, in one file, OUT/pytorch-allocations.json: what to hold ShardScope's plans against allocation by allocation."""
+    job, in one file, OUT/pytorch-allocations.json: what to hold ShardScope's plans against allocation by allocation.
+    Runs of their own, not the reference_comparison runs: recording a Python stack at every allocation slows PyTorch,
+    and those runs' step times are the ones step_time compares against."""
     histories = {}
     for name, torch_args in jobs:
         path = os.path.join(OUT, f".{name}.history.json")
@@ -436,32 +438,34 @@ def main():
             add(name, "skipped", f"no PyTorch step times ({reference_name} did not run)")
 
     # Most telling first: PyTorch's own figures and ours beside them, then every strategy, then the rest, so a
-    # machine taken back early still leaves the answers that matter most.
-    torch_checks = [
-        ("pytorch_reference_single", lambda: reference("pytorch_reference_single", torch_single, single)),
-        ("pytorch_reference_ddp", lambda: reference("pytorch_reference_ddp", torch_ddp, ddp)),
-        ("pytorch_reference_zero1", lambda: reference("pytorch_reference_zero1", torch_zero1, zero1)),
-        ("cublas_workspace", cublas_workspaces),
+    # machine taken back early still leaves the answers that matter most. Each check says whether it needs PyTorch
+    # with CUDA; the step times need it only on a GPU (the dry run times itself against made-up PyTorch times).
+    checks_in_order = [
+        ("pytorch_reference_single", lambda: reference("pytorch_reference_single", torch_single, single), True),
+        ("pytorch_reference_ddp", lambda: reference("pytorch_reference_ddp", torch_ddp, ddp), True),
+        ("pytorch_reference_zero1", lambda: reference("pytorch_reference_zero1", torch_zero1, zero1), True),
+        ("cublas_workspace", cublas_workspaces, True),
         ("pytorch_allocations", lambda: allocation_histories(
-            [("single", torch_single), ("ddp", torch_ddp), ("zero1", torch_zero1)])),
+            [("single", torch_single), ("ddp", torch_ddp), ("zero1", torch_zero1)]), True),
+        ("strategies", strategy_runs, False),
+        ("trace", recorded_trace, False),
+        ("out_of_memory", out_of_memory, False),
+        ("gpu_tests", gpu_tests, False),
+        ("step_time_single", lambda: timing("step_time_single", single, "pytorch_reference_single"), BACKEND == "cuda"),
+        ("step_time_ddp", lambda: timing("step_time_ddp", ddp, "pytorch_reference_ddp"), BACKEND == "cuda"),
     ]
-    plain_checks = [("strategies", strategy_runs), ("trace", recorded_trace)]
-    if BACKEND == "cuda":
-        plain_checks.append(("out_of_memory", out_of_memory))
-    plain_checks.append(("gpu_tests", gpu_tests))
-    late_torch_checks = [("step_time_single", lambda: timing("step_time_single", single, "pytorch_reference_single")),
-                         ("step_time_ddp", lambda: timing("step_time_ddp", ddp, "pytorch_reference_ddp"))]
+    if BACKEND != "cuda":  # no real out-of-memory run on the cpu backend
+        checks_in_order = [c for c in checks_in_order if c[0] != "out_of_memory"]
     only = [n for n in os.environ.get("SHARDSCOPE_GPU_CHECKS_ONLY", "").split(",") if n]
-    for name, check in torch_checks + plain_checks + late_torch_checks:
+    for name, check, needs_torch in checks_in_order:
         if only and name not in only:
             continue
         if inventory is None:
             add(name, "skipped", f"no GPU: {report_state['gpu_reason']}")
-        elif not torch_ok and ((name, check) in torch_checks or (BACKEND == "cuda" and (name, check) in late_torch_checks)):
+        elif needs_torch and not torch_ok:
             add(name, "skipped", "PyTorch with CUDA is not importable")
         elif in_time(name):
             check()
-    write_report()
     failed = [c["name"] for c in checks if c["status"] == "failed"]
     print(f"report: {os.path.join(OUT, 'report.md')}; {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pytorch_reference import device_trace, write_history  # noqa: E402
+from pytorch_reference import PhaseRecorder  # noqa: E402
 
 
 def main():
@@ -36,17 +36,7 @@ def main():
     torch.manual_seed(1234)
     config = transformers.GPT2Config.from_json_file(args.config)
     config.use_cache = False
-    if args.history:
-        torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=1000000)
-    records, marks = [], []
-
-    def phase(name, step):
-        torch.cuda.synchronize(device)
-        if args.history:
-            marks.append({"phase": name, "step": step, "index": len(device_trace(torch, device))})
-        records.append({"phase": name, "step": step, "allocated": torch.cuda.memory_allocated(device),
-                        "max_allocated": torch.cuda.max_memory_allocated(device),
-                        "reserved": torch.cuda.memory_reserved(device)})
+    phase = PhaseRecorder(torch, device, history=bool(args.history))
 
     base = torch.cuda.memory_allocated(device)
     try:
@@ -72,9 +62,9 @@ def main():
         phase("after_step", step)
     result = {"torch": torch.__version__, "transformers": transformers.__version__,
               "gpu": torch.cuda.get_device_name(device), "attention": attention, "config": os.path.basename(os.path.dirname(args.config)),
-              "batch": args.batch, "seq": args.seq, "base_allocated": base, "phases": records}
+              "batch": args.batch, "seq": args.seq, "base_allocated": base, "phases": phase.records}
     if args.history:
-        write_history(args.history, device_trace(torch, device), marks, result)
+        phase.write_history(args.history, result)
     print(json.dumps(result), flush=True)
 
 

@@ -61,21 +61,41 @@ def optimizer_settings(args, torch):
             "sgd": (torch.optim.SGD, {"lr": 1e-2})}[args.optimizer]
 
 
-def device_trace(torch, device):
-    return torch.cuda.memory._snapshot()["device_traces"][device.index]
+class PhaseRecorder:
+    """memory_allocated / max_memory_allocated / memory_reserved at each of ShardScope's phases. With `history`, the
+    caching allocator's history is recorded from construction on, each phase marks where it fell in it, and
+    write_history saves every event as {action, addr, size, stream, frames (innermost 6, file:line:function)}."""
 
+    def __init__(self, torch, device, history):
+        self.torch, self.device, self.history = torch, device, history
+        self.records, self.marks = [], []
+        if history:
+            torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=1000000)
 
-def write_history(path, trace, marks, result):
-    """Every allocator event as {action, addr, size, stream, frames (innermost 6, file:line:function)}."""
-    events = []
-    for e in trace:
-        frames = [f"{os.path.basename(f.get('filename', '?'))}:{f.get('line', 0)}:{f.get('name', '?')}"
-                  for f in (e.get("frames") or [])[:6]]
-        events.append({"action": e.get("action"), "addr": e.get("addr"), "size": e.get("size"),
-                       "stream": e.get("stream"), "frames": frames})
-    with open(path, "w") as f:
-        json.dump({"torch": result["torch"], "gpu": result["gpu"], "phases": result["phases"], "marks": marks,
-                   "base_allocated": result["base_allocated"], "events": events}, f)
+    def _trace(self):
+        return self.torch.cuda.memory._snapshot()["device_traces"][self.device.index]
+
+    def __call__(self, name, step):
+        cuda = self.torch.cuda
+        cuda.synchronize(self.device)
+        if self.history:
+            self.marks.append({"phase": name, "step": step, "index": len(self._trace())})
+        self.records.append({"phase": name, "step": step, "allocated": cuda.memory_allocated(self.device),
+                             "max_allocated": cuda.max_memory_allocated(self.device),
+                             "reserved": cuda.memory_reserved(self.device)})
+
+    def write_history(self, path, result):
+        """Saves the history with `result`'s torch, gpu, phases and base_allocated, and stops recording."""
+        events = []
+        for e in self._trace():
+            frames = [f"{os.path.basename(f.get('filename', '?'))}:{f.get('line', 0)}:{f.get('name', '?')}"
+                      for f in (e.get("frames") or [])[:6]]
+            events.append({"action": e.get("action"), "addr": e.get("addr"), "size": e.get("size"),
+                           "stream": e.get("stream"), "frames": frames})
+        with open(path, "w") as f:
+            json.dump({"torch": result["torch"], "gpu": result["gpu"], "phases": result["phases"], "marks": self.marks,
+                       "base_allocated": result["base_allocated"], "events": events}, f)
+        self.torch.cuda.memory._record_memory_history(enabled=None)
 
 
 def run(rank, args):
@@ -89,25 +109,7 @@ def run(rank, args):
         os.environ.setdefault("MASTER_PORT", str(args.port))
         dist.init_process_group("gloo", rank=rank, world_size=args.world)
     torch.manual_seed(1234 + rank)
-    records = []
-
-    def phase(name, step):
-        torch.cuda.synchronize(device)
-        mark(name, step)
-        records.append({"phase": name, "step": step,
-                        "allocated": torch.cuda.memory_allocated(device),
-                        "max_allocated": torch.cuda.max_memory_allocated(device),
-                        "reserved": torch.cuda.memory_reserved(device)})
-
-    recording = args.history and rank == 0
-    marks = []
-    if recording:
-        torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=1000000)
-
-    def mark(name, step):
-        if recording:
-            marks.append({"phase": name, "step": step, "index": len(device_trace(torch, device))})
-
+    phase = PhaseRecorder(torch, device, history=bool(args.history) and rank == 0)
     torch.cuda.reset_peak_memory_stats(device)
     base = torch.cuda.memory_allocated(device)  # another rank's tensors do not count: each process has its own
     model = build_model(args, torch).to(device)
@@ -115,12 +117,11 @@ def run(rank, args):
     if args.strategy in ("ddp", "zero1"):
         model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
         phase("wrapped", 0)
+    cls, kwargs = optimizer_settings(args, torch)
     if args.strategy == "zero1":
         from torch.distributed.optim import ZeroRedundancyOptimizer
-        cls, kwargs = optimizer_settings(args, torch)
         optimizer = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=cls, **kwargs)
     else:
-        cls, kwargs = optimizer_settings(args, torch)
         optimizer = cls(model.parameters(), **kwargs)
     loss_fn = torch.nn.MSELoss() if args.loss == "mse" else torch.nn.CrossEntropyLoss()
     step_times = []
@@ -144,15 +145,14 @@ def run(rank, args):
         torch.cuda.synchronize(device)
         step_times.append(time.perf_counter() - start)  # includes the phase synchronisations, as ShardScope's phases
     result = {"rank": rank, "world": args.world, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(device),
-              "base_allocated": base, "phases": records, "step_times_s": step_times}
-    if recording:
-        write_history(args.history, device_trace(torch, device), marks, result)
-        torch.cuda.memory._record_memory_history(enabled=None)
+              "base_allocated": base, "phases": phase.records, "step_times_s": step_times}
+    if phase.history:
+        phase.write_history(args.history, result)
     if args.json:
         print(json.dumps(result), flush=True)
     else:
         print(f"rank {rank} on {result['gpu']} (torch {result['torch']}), world {args.world}, {args.strategy}")
-        for r in records:
+        for r in phase.records:
             print(f"  step {r['step']} {r['phase']:<12} allocated {r['allocated']:>14,} B  "
                   f"max {r['max_allocated']:>14,} B  reserved {r['reserved']:>14,} B")
         print("  step times: " + ", ".join(f"{t * 1e3:.3f} ms" for t in step_times), flush=True)
