@@ -237,15 +237,26 @@ def shardscope_phases(flags):
     return run, predicted, err
 
 
+def json_objects(text):
+    """Every JSON object in `text`. The reference's ranks are processes of their own printing to one pipe, so two
+    ranks' lines can arrive glued together ("}{"): decode object after object instead of line by line."""
+    decoder, objects, at = json.JSONDecoder(), [], 0
+    while (at := text.find("{", at)) >= 0:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            at += 1
+            continue
+        if isinstance(value, dict):
+            objects.append(value)
+        at = end
+    return objects
+
+
 def reference_comparison(name, torch_args, flags):
     """pytorch_reference.py beside run --backend cuda; returns the PyTorch step times."""
     rc, out, err, _ = sh([PYTHON, os.path.join(SCRIPTS, "pytorch_reference.py"), *torch_args, "--json"], 400)
-    torch_ranks = []
-    for line in out.splitlines():
-        try:
-            torch_ranks.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
+    torch_ranks = json_objects(out)
     run, predicted, err_run = shardscope_phases(flags)
     if not torch_ranks or run is None or not run.get("ok"):
         add(name, "failed", f"pytorch exit {rc} ({err.strip()[-300:]}); shardscope: {(run or {}).get('error') or err_run.strip()[-300:]}")
