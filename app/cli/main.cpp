@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
 
   cli::ScenarioFlags run_flags;
   std::string backend;
-  std::optional<double> lr;
+  cli::TrainingKnobs knobs;
   auto* run = app.add_subcommand("run", "Execute the plan for real (CPU threads); loss, parameter checksum, measured vs predicted memory");
   run_flags.add_to(*run);
   exec::MultiNodeOptions multinode;
@@ -87,7 +87,10 @@ int main(int argc, char** argv) {
                   "The job token: with --serve, the secret viewers must hold (default: a random one); cuda, several "
                   "nodes: the secret every node shares")
       ->envname(exec::kTokenEnvironmentVariable);
-  run->add_option("--lr", lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
+  run->add_option("--lr", knobs.lr, "Learning rate (default: torch's, 1e-3 for Adam/AdamW, 1e-2 for SGD)");
+  run->add_option("--initial-loss-scale", knobs.initial_loss_scale,
+                  "fp16: the dynamic loss scale to start from (default 65536, GradScaler's); it halves on each overflowed, "
+                  "skipped step and doubles after 2000 clean ones");
   cli::ParameterFiles parameter_files;
   run->add_option("--load-params", parameter_files.load,
                   "Initial parameters from a safetensors file (state_dict names: GPT-2 as transformers' GPT2LMHeadModel)");
@@ -211,7 +214,7 @@ int main(int argc, char** argv) {
       if (!serve_address.empty()) serving = std::make_unique<cli::TraceServing>(serve_address, multinode.token, serve_linger, std::cerr);
       // The served stream carries the same stamped header (host, start, command line) as the --out file.
       cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line, serving ? &serving->sink() : nullptr);
-      const auto executed = cli::run_execute(scenario, backend, lr, outputs.sink(), multinode, parameter_files);
+      const auto executed = cli::run_execute(scenario, backend, knobs, outputs.sink(), multinode, parameter_files);
       if (json) {
         std::cout << cli::run_json(executed) << "\n";
       } else {

@@ -9,17 +9,29 @@
 
 namespace shardscope::cli {
 
-RunRun run_execute(const Scenario& scenario, const std::string& backend, std::optional<double> lr, TraceSink& sink,
+namespace {
+
+// inf (or 1e400) would train to NaN and exit 0.
+void require_positive_finite(std::optional<double> value, const char* flag) {
+  if (!value || (std::isfinite(*value) && *value > 0)) return;
+  std::ostringstream got;
+  got << *value;
+  throw ScenarioError(flag, "must be a positive finite number (got " + got.str() + ")");
+}
+
+}  // namespace
+
+RunRun run_execute(const Scenario& scenario, const std::string& backend, const TrainingKnobs& knobs, TraceSink& sink,
                    const exec::MultiNodeOptions& multinode, const ParameterFiles& files) {
   const std::optional<exec::BackendKind> kind = exec::backend_kind_from_name(backend);
   if (!kind) throw ScenarioError("--backend", "unknown backend '" + backend + "' (expected cpu or cuda)");
-  if (lr && !(std::isfinite(*lr) && *lr > 0)) {  // inf (or 1e400) would train to NaN and exit 0
-    std::ostringstream got;
-    got << *lr;
-    throw ScenarioError("--lr", "must be a positive finite number (got " + got.str() + ")");
-  }
+  require_positive_finite(knobs.lr, "--lr");
+  require_positive_finite(knobs.initial_loss_scale, "--initial-loss-scale");
+  if (knobs.initial_loss_scale && scenario.training.dtype != Dtype::Fp16)
+    throw ScenarioError("--initial-loss-scale", "loss scaling is fp16's; this run trains in " + dtype_name(scenario.training.dtype));
   exec::ExecutionOptions options;
-  options.lr = lr;
+  options.lr = knobs.lr;
+  if (knobs.initial_loss_scale) options.loss_scale.initial_scale = *knobs.initial_loss_scale;
   options.backend = *kind;
   options.multinode = multinode;
   options.keep_parameters = !files.save.empty();

@@ -25,7 +25,14 @@ struct ParameterFiles {
   std::string load, save;
 };
 
-RunRun run_execute(const Scenario& scenario, const std::string& backend, std::optional<double> lr, TraceSink& sink,
+// Training settings only a run has: --lr (unset: torch's default) and --initial-loss-scale (fp16; unset:
+// GradScaler's 2^16).
+struct TrainingKnobs {
+  std::optional<double> lr;
+  std::optional<double> initial_loss_scale;
+};
+
+RunRun run_execute(const Scenario& scenario, const std::string& backend, const TrainingKnobs& knobs, TraceSink& sink,
                    const exec::MultiNodeOptions& multinode = {}, const ParameterFiles& files = {});
 
 // Writes the run's trained parameters to files.save (after a run that ended ok). Throws ScenarioError naming

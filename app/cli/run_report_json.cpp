@@ -35,6 +35,8 @@ std::string run_json(const RunRun& run) {
     ranks.push_back({{"rank", rank.rank},
                      {"loss", rank.loss ? json(*rank.loss) : json(nullptr)},
                      {"step_losses", rank.step_losses},
+                     {"loss_scale", rank.loss_scale ? json(*rank.loss_scale) : json(nullptr)},
+                     {"skipped_steps", rank.skipped_steps},
                      {"param_checksum", rank.param_checksum},
                      {"param_sum_of_squares", rank.param_sum_of_squares},
                      {"measured_peak_bytes", rank.measured_peak_bytes},

@@ -13,9 +13,12 @@ namespace shardscope::cli {
 void print_run_text(const RunRun& run, std::ostream& out) {
   const auto& s = run.scenario.settings;
   const exec::ExecutionResult& r = run.result;
-  out << fmt::format("Executed on {}: {} × {}, {}, batch {} per rank, {} step(s), {}\n", run.backend,
+  out << fmt::format("Executed on {}: {} × {}, {}, batch {} per rank, {} step(s), {}{}\n", run.backend,
                      run.plan.programs.size(), run.scenario.model.display_name, strategy_name(s.strategy.kind),
-                     s.training.batch, s.training.steps, optimizer_name(s.training.optimizer));
+                     s.training.batch, s.training.steps, optimizer_name(s.training.optimizer),
+                     is_mixed_precision(s.training.dtype)
+                         ? ", " + dtype_name(s.training.dtype) + " mixed precision (fp32 master weights)"
+                         : std::string());
   out << fmt::format("Run time {} — {}\n", format_duration(r.run_time_ns), r.ok ? "ok" : "FAILED: " + r.error);
   if (r.ok) {
     const exec::ModelParameters model = exec::assemble_model_parameters(r.ranks);
@@ -44,6 +47,9 @@ void print_run_text(const RunRun& run, std::ostream& out) {
     out << fmt::format("rank {}: loss {}  checksum of the parameters it holds {:.9g} (Σx² {:.9g})\n", rank.rank,
                        rank.loss ? fmt::format("{:.9g}", *rank.loss) : std::string("-"), rank.param_checksum,
                        rank.param_sum_of_squares);
+    if (rank.loss_scale)
+      out << fmt::format("  fp16 loss scale {:g} after the last step; {} step(s) skipped for inf / NaN gradients\n",
+                         *rank.loss_scale, rank.skipped_steps);
     out << fmt::format("  peak: measured {} ({} B), predicted {} ({} B){}\n", format_bytes(rank.measured_peak_bytes),
                        rank.measured_peak_bytes, format_bytes(predicted.peak_allocated), predicted.peak_allocated,
                        rank.measured_peak_bytes == predicted.peak_allocated ? "  equal" : "  DIFFER");

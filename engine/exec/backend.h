@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "exec/tracking_allocator.h"
+#include "plan/element_type.h"
 #include "plan/op.h"
 #include "scenario/scenario.h"
 
@@ -25,6 +26,7 @@ namespace shardscope::exec {
 struct DeviceBuffer {
   std::byte* data = nullptr;
   Bytes bytes = 0;
+  ElementType element = ElementType::Fp32;  // what the bytes hold (the plan tensor's; plan/element_type.h)
   bool present() const { return data != nullptr || bytes > 0; }
   std::size_t float_count() const { return static_cast<std::size_t>(bytes) / sizeof(float); }
 };
@@ -56,6 +58,8 @@ struct KernelLaunch {
   int seq = 0;
   bool training = false;
   std::uint64_t dropout_key = 0;
+  // UnscaleGradients: set to true when a gradient is inf or NaN (left alone otherwise).
+  bool* found_non_finite = nullptr;
 };
 
 // A collective, send or recv of one rank, on operand buffers (plan/kernel.h: all-reduce / broadcast / reduce:

@@ -125,7 +125,13 @@ ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, Trac
     control.watch(&completions.back());
   }
 
-  const RunContext context{scenario, plan, options, optimizer_settings(scenario, options.lr), backend, control};
+  // fp16: every rank that unscales gradients votes on each step's overflow (exec/loss_scaler.h).
+  int voters = 0;
+  for (const auto& program : plan.programs)
+    if (std::any_of(program.ops.begin(), program.ops.end(), [](const Op& op) { return op.kernel == Kernel::UnscaleGradients; }))
+      ++voters;
+  OverflowVote overflow_vote(voters, control);
+  const RunContext context{scenario, plan, options, optimizer_settings(scenario, options.lr), backend, control, &overflow_vote};
   std::vector<std::unique_ptr<RankRunner>> runners;
   for (int r = 0; r < world; ++r)
     if (backend.runs_rank(r))

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "exec/backend_choice.h"
+#include "exec/loss_scaler.h"
 #include "exec/tracking_allocator.h"
 #include "plan/plan.h"
 #include "scenario/scenario.h"
@@ -65,6 +66,7 @@ struct ExecutionOptions {
   bool cpu_device_capacity = true;
   BackendKind backend = BackendKind::Cpu;  // cuda: exec/backends/backend_factory.h says when it cannot run here
   MultiNodeOptions multinode;              // CUDA backend only; this process runs its node's ranks
+  LossScaleSettings loss_scale;            // fp16 training's dynamic loss scaling (exec/loss_scaler.h)
 };
 
 struct PhaseMeasurement {
@@ -112,6 +114,9 @@ struct RankExecution {
   std::vector<PhaseMeasurement> phases;
   std::vector<ParameterPiece> parameters;  // what it holds of the model's parameters (exec/data/model_parameters.h)
   std::vector<DeviceMemoryMeasurement> device_memory;  // CUDA backend: at each phase
+  // fp16 training: the loss scale after the last step and how many steps an overflow skipped.
+  std::optional<double> loss_scale;
+  int skipped_steps = 0;
 };
 
 struct ExecutionResult {

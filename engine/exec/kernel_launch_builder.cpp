@@ -25,18 +25,32 @@ std::string where(const Program& program, OpIndex index) {
          program.ops[static_cast<std::size_t>(index)].label + "'";
 }
 
-// Rows of a batch-first operand holding `per_row` fp32 elements (or `element_bytes`-sized ones) per sample.
+// Rows of a batch-first operand holding `per_row` elements per sample (of the operand's element type; bytes for
+// opaque ones, so `per_row` counts bytes there: 8 an int64 id).
 int rows_of(const Program& program, OpIndex index, const std::vector<DeviceBuffer>& operands, std::size_t operand,
-            std::int64_t per_row, Bytes element_bytes) {
+            std::int64_t per_row) {
   if (operand >= operands.size() || !operands[operand].present())
     throw LoweringBug("lowering bug: " + where(program, index) + " lacks operand " + std::to_string(operand));
-  const Bytes row_bytes = per_row * element_bytes;
+  const Bytes row_bytes = per_row * element_bytes(operands[operand].element);
   const Bytes bytes = operands[operand].bytes;
   if (row_bytes <= 0 || bytes % row_bytes != 0)
     throw LoweringBug("lowering bug: " + where(program, index) + ": operand " + std::to_string(operand) + " holds " +
                       std::to_string(bytes) + " bytes, not a whole number of " + std::to_string(row_bytes) +
                       "-byte rows");
   return static_cast<int>(bytes / row_bytes);
+}
+
+// Rows of a GPT block's `saved` operand (operand 0), one sample's layout a row: `fp32_row` bytes, or `bit16_row`
+// when the operand is 16-bit (its masks stay 1 byte an element).
+int saved_rows(const Program& program, OpIndex index, const std::vector<DeviceBuffer>& operands, Bytes fp32_row,
+               Bytes bit16_row) {
+  if (operands.empty() || !operands[0].present())
+    throw LoweringBug("lowering bug: " + where(program, index) + " lacks operand 0");
+  const Bytes row = is_16_bit(operands[0].element) ? bit16_row : fp32_row;
+  if (row <= 0 || operands[0].bytes % row != 0)
+    throw LoweringBug("lowering bug: " + where(program, index) + ": saved holds " + std::to_string(operands[0].bytes) +
+                      " bytes, not a whole number of " + std::to_string(row) + "-byte samples");
+  return static_cast<int>(operands[0].bytes / row);
 }
 
 }  // namespace
@@ -55,17 +69,18 @@ void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex ind
   switch (op.kernel) {
     case Kernel::EmbeddingForward:
     case Kernel::EmbeddingBackward:
-      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::EmbeddingForward ? 0 : 1, model_.seq, 8);
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::EmbeddingForward ? 0 : 1, model_.seq * 8);
       break;
     case Kernel::LayerNormForward:
     case Kernel::LayerNormBackward:
-      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LayerNormForward ? 0 : 1, c.hidden, 4);
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LayerNormForward ? 0 : 1, c.hidden);
       break;
     case Kernel::GptAttentionRecompute:
-      launch.rows = rows_of(program, index, ops, 0, gpt_block_layout(c, 1, model_.seq, 4).saved_bytes, 1);
+      launch.rows = saved_rows(program, index, ops, gpt_block_layout(c, 1, model_.seq, 4).saved_bytes,
+                               gpt_block_layout(c, 1, model_.seq, 2).saved_bytes);
       break;
     default:
-      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::GptBlockForward ? 0 : 1, model_.seq * c.hidden, 4);
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::GptBlockForward ? 0 : 1, model_.seq * c.hidden);
   }
 }
 
@@ -87,18 +102,18 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
       launch.in_features = static_cast<int>(layer.in_numel / tokens);
       launch.out_features = static_cast<int>(layer.out_numel / tokens);
       // forward: input is operand 0; backward: operand 1 (operand 0 is grad_out)
-      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LinearForward ? 0 : 1, launch.in_features, 4);
+      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LinearForward ? 0 : 1, launch.in_features);
       break;
     }
     // A language model's cross-entropy has a row per token (logits.view(-1, V), targets.view(-1)).
     case Kernel::CrossEntropyLoss:
     case Kernel::LogSoftmaxBackward:
       launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
-      launch.rows = rows_of(program, index, ops, 0, launch.classes, 4);
+      launch.rows = rows_of(program, index, ops, 0, launch.classes);
       break;
     case Kernel::NllLossBackward:  // target: one int64 class id per row
       launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
-      launch.rows = rows_of(program, index, ops, 0, 1, 8);
+      launch.rows = rows_of(program, index, ops, 0, 8);
       break;
     case Kernel::OptimizerStep: {
       launch.optimizer = optimizer_;

@@ -6,6 +6,7 @@
 
 #include "exec/data/batch_loading.h"
 #include "exec/data/parameter_init.h"
+#include "exec/cpu/sixteen_bit.h"
 #include "plan/cublas_workspace.h"
 
 namespace shardscope::exec {
@@ -19,6 +20,8 @@ RankRunner::RankRunner(const RunContext& context, int rank, RankTrace& trace, Op
       tensors_(program_),
       launches_(context.scenario, context.optimizer, context.options.seed) {
   result_.rank = rank;
+  const auto& training = context.scenario.settings.training;
+  if (training.dtype == Dtype::Fp16 && !training.no_grad) scaler_.emplace(context.options.loss_scale);
   // Runs on the host thread inside allocate() / free(), under the allocator's lock: it only emits.
   backend_.allocator().set_listener([this](const AllocationEvent& event) {
     const Op& op = program_.ops.at(static_cast<std::size_t>(current_op_));
@@ -108,11 +111,18 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
   backend_.fill_zero(buffer);
   if (const auto thread = cublas_workspace_thread(info.name)) backend_.use_gemm_workspace(*thread, buffer);
   if (info.initial_values.empty()) return;
-  std::vector<float> values(static_cast<std::size_t>(info.bytes) / sizeof(float));
+  backend_.copy_from_host(buffer, initial_bytes(info));
+}
+
+std::vector<std::byte> RankRunner::initial_bytes(const TensorInfo& info) const {
+  if (info.element != ElementType::Fp32 && !is_16_bit(info.element))
+    throw std::logic_error("initial values for tensor " + info.name + ", which holds " + element_type_name(info.element));
+  const Bytes element = element_bytes(info.element);
+  std::vector<float> values(static_cast<std::size_t>(info.bytes / element));
   const std::uint64_t seed = context_.options.distinct_replica_init ? context_.options.seed + static_cast<std::uint64_t>(program_.rank)
                                                                      : context_.options.seed;
   for (const ParameterInit& init : info.initial_values) {
-    const auto first = static_cast<std::size_t>(init.offset) / sizeof(float);
+    const auto first = static_cast<std::size_t>(init.offset / element);
     if (init.numel < 0 || first + static_cast<std::size_t>(init.numel) > values.size())
       throw std::logic_error("initial values of " + init.name + " lie outside tensor " + info.name);
     const std::span<float> piece = std::span<float>(values).subspan(first, static_cast<std::size_t>(init.numel));
@@ -120,7 +130,11 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
     else if (init.constant) std::fill(piece.begin(), piece.end(), init.value);
     else init_parameter(seed, init.name, init.bound > 0 ? init.bound : fan_in_bound(init.fan_in), init.first_element, piece);
   }
-  backend_.copy_from_host(buffer, std::as_bytes(std::span<const float>(values)));
+  std::vector<std::byte> bytes(static_cast<std::size_t>(info.bytes));
+  // A 16-bit parameter holds the generated fp32 value rounded, as model.half() / .to(torch.bfloat16) leaves it.
+  if (is_16_bit(info.element)) cpu::narrow(info.element, values, bytes.data());
+  else std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
 }
 
 void RankRunner::run_free(OpIndex index, const Op& op) {
@@ -193,12 +207,35 @@ std::optional<TimeNs> RankRunner::run_compute(OpIndex index, const Op& op, std::
     load_batch(context_.scenario, context_.options.seed, program_, index, operands, backend_);
     return std::nullopt;
   }
-  const KernelLaunch launch = launches_.build(program_, index, std::move(operands));
+  // A step an overflow cancelled: GradScaler.step() does not call optimizer.step(), so no update and no step count.
+  if (op.kernel == Kernel::OptimizerStep && op.step == skipped_step_.load()) return std::nullopt;
+  KernelLaunch launch = launches_.build(program_, index, std::move(operands));
+  bool found_non_finite = false;
+  if (scaler_ && (op.kernel == Kernel::MseLossBackward || op.kernel == Kernel::NllLossBackward))
+    launch.scale *= scaler_->scale();  // scaler.scale(loss).backward()
+  if (scaler_ && op.kernel == Kernel::UnscaleGradients) {
+    launch.scale = 1.0 / scaler_->scale();
+    launch.found_non_finite = &found_non_finite;
+  }
   const std::optional<TimeNs> device_time = backend_.run_kernel_timed(launch);
+  if (scaler_ && op.kernel == Kernel::UnscaleGradients) {
+    if (!context_.overflow_vote) throw std::logic_error("fp16 training without an overflow vote");
+    const bool overflow = context_.overflow_vote->any_overflow(op.step, found_non_finite);
+    scaler_->update(overflow);
+    if (overflow) skipped_step_.store(op.step);
+    std::lock_guard lock(result_mutex_);
+    result_.loss_scale = scaler_->scale();
+    result_.skipped_steps = scaler_->skipped_steps();
+  }
   const std::size_t loss_operand = op.kernel == Kernel::MseLoss ? 2 : op.kernel == Kernel::CrossEntropyLoss ? 3 : 0;
   if (loss_operand == 0) return device_time;
   float loss = 0;
   backend_.copy_to_host(std::as_writable_bytes(std::span<float>(&loss, 1)), launch.operands.at(loss_operand));
+  record_loss(op, loss);
+  return device_time;
+}
+
+void RankRunner::record_loss(const Op& op, float loss) {
   std::lock_guard lock(result_mutex_);
   if (op.micro_batch < 0) {
     result_.loss = loss;
@@ -214,7 +251,6 @@ std::optional<TimeNs> RankRunner::run_compute(OpIndex index, const Op& op, std::
   const auto step = static_cast<std::size_t>(std::max(op.step, 1));
   if (result_.step_losses.size() < step) result_.step_losses.resize(step, std::nan(""));
   result_.step_losses[step - 1] = *result_.loss;
-  return device_time;
 }
 
 CommunicationLaunch RankRunner::communication_launch(const Op& op, std::vector<DeviceBuffer> operands) const {
@@ -236,11 +272,18 @@ void RankRunner::measure_parameters() {
     const TensorInfo& info = program_.tensors[static_cast<std::size_t>(t)];
     if (info.initial_values.empty() || !tensors_.live(t)) continue;
     const DeviceBuffer buffer = tensors_.buffer(t);
-    std::vector<float> values(buffer.float_count());
-    backend_.copy_to_host(std::as_writable_bytes(std::span<float>(values)), buffer);
+    const Bytes element = element_bytes(buffer.element);
+    std::vector<float> values(static_cast<std::size_t>(buffer.bytes / element));
+    if (is_16_bit(buffer.element)) {
+      std::vector<std::byte> bits(static_cast<std::size_t>(buffer.bytes));
+      backend_.copy_to_host(bits, buffer);
+      cpu::widen(buffer.element, bits.data(), values);
+    } else {
+      backend_.copy_to_host(std::as_writable_bytes(std::span<float>(values)), buffer);
+    }
     for (const ParameterInit& init : info.initial_values) {
       ParameterPiece piece{init.name, init.first_element, init.numel, init.parameter_numel, 0, 0, {}};
-      const auto first = values.begin() + static_cast<std::ptrdiff_t>(init.offset / static_cast<Bytes>(sizeof(float)));
+      const auto first = values.begin() + static_cast<std::ptrdiff_t>(init.offset / element);
       for (auto v = first; v != first + init.numel; ++v) {
         piece.sum += *v;
         piece.sum_of_squares += static_cast<double>(*v) * *v;

@@ -4,6 +4,7 @@
 #pragma once
 #include "exec/exec_layer.h"
 #include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "exec/backend.h"
 #include "exec/executor.h"
 #include "exec/kernel_launch_builder.h"
+#include "exec/loss_scaler.h"
 #include "exec/rank_trace.h"
 #include "exec/run_control.h"
 #include "exec/stream_worker.h"
@@ -28,6 +30,7 @@ struct RunContext {
   OptimizerSettings optimizer;
   Backend& backend;
   RunControl& control;
+  OverflowVote* overflow_vote = nullptr;  // fp16 training: the ranks' agreement on skipped steps
 };
 
 class RankRunner {
@@ -49,6 +52,9 @@ class RankRunner {
   void execute_work(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
   // Returns the device's time for the kernel where the backend measures one (RankBackend::run_kernel_timed).
   std::optional<TimeNs> run_compute(OpIndex index, const Op& op, std::vector<DeviceBuffer> operands);
+  void record_loss(const Op& op, float loss);
+  // The tensor's values from the plan's ParameterInit (generated, constant or --load-params), in its element type.
+  std::vector<std::byte> initial_bytes(const TensorInfo& info) const;
   CommunicationLaunch communication_launch(const Op& op, std::vector<DeviceBuffer> operands) const;
   void report(const std::exception& error);
   void measure_parameters();
@@ -63,6 +69,8 @@ class RankRunner {
   std::array<std::unique_ptr<StreamWorker>, kStreamCount> workers_;
   std::map<TensorId, std::vector<OpIndex>> in_flight_;  // tensor -> ops posted to a stream thread that read it
   OpIndex current_op_ = -1;  // the alloc / free op the allocator listener reports (host thread only)
+  std::optional<LossScaler> scaler_;     // fp16 training only
+  std::atomic<int> skipped_step_{-1};    // the step whose optimizer update an overflow cancelled
 
   mutable std::mutex result_mutex_;  // the loss may be written by a stream thread
   RankExecution result_;

@@ -37,7 +37,8 @@ const Allocation& TensorTable::allocation(TensorId tensor) const {
 
 DeviceBuffer TensorTable::buffer(TensorId tensor) const {
   const Allocation& a = allocation(tensor);
-  return {static_cast<std::byte*>(a.data), program_.tensors.at(static_cast<std::size_t>(tensor)).bytes};
+  const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(tensor));
+  return {static_cast<std::byte*>(a.data), info.bytes, info.element};
 }
 
 DeviceBuffer TensorTable::resolve_slice(OpIndex index, const TensorSlice& slice) const {
@@ -59,7 +60,7 @@ DeviceBuffer TensorTable::resolve_slice(OpIndex index, const TensorSlice& slice)
     throw LoweringBug("lowering bug: " + where(index) + " reads bytes [" + std::to_string(slice.offset) + ", " +
                       std::to_string(slice.offset + bytes) + ") of '" + info.name + "', which holds " +
                       std::to_string(info.bytes) + " bytes");
-  return {static_cast<std::byte*>(entry.allocation.data) + slice.offset, bytes};
+  return {static_cast<std::byte*>(entry.allocation.data) + slice.offset, bytes, info.element};
 }
 
 std::vector<DeviceBuffer> TensorTable::resolve(OpIndex index) const {

@@ -1,8 +1,8 @@
 // What an op computes, for executors: a kernel and its operands (slices of the program's tensors). The memory
 // accounting and the simulator ignore both; lowering fills them so an executor can run the plan for real and a
 // validator can check that every operand is alive when the op runs.
-// Operands by kernel (`-` marks an optional operand, given as TensorSlice{} with tensor -1). Element type fp32,
-// row-major, batch-first; "rows" is the op's batch (samples on this rank / micro-batch).
+// Operands by kernel (`-` marks an optional operand, given as TensorSlice{} with tensor -1). Element type fp32 (or
+// 16-bit, see below), row-major, batch-first; "rows" is the op's batch (samples on this rank / micro-batch).
 //   LoadBatch            x-, y-                       this rank's slice of the global batch (exec/data/batch_source);
 //                                                      a pipeline stage loads only what it reads (x first, y last)
 //   LinearForward        input, weight, bias-, output output = input·weightᵀ + bias
@@ -26,6 +26,11 @@
 //   OptimizerStep        (param, grad, state...)×k    one torch.optim step over k parameters; the state tensors per
 //                                                      parameter: SGD 0, momentum 1 (buffer), Adam/AdamW 2 (exp_avg,
 //                                                      exp_avg_sq); hyperparameters from the scenario
+//   UnscaleGradients     (dst, src)...                mixed precision: each fp32 master gradient dst = 16-bit src /
+//                                                      the loss scale, and whether any is inf or NaN (fp16's dynamic
+//                                                      loss scaling then skips the step, as GradScaler)
+// Under mixed precision operands hold what their tensor's ElementType says (plan/element_type.h): a kernel reads
+// 16-bit operands as their values and rounds what it writes into them; Copy converts between element types.
 // GPT-2 (model/gpt_block_layout.h fixes what the saved buffers hold; tokens = rows × seq, row-major [tokens × width]):
 //   EmbeddingForward     ids, wte, wpe, mask-, output  output = dropout(wte[ids] + wpe[position]), embd_pdrop; the
 //                                                      keep mask (1 byte an element) written where present
@@ -92,6 +97,7 @@ enum class Kernel : std::uint8_t {
   GptBlockForward,
   GptAttentionRecompute,
   GptBlockBackward,
+  UnscaleGradients,
 };
 
 std::string kernel_name(Kernel kernel);

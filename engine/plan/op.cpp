@@ -76,6 +76,7 @@ std::string kernel_name(Kernel kernel) {
     case Kernel::GptBlockForward: return "gpt_block_forward";
     case Kernel::GptAttentionRecompute: return "gpt_attention_recompute";
     case Kernel::GptBlockBackward: return "gpt_block_backward";
+    case Kernel::UnscaleGradients: return "unscale_gradients";
   }
   return "?";
 }

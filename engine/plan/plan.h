@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/element_type.h"
 #include "plan/op.h"
 
 namespace shardscope {
@@ -28,6 +29,7 @@ struct TensorInfo {
   Category category = Category::Temporaries;
   bool persistent = false;  // allowed to be live when the program ends (parameters, states, user-held tensors)
   std::vector<ParameterInit> initial_values;  // empty: executors zero the tensor
+  ElementType element = ElementType::Fp32;  // what its bytes hold, for executors (plan/element_type.h)
 };
 
 // Which share of each step's samples a rank's program loads (its LoadBatch ops): the rank is replica `index` of

@@ -6,7 +6,7 @@
 
 namespace shardscope {
 
-ProgramBuilder::ProgramBuilder(int rank) { program_.rank = rank; }
+ProgramBuilder::ProgramBuilder(int rank, ElementType compute) : compute_(compute) { program_.rank = rank; }
 
 OpIndex ProgramBuilder::push(Op op) {
   op.step = step_;
@@ -16,8 +16,12 @@ OpIndex ProgramBuilder::push(Op op) {
 }
 
 TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category, bool persistent) {
+  return alloc(std::move(name), bytes, category, persistent, compute_);
+}
+
+TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category, bool persistent, ElementType element) {
   const auto id = static_cast<TensorId>(program_.tensors.size());
-  program_.tensors.push_back({std::move(name), bytes, category, persistent, {}});
+  program_.tensors.push_back({std::move(name), bytes, category, persistent, {}, element});
   refcount_.push_back(1);
   if (bytes > 0) {
     Op op;

@@ -13,7 +13,9 @@ namespace shardscope {
 
 class ProgramBuilder {
  public:
-  explicit ProgramBuilder(int rank);
+  // `compute`: the element type of parameters, gradients and activations (16-bit under mixed precision), which
+  // alloc gives a tensor unless told otherwise.
+  explicit ProgramBuilder(int rank, ElementType compute = ElementType::Fp32);
 
   int rank() const { return program_.rank; }
   // Room for this many ops and tensors, so that pushing them never moves the ops already built. Lowerings pass the
@@ -29,6 +31,10 @@ class ProgramBuilder {
 
   // Allocates a tensor held once. Zero-byte tensors still get an id but emit no op (CUDA allocates nothing).
   TensorId alloc(std::string name, Bytes bytes, Category category, bool persistent = false);
+  // The same with the element type said: fp32 master weights, optimizer state and losses under mixed precision;
+  // opaque ids, masks and workspaces.
+  TensorId alloc(std::string name, Bytes bytes, Category category, bool persistent, ElementType element);
+  ElementType compute_element() const { return compute_; }
   void retain(TensorId tensor);   // one more holder (a view, a saved variable, a Python name)
   void release(TensorId tensor);  // one holder fewer; emits Free at zero
   int holders(TensorId tensor) const { return refcount_.at(tensor); }
@@ -74,6 +80,7 @@ class ProgramBuilder {
   OpIndex push(Op op);
 
   Program program_;
+  ElementType compute_;
   std::vector<int> refcount_;
   void depend_on_issued_compute(Op& op) const;
   OpIndex point_to_point(OpKind kind, int peer, Bytes payload, std::string label, std::vector<OpIndex> deps);

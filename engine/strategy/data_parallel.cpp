@@ -70,7 +70,7 @@ class DataParallelLowering {
   DataParallelLowering(const LoweringContext& context, Plan& plan, bool balanced)
       : context_(context), plan_(plan), model_(context.scenario.model), devices_(context.world()) {
     for (int d = 0; d < devices_; ++d) {
-      builders_.emplace_back(d);
+      builders_.emplace_back(d, context.compute_element());
       workspaces_.emplace_back(context.behaviour);
     }
     const auto& settings = context.scenario.settings;
@@ -207,7 +207,8 @@ class DataParallelLowering {
           inputs[0] = TensorSlice{user_.x(), 0, bytes};  // the first rows of x (Tensor.chunk returns views)
         }
       } else {
-        inputs[static_cast<std::size_t>(d)] = whole(b.alloc("input chunk", bytes, Category::Activations));
+        inputs[static_cast<std::size_t>(d)] =
+            whole(b.alloc("input chunk", bytes, Category::Activations, false, input_element(model_)));
       }
       if (bytes > 0) buffers.push_back(inputs[static_cast<std::size_t>(d)]);
       const OpIndex scatter = b.collective(CollectiveKind::Scatter, transfer_group_, bytes,
@@ -237,7 +238,8 @@ class DataParallelLowering {
 
     // gather on device 0, then the replicas go out of scope
     const Bytes out_bytes = global_batch_ * model_.output_numel * model_.activation_element_bytes;
-    const TensorId gathered = b0.alloc("gathered output", out_bytes, Category::Activations);
+    const TensorId gathered = b0.alloc("gathered output", out_bytes, Category::Activations, false,
+                                       activation_element(model_, b0.compute_element()));
     for (int d : transfer_) {
       ProgramBuilder& b = builders_[static_cast<std::size_t>(d)];
       const OpIndex gather = b.collective(CollectiveKind::Gather, transfer_group_,
@@ -278,7 +280,8 @@ class DataParallelLowering {
           grad_chunks[0] = TensorSlice{grad_out, 0, bytes};  // Gather.backward scatters; chunk 0 is a view
         }
       } else {
-        grad_chunks[static_cast<std::size_t>(d)] = whole(b.alloc("output grad chunk", bytes, Category::Temporaries));
+        grad_chunks[static_cast<std::size_t>(d)] = whole(b.alloc("output grad chunk", bytes, Category::Temporaries, false,
+                                                                 activation_element(model_, b.compute_element())));
       }
       if (bytes > 0) buffers.push_back(grad_chunks[static_cast<std::size_t>(d)]);
       const OpIndex scatter = b.collective(CollectiveKind::Scatter, transfer_group_, bytes, "scatter output gradient", 0);

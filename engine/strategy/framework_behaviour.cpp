@@ -31,7 +31,8 @@ FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, con
 void lower_cat_scratch(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, std::size_t inputs,
                        const std::string& what) {
   if (inputs < 2 || behaviour.cat_metadata_bytes <= 0) return;  // one input: flatten is a view, no cat
-  builder.release(builder.alloc("cat metadata (" + what + ")", behaviour.cat_metadata_bytes, Category::Temporaries));
+  builder.release(builder.alloc("cat metadata (" + what + ")", behaviour.cat_metadata_bytes, Category::Temporaries, false,
+                                ElementType::Opaque));
 }
 
 }  // namespace shardscope

@@ -75,7 +75,7 @@ void LocalTraining::training_step() {
   b_.phase(phase::kBeforeStep);
 
   OptimizerConfig config{training.optimizer, context_.scenario.weight_decay};
-  lower_update(b_, context_.behaviour, config, optimizer_params(), mixed_precision_);
+  lower_update(b_, context_.behaviour, config, optimizer_params(), mixed_precision_, master_copy_back());
   after_optimizer_step();
   b_.phase(phase::kAfterStep);
 }

@@ -47,6 +47,9 @@ class LocalTraining : public GradSink {
   virtual void after_accumulate(ParamSlot&) {}
   virtual void after_backward() {}
   virtual std::vector<ParamSlot*> optimizer_params();  // default: every parameter
+  // Mixed precision: (16-bit destination, fp32 master source) pairs for the optimizer parameters without a tensor
+  // of their own (a ZeRO partition), which lower_update copies back after the step.
+  virtual std::vector<TensorSlice> master_copy_back() { return {}; }
   virtual void after_optimizer_step() {}
 
   const LoweringContext& context_;

@@ -14,6 +14,8 @@ struct LoweringContext {
   FrameworkBehaviour behaviour;
   int world_group = 0;  // index into Plan::groups of the group of all ranks
   int world() const { return scenario.settings.cluster.world; }
+  // The element type of parameters, gradients and activations: the training dtype (16-bit under mixed precision).
+  ElementType compute_element() const { return element_type_of(scenario.settings.training.dtype); }
 };
 
 // Phase names, in time order (the public JSON values).

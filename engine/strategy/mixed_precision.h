@@ -13,14 +13,18 @@ namespace shardscope {
 
 // The fp32 master copy of each parameter the rank's optimizer owns (DeepSpeed FP16_Optimizer / stage_1_and_2
 // `single_partition_of_fp32_groups`, Megatron Float16OptimizerWithFloat16Params `fp32_from_float16_groups`):
-// made at optimizer construction, kept for good.
+// made at optimizer construction, kept for good. Masters of parameters with a tensor of their own start as a copy
+// of it (`param.detach().clone().float()`); a caller whose optimizer steps partitions (no tensor) copies those.
 void create_master_weights(ProgramBuilder& builder, const std::vector<ParamSlot*>& params);
 
 // optimizer.step(). fp32 training: the plain optimizer step. Mixed precision, as DeepSpeed and Megatron do it:
-// each 16-bit gradient is cast into an fp32 gradient of its master weight (a temporary, numel × 4 B), the optimizer
-// steps the master weights, the fp32 gradients are dropped, and the masters are copied back into the 16-bit
-// parameters in place. Dynamic loss scaling's overflow check is not modelled (it allocates a few bytes).
+// each 16-bit gradient is unscaled into an fp32 gradient of its master weight (a temporary, numel × 4 B; an inf
+// or NaN among them makes fp16's dynamic loss scaling skip the step), the optimizer steps the master weights, the
+// fp32 gradients are dropped, and the masters are copied back into the 16-bit parameters in place. `copy_back`:
+// (16-bit destination, fp32 master source) pairs for parameters without a tensor of their own (partitions);
+// those with one are copied back from their masters whole. The overflow check's flag (a few bytes) is not counted.
 void lower_update(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const OptimizerConfig& config,
-                  const std::vector<ParamSlot*>& params, bool mixed_precision);
+                  const std::vector<ParamSlot*>& params, bool mixed_precision,
+                  std::vector<TensorSlice> copy_back = {});
 
 }  // namespace shardscope

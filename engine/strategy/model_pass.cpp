@@ -34,7 +34,7 @@ namespace {
 void keep_once_per_thread(ProgramBuilder& builder, std::set<std::string>& seen, const std::string& thread,
                           const std::string& name, Bytes bytes) {
   if (bytes <= 0 || !seen.insert(thread).second) return;
-  builder.alloc(name, bytes, Category::Temporaries, /*persistent=*/true);
+  builder.alloc(name, bytes, Category::Temporaries, /*persistent=*/true, ElementType::Opaque);
 }
 
 // addmm(bias, x, W.t()): a Linear with its own bias (a tied Linear reuses another layer's weight and has none).
@@ -126,9 +126,9 @@ std::vector<TensorId> ModelPass::alloc_reduction_scratch(std::int64_t outputs, s
                                                           f.reduction_multiprocessors,
                                                           f.reduction_max_threads_per_multiprocessor);
   std::vector<TensorId> tensors;
-  if (scratch.staging > 0) tensors.push_back(b_.alloc(what + " reduction staging", scratch.staging, Category::Temporaries));
+  if (scratch.staging > 0) tensors.push_back(b_.alloc(what + " reduction staging", scratch.staging, Category::Temporaries, false, ElementType::Opaque));
   if (scratch.semaphores > 0)
-    tensors.push_back(b_.alloc(what + " reduction semaphores", scratch.semaphores, Category::Temporaries));
+    tensors.push_back(b_.alloc(what + " reduction semaphores", scratch.semaphores, Category::Temporaries, false, ElementType::Opaque));
   return tensors;
 }
 
@@ -161,7 +161,8 @@ TensorId ModelPass::forward(TensorSlice input_view) {
     if (alias) {
       b_.retain(current);
     } else {
-      out = b_.alloc(layer.name + " output", activation_bytes(layer.out_numel), Category::Activations);
+      out = b_.alloc(layer.name + " output", activation_bytes(layer.out_numel), Category::Activations, false,
+                     activation_element());
     }
     const bool gemm = layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock;
     if (gemm) workspaces_.touch_forward(b_, settings_.forward_thread);
@@ -174,7 +175,8 @@ TensorId ModelPass::forward(TensorSlice input_view) {
       } else if (layer.extra_saved_bytes_per_sample > 0) {
         const bool mask = layer.kind == LayerKind::Dropout || layer.kind == LayerKind::Embedding;
         saved.push_back(b_.alloc(layer.name + (mask ? " dropout mask" : " indices"),
-                                 settings_.batch * layer.extra_saved_bytes_per_sample, Category::Activations));
+                                 settings_.batch * layer.extra_saved_bytes_per_sample, Category::Activations, false,
+                                 ElementType::Opaque));
       }
       if (layer.has_weight()) {
         const TensorId weight = weight_of(l, params_).tensor;
@@ -251,9 +253,11 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
     // keeps all of it (FrameworkBehaviour::mse_loss_keeps_input_sized_result). 1.x: a fresh scalar after.
     const bool input_sized = settings_.behaviour.mse_loss_keeps_input_sized_result;
     if (input_sized)
-      loss = b_.alloc("loss (mse_loss result, input-sized)", output_bytes(), Category::Activations, /*persistent=*/true);
-    const TensorId elementwise = b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries);
-    if (!input_sized) loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
+      loss = b_.alloc("loss (mse_loss result, input-sized)", output_bytes(), Category::Activations, /*persistent=*/true,
+                      ElementType::Fp32);  // the fp32 loss in its first 4 bytes
+    const TensorId elementwise =
+        b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries, false, activation_element());
+    if (!input_sized) loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true, ElementType::Fp32);
     const std::vector<TensorId> scratch =
         alloc_reduction_scratch(1, settings_.batch * model_.output_numel, /*along_rows=*/false, "mse mean");
     const OpIndex op = b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
@@ -266,9 +270,10 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
       b_.retain(target); loss_saved_.push_back(target);
     }
   } else {
-    const TensorId log_probs = b_.alloc("log_softmax output", output_bytes(), Category::Activations);
-    loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true);
-    const TensorId total_weight = b_.alloc("nll total_weight", scalar, Category::Activations);
+    const TensorId log_probs =
+        b_.alloc("log_softmax output", output_bytes(), Category::Activations, false, activation_element());
+    loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true, ElementType::Fp32);
+    const TensorId total_weight = b_.alloc("nll total_weight", scalar, Category::Activations, false, ElementType::Fp32);
     const OpIndex op = b_.compute(ComputeKind::Loss, "cross-entropy loss",
                                   5.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);
     b_.set_kernel(op, Kernel::CrossEntropyLoss, {operand(output), operand(target), whole(log_probs), whole(loss)});
@@ -287,8 +292,8 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
 }
 
 TensorId ModelPass::loss_backward() {
-  seed_ = b_.alloc("grad of loss (ones)", kFp32Bytes, Category::Temporaries);
-  TensorId grad = b_.alloc("loss grad input", output_bytes(), Category::Temporaries);
+  seed_ = b_.alloc("grad of loss (ones)", kFp32Bytes, Category::Temporaries, false, ElementType::Fp32);
+  TensorId grad = b_.alloc("loss grad input", output_bytes(), Category::Temporaries, false, activation_element());
   const OpIndex op = b_.compute(ComputeKind::LossBackward, "loss backward",
                                 3.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);
   // MSE saved (output, target); cross-entropy's NLL saved (total_weight, target).
@@ -301,7 +306,8 @@ TensorId ModelPass::loss_backward() {
   loss_saved_.clear();
   if (loss_shared_ >= 0) {  // NllLossBackward done; now LogSoftmaxBackward
     b_.release(loss_shared_);
-    const TensorId grad_logits = b_.alloc("log_softmax grad input", output_bytes(), Category::Temporaries);
+    const TensorId grad_logits =
+        b_.alloc("log_softmax grad input", output_bytes(), Category::Temporaries, false, activation_element());
     const OpIndex softmax_op = b_.compute(ComputeKind::LossBackward, "log_softmax backward",
                                           3.0 * static_cast<double>(settings_.batch * model_.output_numel), 3 * output_bytes(), -1);
     b_.set_kernel(softmax_op, Kernel::LogSoftmaxBackward, {whole(grad), whole(loss_shared_), whole(grad_logits)});
@@ -335,7 +341,9 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
     if (settings_.hooks) settings_.hooks->before_layer_backward(l);
     const std::vector<TensorId> recomputed = recompute_block(i);
     TensorId grad_input = -1;
-    if (needs_input_grad) grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries);
+    if (needs_input_grad)
+      grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries, false,
+                            activation_element());
     if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch_backward(b_, settings_.backward_thread);
     TensorId tied_grad = -1;
     if (layer.tied_layer >= 0) {

@@ -85,6 +85,13 @@ struct PassSettings {
   double loss_scale = 1;
 };
 
+// What a model's activations (and their gradients) hold: the training's 16-bit type where the model sizes them
+// at 2 bytes (transformers under mixed precision), else fp32 (an MLP's activations stay fp32 in the accounting
+// while its parameters and gradients are 16-bit).
+inline ElementType activation_element(const Model& model, ElementType compute) {
+  return model.activation_element_bytes == 2 ? compute : ElementType::Fp32;
+}
+
 class ModelPass {
  public:
   ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,
@@ -121,6 +128,7 @@ class ModelPass {
 
  private:
   Bytes activation_bytes(std::int64_t numel_per_sample) const;
+  ElementType activation_element() const { return shardscope::activation_element(model_, b_.compute_element()); }
   // A CUDA reduction's staging buffer and semaphores (strategy/reduction_scratch.h) allocated before the kernel;
   // release_reduction_scratch frees them after it, semaphores first, as Reduce.cuh's buffers go out of scope.
   std::vector<TensorId> alloc_reduction_scratch(std::int64_t outputs, std::int64_t inputs_per_output, bool along_rows,

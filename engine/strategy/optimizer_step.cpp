@@ -40,10 +40,10 @@ void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, Opti
   for (auto* p : params) {
     if (!p->state.empty()) continue;
     if (kind == OptimizerKind::Momentum) {
-      p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true));
+      p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
     } else if (kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW) {
-      p->state.push_back(b.alloc("exp_avg " + p->name, fp32_bytes(p), Category::OptimizerState, true));
-      p->state.push_back(b.alloc("exp_avg_sq " + p->name, fp32_bytes(p), Category::OptimizerState, true));
+      p->state.push_back(b.alloc("exp_avg " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
+      p->state.push_back(b.alloc("exp_avg_sq " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
     }
   }
 }
@@ -51,7 +51,7 @@ void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, Opti
 // A list of per-parameter temporaries alive together (a foreach result).
 std::vector<TensorId> foreach_temporaries(ProgramBuilder& b, const std::vector<ParamSlot*>& params, const std::string& what) {
   std::vector<TensorId> list;
-  for (const auto* p : params) list.push_back(b.alloc(what + " " + p->name, fp32_bytes(p), Category::Temporaries));
+  for (const auto* p : params) list.push_back(b.alloc(what + " " + p->name, fp32_bytes(p), Category::Temporaries, false, ElementType::Fp32));
   return list;
 }
 
@@ -114,14 +114,14 @@ void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vect
   TensorId previous_decayed = -1, previous_denom = -1;
   for (auto* p : params) {
     if (previous_decayed >= 0) b.release(previous_decayed);  // `grad = grads[i]` rebinds the name
-    previous_decayed = decayed_grads ? b.alloc("grad + wd·param " + p->name, fp32_bytes(p), Category::Temporaries) : -1;
+    previous_decayed = decayed_grads ? b.alloc("grad + wd·param " + p->name, fp32_bytes(p), Category::Temporaries, false, ElementType::Fp32) : -1;
     if (!adam) {
       if (config.kind == OptimizerKind::Momentum && p->state.empty())
-        p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true));
+        p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
       continue;
     }
-    const TensorId sqrt = b.alloc("exp_avg_sq.sqrt() " + p->name, fp32_bytes(p), Category::Temporaries);
-    const TensorId denom = b.alloc("denom " + p->name, fp32_bytes(p), Category::Temporaries);
+    const TensorId sqrt = b.alloc("exp_avg_sq.sqrt() " + p->name, fp32_bytes(p), Category::Temporaries, false, ElementType::Fp32);
+    const TensorId denom = b.alloc("denom " + p->name, fp32_bytes(p), Category::Temporaries, false, ElementType::Fp32);
     b.release(sqrt);
     if (previous_denom >= 0) b.release(previous_denom);
     previous_denom = denom;

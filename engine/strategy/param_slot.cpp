@@ -44,7 +44,8 @@ ParamSlot zero_partition(ProgramBuilder& builder, std::int64_t numel, Bytes elem
   partition.name = "partition";
   partition.numel = numel;
   partition.bytes = numel * element_bytes;
-  partition.master = builder.alloc(master_name, numel * kFp32Bytes, Category::OptimizerState, /*persistent=*/true);
+  partition.master = builder.alloc(master_name, numel * kFp32Bytes, Category::OptimizerState, /*persistent=*/true,
+                                   ElementType::Fp32);
   return partition;
 }
 

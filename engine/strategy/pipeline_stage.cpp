@@ -24,6 +24,7 @@
 
 #include "strategy/megatron_grad_buffer.h"
 #include "strategy/mixed_precision.h"
+#include "strategy/user_tensors.h"
 #include "strategy/optimizer_step.h"
 
 namespace shardscope {
@@ -171,18 +172,45 @@ class StageTraining : public GradSink {
       shard_.name = "stage " + std::to_string(stage_) + " optimizer shard";
       shard_.numel = padded_numel() / dp_;
       shard_.bytes = shard_.numel * element_bytes_;
+      shard_.grad = grad_buffer_;  // its gradient: this rank's shard of the reduced buffer
+      shard_.grad_is_view = true;
+      shard_.grad_offset = shard_begin() * element_bytes_;
       optimizer_params_ = {&shard_};
     } else {
       for (auto& s : slots_) optimizer_params_.push_back(&s);
     }
-    if (mixed_) create_master_weights(b_, optimizer_params_);
+    if (!mixed_) return;
+    create_master_weights(b_, optimizer_params_);
+    if (!distributed_optimizer()) return;
+    // The shard's master starts as the model parameters' pieces inside the shard (shard_fp32_from_float16_groups).
+    std::vector<TensorSlice> pairs = shard_master_pairs();
+    for (std::size_t k = 0; k < pairs.size(); k += 2) std::swap(pairs[k], pairs[k + 1]);
+    if (!pairs.empty())
+      b_.set_kernel(b_.compute(ComputeKind::Copy, "copy the shard's 16-bit parameters into its fp32 master", 0,
+                               shard_.bytes + shard_.numel * kFp32Bytes),
+                    Kernel::Copy, std::move(pairs));
+  }
+
+  // Distributed optimizer under mixed precision: (16-bit model parameter piece, fp32 master piece) for each piece
+  // of a parameter inside this rank's shard.
+  std::vector<TensorSlice> shard_master_pairs() const {
+    std::vector<TensorSlice> pairs;
+    for (const BufferPiece& piece : megatron_shard_pieces(slots_, grad_offsets_, shard_begin(), shard_.numel)) {
+      const ParamSlot& s = slots_[piece.slot];
+      pairs.push_back(TensorSlice{s.tensor, s.offset + piece.first_element * element_bytes_, piece.numel * element_bytes_});
+      pairs.push_back(TensorSlice{shard_.master, (piece.buffer_element - shard_begin()) * kFp32Bytes, piece.numel * kFp32Bytes});
+    }
+    return pairs;
   }
 
   void new_batch() {
     // x, y = next_batch(): x where the first stage runs, y where the loss is; the old ones go after the new exist.
     TensorId x = -1, y = -1;
-    if (first_stage()) x = b_.alloc("input x", settings_.training.batch * x_row_bytes(), Category::Activations, true);
-    if (last_stage()) y = b_.alloc("target y", settings_.training.batch * y_row_bytes(), Category::Activations, true);
+    if (first_stage())
+      x = b_.alloc("input x", settings_.training.batch * x_row_bytes(), Category::Activations, true, input_element(model_));
+    if (last_stage())
+      y = b_.alloc("target y", settings_.training.batch * y_row_bytes(), Category::Activations, true,
+                   target_element(settings_.training.loss));
     if (x >= 0 || y >= 0) {
       // Every stage of a replica loads the same samples (its data-parallel share, DistributedSampler over the
       // stage's DP group); the first keeps x, the last y.
@@ -208,7 +236,8 @@ class StageTraining : public GradSink {
   void receive_activation(int micro) {
     if (first_stage() || received_[static_cast<std::size_t>(micro)] >= 0) return;
     const Bytes bytes = activation_bytes(model_.layers[first_].in_numel);
-    const TensorId buffer = b_.alloc("stage input, micro-batch " + std::to_string(micro), bytes, Category::Activations);
+    const TensorId buffer = b_.alloc("stage input, micro-batch " + std::to_string(micro), bytes, Category::Activations,
+                                     false, activation_element(model_, b_.compute_element()));
     recv_ops_[static_cast<std::size_t>(micro)] =
         b_.recv(peer(stage_ - 1), bytes, "receive activation of micro-batch " + std::to_string(micro) + " from stage " + std::to_string(stage_ - 1));
     b_.set_kernel(recv_ops_[static_cast<std::size_t>(micro)], Kernel::None, {whole(buffer)});
@@ -269,7 +298,8 @@ class StageTraining : public GradSink {
       grad = passes_[m]->loss_backward();
     } else {
       const Bytes bytes = b_.tensor(outputs_[m]).bytes;
-      grad = b_.alloc("gradient of stage output, micro-batch " + std::to_string(micro), bytes, Category::Temporaries);
+      grad = b_.alloc("gradient of stage output, micro-batch " + std::to_string(micro), bytes, Category::Temporaries,
+                      false, activation_element(model_, b_.compute_element()));
       const OpIndex recv = b_.recv(peer(stage_ + 1), bytes, "receive gradient of micro-batch " + std::to_string(micro) +
                                                                 " from stage " + std::to_string(stage_ + 1));
       b_.set_kernel(recv, Kernel::None, {whole(grad)});  // the buffer the last layer's backward reads
@@ -328,7 +358,8 @@ class StageTraining : public GradSink {
     }
     b_.phase(phase::kBeforeStep);
     OptimizerConfig config{settings_.training.optimizer, context_.scenario.weight_decay};
-    lower_update(b_, context_.behaviour, config, optimizer_params_, mixed_);
+    lower_update(b_, context_.behaviour, config, optimizer_params_, mixed_,
+                 mixed_ && distributed_optimizer() ? shard_master_pairs() : std::vector<TensorSlice>{});
     if (distributed_optimizer()) gather_parameters();
   }
 
@@ -360,26 +391,25 @@ class StageTraining : public GradSink {
   // shard, the buffer is all-gathered, and every parameter copied out. The copies allocate nothing and, being an
   // executor's device rather than Megatron's work, take no time in the plan.
   void gather_parameters() {
-    if (!mixed_) {
+    if (!mixed_) {  // under mixed precision lower_update stepped the master and copied it back into these pieces
       const OpIndex step = b_.last_compute();
       if (step < 0) throw std::logic_error("stage " + std::to_string(stage_) + ": no optimizer step to annotate");
       annotate_shard_step(step);
-      std::vector<TensorSlice> stage_in;
-      for (const BufferPiece& piece : megatron_shard_pieces(slots_, grad_offsets_, shard_begin(), shard_.numel)) {
-        const ParamSlot& s = slots_[piece.slot];
-        const Bytes bytes = piece.numel * element_bytes_;
-        stage_in.push_back(TensorSlice{grad_buffer_, piece.buffer_element * element_bytes_, bytes});
-        stage_in.push_back(TensorSlice{s.tensor, s.offset + piece.first_element * element_bytes_, bytes});
-      }
-      if (!stage_in.empty())
-        b_.set_kernel(b_.compute(ComputeKind::Copy, "stage updated parameter shard in the grad buffer", 0, 0), Kernel::Copy,
-                      std::move(stage_in));
     }
+    std::vector<TensorSlice> stage_in;
+    for (const BufferPiece& piece : megatron_shard_pieces(slots_, grad_offsets_, shard_begin(), shard_.numel)) {
+      const ParamSlot& s = slots_[piece.slot];
+      const Bytes bytes = piece.numel * element_bytes_;
+      stage_in.push_back(TensorSlice{grad_buffer_, piece.buffer_element * element_bytes_, bytes});
+      stage_in.push_back(TensorSlice{s.tensor, s.offset + piece.first_element * element_bytes_, bytes});
+    }
+    if (!stage_in.empty())
+      b_.set_kernel(b_.compute(ComputeKind::Copy, "stage updated parameter shard in the grad buffer", 0, 0), Kernel::Copy,
+                    std::move(stage_in));
     const OpIndex gather = b_.collective(CollectiveKind::AllGather, dp_group_, shard_.bytes,
                                          "all-gather stage " + std::to_string(stage_) + " updated parameters", -1,
                                          {b_.last_compute()});
     b_.wait(gather);
-    if (mixed_) return;
     b_.set_kernel(gather, Kernel::None, {shard_slice(), whole(grad_buffer_)});
     std::vector<TensorSlice> copy_out;
     for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -480,7 +510,7 @@ void lower_pipeline(const LoweringContext& context, Plan& plan, PipelineSchedule
   plan.programs.reserve(static_cast<std::size_t>(context.world()));
   for (int rank = 0; rank < context.world(); ++rank) {
     const int stage = rank / dp;
-    ProgramBuilder builder(rank);
+    ProgramBuilder builder(rank, context.compute_element());
     // The replicas of a stage (ranks stage · dp ... stage · dp + dp - 1) have programs of the same length.
     if (rank % dp != 0) builder.reserve(plan.programs.back().ops.size(), plan.programs.back().tensors.size());
     const bool holds_embedding = head >= 0 && stages > 1 && (stage == 0 || stage == stages - 1);

@@ -9,6 +9,14 @@
 
 namespace shardscope {
 
+// What the batch's tensors hold: an MLP's input and an MSE target are fp32 whatever the training dtype (the
+// loader writes them so; the first Linear reads them as such); token ids and class ids are int64, opaque to the
+// kernels that convert 16-bit operands.
+inline ElementType input_element(const Model& model) {
+  return model.input_element_bytes == 4 ? ElementType::Fp32 : ElementType::Opaque;
+}
+inline ElementType target_element(LossKind loss) { return loss == LossKind::Mse ? ElementType::Fp32 : ElementType::Opaque; }
+
 class UserTensors {
  public:
   // `x, y = next_batch()`: both created on the device, then old x and old y freed. `data_group` (index into

@@ -83,10 +83,10 @@ void Zero2Training::wrap() {
   }
   partition_numel_ = padded / world;
   partition_ = zero_partition(b_, partition_numel_, element_bytes_, "fp32 partition (single_partition_of_fp32_groups)");
-  // single_partition_of_fp32_groups = bit16 partition .clone().float(): a cast under 16-bit (no CPU kernel), a copy in fp32.
+  // single_partition_of_fp32_groups = bit16 partition .clone().float(): a cast under 16-bit, a copy in fp32.
   const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the rank's slice of the flat parameters into the fp32 partition", 0,
                                   partition_.bytes + partition_numel_ * kFp32Bytes);
-  if (!mixed_precision_) b_.set_kernel(copy, Kernel::Copy, {whole(partition_.master), own_partition()});
+  b_.set_kernel(copy, Kernel::Copy, {whole(partition_.master), own_partition()});
 }
 
 TensorSlice Zero2Training::own_partition() const {
@@ -220,7 +220,7 @@ void Zero2Training::after_optimizer_step() {
     // bit16_partitions[partition_id].data.copy_(single_partition_of_fp32_groups[i].data)
     const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the updated fp32 partition into the rank's slice of the flat parameters",
                                     0, 2 * partition_.bytes);
-    b_.set_kernel(copy, Kernel::Copy, {own_partition(), whole(partition_.master)});
+    b_.set_kernel(copy, Kernel::Copy, master_copy_back());
   }
   // all_gather_dp_groups: chunk c of every partition gathered at once, each rank's updated slice in place; at least
   // one element per chunk.

@@ -24,6 +24,7 @@ class Zero2Training : public LocalTraining {
   void before_backward() override;
   void after_backward() override;
   std::vector<ParamSlot*> optimizer_params() override;
+  std::vector<TensorSlice> master_copy_back() override { return {own_partition(), whole(partition_.master)}; }
   void after_optimizer_step() override;
 
  private:

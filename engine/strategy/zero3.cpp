@@ -135,17 +135,15 @@ void Zero3Training::wrap() {
       handles_[l].push_back(whole(b_.alloc(model_.layers[l].name + "." + model_.layers[l].params[p].name + " (sharded handle)", 0,
                                            Category::Parameters, true)));
   partition_ = zero_partition(b_, partition_numel_, element_bytes_, "fp32 partition (fp32_partitioned_groups_flat)");
-  // fp32_partitioned_groups_flat starts as a copy of the shards (a cast under 16-bit, which the CPU backend does not run).
+  // fp32_partitioned_groups_flat starts as a copy of the shards (a cast under 16-bit).
   const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the parameter shards into the fp32 partition", 0,
                                   partition_.bytes + partition_numel_ * kFp32Bytes);
-  if (!mixed_precision_) {
-    std::vector<TensorSlice> pairs;
-    for (const Unit& unit : units_) {
-      pairs.push_back(partition_piece(unit));
-      pairs.push_back(whole(unit.shard));
-    }
-    if (!pairs.empty()) b_.set_kernel(copy, Kernel::Copy, std::move(pairs));
+  std::vector<TensorSlice> pairs;
+  for (const Unit& unit : units_) {
+    pairs.push_back(partition_piece(unit));
+    pairs.push_back(whole(unit.shard));
   }
+  if (!pairs.empty()) b_.set_kernel(copy, Kernel::Copy, std::move(pairs));
 }
 
 LayerParams Zero3Training::pass_params() { return handles_; }
@@ -331,15 +329,20 @@ void Zero3Training::after_backward() {
 
 std::vector<ParamSlot*> Zero3Training::optimizer_params() { return {&partition_}; }
 
-void Zero3Training::after_optimizer_step() {
-  if (mixed_precision_) return;  // lower_update already cast the masters back into the 16-bit shards
-  // The updated fp32 partition back into the parameter shards the next all-gathers read.
-  const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the updated fp32 partition into the parameter shards", 0, 2 * partition_.bytes);
+std::vector<TensorSlice> Zero3Training::master_copy_back() {
   std::vector<TensorSlice> pairs;
   for (const Unit& unit : units_) {
     pairs.push_back(whole(unit.shard));
     pairs.push_back(partition_piece(unit));
   }
+  return pairs;
+}
+
+void Zero3Training::after_optimizer_step() {
+  if (mixed_precision_) return;  // lower_update already cast the masters back into the 16-bit shards
+  // The updated fp32 partition back into the parameter shards the next all-gathers read.
+  const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the updated fp32 partition into the parameter shards", 0, 2 * partition_.bytes);
+  std::vector<TensorSlice> pairs = master_copy_back();
   if (!pairs.empty()) b_.set_kernel(copy, Kernel::Copy, std::move(pairs));
 }
 

@@ -32,6 +32,7 @@ class Zero3Training : public LocalTraining, public LayerHooks {
   void set_model_pass(ModelPass* pass) override { pass_ = pass; }
   void after_backward() override;
   std::vector<ParamSlot*> optimizer_params() override;
+  std::vector<TensorSlice> master_copy_back() override;
   void after_optimizer_step() override;
 
  private:

@@ -1,5 +1,6 @@
 // CpuBackend: communication launches mapped onto CpuCommunicator's in-place ring collectives and rooted
-// scatter / gather (a reduce-scatter's per-member form onto its reduces); host copies.
+// scatter / gather (a reduce-scatter's per-member form onto its reduces); host copies. 16-bit buffers travel and
+// reduce as fp32 (exec/cpu/fp32_staging.h) and are rounded once at the end, as a reduction accumulating in fp32.
 #include "exec/cpu/cpu_backend.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "exec/cpu/blas_gemm.h"
 #include "exec/cpu/cpu_kernel_dispatch.h"
+#include "exec/cpu/fp32_staging.h"
 #include "exec/cpu/ring_chunks.h"
 #include "exec/cpu/span_checks.h"
 #include "exec/member_parts.h"
@@ -45,6 +47,14 @@ void require_elements(std::size_t actual, std::size_t expected, const Communicat
 void CpuRankBackend::run_kernel(const KernelLaunch& launch) { run_cpu_kernel(launch); }
 
 void CpuRankBackend::run_communication(const CommunicationLaunch& launch) {
+  if (!has_16_bit_operand(launch.operands)) return run_fp32_communication(launch);
+  CommunicationLaunch staged = launch;
+  Fp32Staging staging(staged.operands);
+  run_fp32_communication(staged);
+  staging.write_back();
+}
+
+void CpuRankBackend::run_fp32_communication(const CommunicationLaunch& launch) {
   if (launch.kind == OpKind::Send) return communicator_.send(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
   if (launch.kind == OpKind::Recv) return communicator_.recv(rank_, launch.peer, floats(operand(launch, 0, "buffer")));
   const std::vector<int>& group = launch.group;

@@ -23,6 +23,7 @@ class CpuRankBackend final : public RankBackend {
   void synchronize(Stream) override {}  // every call already finished its work
 
  private:
+  void run_fp32_communication(const CommunicationLaunch& launch);
   void all_gather_into_list(const CommunicationLaunch& launch, std::span<float> input);
 
   int rank_;

@@ -1,19 +1,23 @@
-// Kernel dispatch on the CPU: operands as fp32 (int64 for class targets) spans, then the kernels of this folder.
+// Kernel dispatch on the CPU: operands as fp32 (int64 for class targets) spans, then the kernels of this folder;
+// 16-bit operands staged through fp32 (exec/cpu/fp32_staging.h).
 #include "exec/cpu/cpu_kernel_dispatch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "exec/kernel_operands.h"
 #include "exec/cpu/activation_kernels.h"
 #include "exec/cpu/blas_gemm.h"
+#include "exec/cpu/fp32_staging.h"
 #include "exec/cpu/linear_kernels.h"
 #include "exec/cpu/log_softmax_kernels.h"
 #include "exec/cpu/loss_kernels.h"
 #include "exec/cpu/operand_spans.h"
 #include "exec/cpu/optimizer_kernels.h"
 #include "exec/cpu/transformer_dispatch.h"
+#include "model/gpt_block_layout.h"
 
 namespace shardscope::exec::cpu {
 
@@ -119,9 +123,21 @@ void for_each_pair(const KernelLaunch& l, Fn&& fn) {
   }
 }
 
-}  // namespace
+// dst = src × scale for each (fp32 master gradient, 16-bit gradient) pair, noting any inf or NaN (GradScaler's
+// _amp_foreach_non_finite_check_and_unscale_).
+void unscale_gradients(const KernelLaunch& l) {
+  const auto factor = static_cast<float>(l.scale);
+  bool found = false;
+  for_each_pair(l, [&](std::span<float> dst, std::span<const float> src) {
+    for (std::size_t i = 0; i < dst.size(); ++i) {
+      if (!std::isfinite(src[i])) found = true;
+      dst[i] = src[i] * factor;
+    }
+  });
+  if (l.found_non_finite != nullptr && found) *l.found_non_finite = true;
+}
 
-void run_cpu_kernel(const KernelLaunch& l) {
+void run_fp32_kernel(const KernelLaunch& l) {
   switch (l.kernel) {
     case Kernel::None:
     case Kernel::LoadBatch:
@@ -168,10 +184,42 @@ void run_cpu_kernel(const KernelLaunch& l) {
       return;
     }
     case Kernel::OptimizerStep: return optimizer_launch(l);
+    case Kernel::UnscaleGradients: return unscale_gradients(l);
     default:
       if (is_transformer_kernel(l.kernel)) return run_transformer_kernel(l);
   }
   throw std::invalid_argument("unknown kernel " + std::to_string(static_cast<int>(l.kernel)));
+}
+
+// Where a GPT block's saved buffers keep 16-bit values: up to their first dropout mask (model/gpt_block_layout.h).
+Bytes gpt_saved_value_bytes(const KernelLaunch* l, std::size_t operand, const DeviceBuffer& buffer) {
+  std::size_t saved = 0;
+  switch (l->kernel) {
+    case Kernel::GptBlockForward: saved = 13; break;
+    case Kernel::GptAttentionRecompute: saved = 0; break;
+    case Kernel::GptBlockBackward: saved = 14; break;
+    default: return buffer.bytes;
+  }
+  if (operand != saved && operand != saved + 1) return buffer.bytes;
+  if (l->transformer == nullptr) throw std::invalid_argument(kernel_name(l->kernel) + ": the launch carries no transformer config");
+  const GptBlockLayout layout = gpt_block_layout(*l->transformer, l->rows, l->seq, 2);
+  const bool attention = operand == saved + 1;
+  const Bytes expected = attention ? layout.attention_bytes : layout.saved_bytes;
+  if (buffer.bytes != expected)
+    throw std::invalid_argument(kernel_name(l->kernel) + ": the 16-bit " + (attention ? "attention" : "saved") + " buffer holds " +
+                                std::to_string(buffer.bytes) + " bytes, the layout of " + std::to_string(l->rows) +
+                                " samples " + std::to_string(expected));
+  return attention ? layout.probability_mask : layout.attention_mask;
+}
+
+}  // namespace
+
+void run_cpu_kernel(const KernelLaunch& l) {
+  if (!has_16_bit_operand(l.operands)) return run_fp32_kernel(l);
+  KernelLaunch staged = l;
+  Fp32Staging staging(staged.operands, &l, gpt_saved_value_bytes);
+  run_fp32_kernel(staged);
+  staging.write_back();
 }
 
 }  // namespace shardscope::exec::cpu

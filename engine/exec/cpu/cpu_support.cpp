@@ -99,10 +99,6 @@ void check_ops(const ResolvedScenario& scenario, const Plan& plan) {
 }  // namespace
 
 void check_cpu_support(const ResolvedScenario& scenario, const Plan& plan) {
-  const Dtype dtype = scenario.settings.training.dtype;
-  if (dtype != Dtype::Fp32)
-    throw UnsupportedPlanError("the CPU backend runs fp32 only: '" + dtype_name(dtype) + "' execution is not implemented on any backend yet "
-                               "(memory and simulate model it)");
   check_layers(scenario);
   check_ops(scenario, plan);
 }

@@ -1,5 +1,5 @@
 // What the CPU backend can run, checked before a run starts so that a refusal names the reason (a layer kind,
-// the dtype, an op whose lowering says nothing about what it computes) instead of failing half-way.
+// an op whose lowering says nothing about what it computes) instead of failing half-way.
 #pragma once
 #include "exec/exec_layer.h"
 #include "plan/plan.h"
@@ -8,7 +8,6 @@
 namespace shardscope::exec {
 
 // Throws UnsupportedPlanError (exec/executor.h) with a message for the user:
-// - dtypes other than fp32 ("the CPU backend runs fp32 only: 'bf16' execution is not implemented ...");
 // - layer kinds other than Linear, ReLU, Flatten, Dropout in eval (--no-grad), and GPT-2's (embedding, blocks,
 //   LayerNorm); Llama models;
 // - a compute op with Kernel::None that needs math (a Linear or ReLU layer's forward / backward, a loss, an

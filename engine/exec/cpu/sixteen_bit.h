@@ -1,0 +1,25 @@
+// bf16 and fp16 values to and from fp32, rounding to nearest even as PyTorch's casts do (c10/util/BFloat16.h
+// round_to_nearest_even, c10/util/Half.h fp16_ieee_from_fp32_value): fp16 overflow becomes ±inf, its subnormals are
+// kept, NaN stays NaN. Whole buffers convert with widen / narrow.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "plan/element_type.h"
+
+namespace shardscope::exec::cpu {
+
+float bf16_to_float(std::uint16_t bits);
+std::uint16_t float_to_bf16(float value);
+float fp16_to_float(std::uint16_t bits);
+std::uint16_t float_to_fp16(float value);
+
+// `to.size()` 16-bit elements of `element` (Bf16 or Fp16) from `from` into fp32, and back, rounding.
+void widen(ElementType element, const std::byte* from, std::span<float> to);
+void narrow(ElementType element, std::span<const float> from, std::byte* to);
+
+// The value a float takes once stored in `element` and read back (fp32: itself).
+float round_to(ElementType element, float value);
+
+}  // namespace shardscope::exec::cpu
