@@ -16,6 +16,18 @@ A parameter after the optimizer moved it differs by lr × (the gradient's differ
 Adam, m/√v's sensitivity where a gradient is near zero: parameters are held per tensor to
 ‖ours − torch‖ ≤ 1e-5 · ‖torch‖ (relative in the tensor's norm, not per element, so that exact zeros in both stay
 comparable).
+
+bf16 (RUN ARGS --dtype bf16): both sides round the same values to bf16 (nearest even), but not at the same places:
+PyTorch rounds every op's output, ShardScope's fused block kernel computes in fp32 and rounds what it stores.
+- The loss is the fp32 mean of bf16-rounded log-probabilities. On each side a rounded log p_i lies within half a
+  bf16 ulp (2^-8 relative) of its exact value, plus the far smaller effect of earlier roundings on the logits,
+  whose spread is a few hundredths against |log p| ≈ ln V. Two sides are then within 2^-7 · |log p_i| of each
+  other per token, and their means, log p ≤ 0, within 2^-7 · loss: losses are held to 2^-7 relative.
+- Parameters: where a gradient's two versions agree in sign and roughly in size, Adam's normalised steps agree, and
+  the bf16 parameters, the masters rounded, differ by at most one ulp (2^-7 relative at most). Where a gradient is
+  near zero, rounding noise can flip its sign and Adam moves the element by up to lr the other way each step
+  (|m̂/(√v̂ + ε)| stays below ~1.2 over the first steps). Every element is held to one ulp of its value plus
+  2.5 · steps · lr.
 """
 import json
 import math
@@ -135,22 +147,62 @@ def forward_loss(p, config, ids, targets):
         x = conv1d(m, p[pre + "mlp.c_proj.weight"], p[pre + "mlp.c_proj.bias"]) + residual
     x = F.layer_norm(x, (h,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"], eps)
     logits = F.linear(x, p["transformer.wte.weight"])  # lm_head tied to wte
-    return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+    # cross_entropy = nll_loss(log_softmax): the log-probabilities keep the logits' dtype (bf16: rounded), the mean
+    # is taken in fp32, as ShardScope's fp32 loss of 16-bit log-probabilities.
+    log_probs = F.log_softmax(logits.view(-1, logits.size(-1)), dim=-1)
+    return F.nll_loss(log_probs.float(), targets.view(-1))
 
 
-def torch_training(config, init, optimizer_name, lr):
-    p = {k: v.clone().requires_grad_(True) for k, v in init.items()}
-    params = list(p.values())
+def torch_training(config, init, optimizer_name, lr, bf16=False):
+    """fp32, or bf16 mixed precision as ShardScope's plans lower it (strategy/mixed_precision.h, DeepSpeed's and
+    Megatron's recipe): bf16 parameters (the fp32 values rounded to nearest even), fp32 master copies that the
+    optimizer steps, each bf16 gradient cast to fp32 before the step, and the masters rounded back into the bf16
+    parameters after it."""
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    p = {k: v.detach().clone().to(dtype).requires_grad_(True) for k, v in init.items()}
+    masters = {k: v.detach().float().requires_grad_(True) for k, v in p.items()} if bf16 else p
+    params = list(masters.values())
     optimizer = torch.optim.Adam(params, lr=lr) if optimizer_name == "adam" else torch.optim.SGD(params, lr=lr)
     losses = []
     for step in range(STEPS):
         ids, targets = token_batch(step, config["vocab_size"])
+        for t in p.values():
+            t.grad = None
         optimizer.zero_grad()
         loss = forward_loss(p, config, ids, targets)
         loss.backward()
+        if bf16:
+            with torch.no_grad():
+                for k, master in masters.items():
+                    master.grad = p[k].grad.float()
         optimizer.step()
+        if bf16:
+            with torch.no_grad():
+                for k, t in p.items():
+                    t.copy_(masters[k])
         losses.append(loss.item())
-    return losses, {k: v.detach() for k, v in p.items()}
+    return losses, {k: v.detach().float() for k, v in p.items()}
+
+
+def bf16_parameter_failures(name, got, expected, initial, lr):
+    """The bf16 bound above, element by element: one bf16 ulp of the value (8 significant bits) + 2.5 · steps · lr."""
+    if tuple(got.shape) != tuple(expected.shape):
+        return [f"{name}: shape {tuple(got.shape)} vs {tuple(expected.shape)}"]
+    exponent = torch.floor(torch.log2(expected.abs().clamp(min=2.0**-126)))
+    bound = torch.pow(2.0, exponent - 7) + 2.5 * STEPS * lr
+    apart = (got - expected).abs()
+    failures = []
+    if not torch.equal(got, got.to(torch.bfloat16).float()):  # the run kept its parameters in bf16
+        failures.append(f"{name}: ShardScope's values are not all bf16 values")
+    if bool((apart > bound).any()):
+        worst = int(torch.argmax(apart - bound))
+        failures.append(f"{name}[{worst}]: {got.flatten()[worst].item()} vs torch {expected.flatten()[worst].item()}, "
+                        f"more than {bound.flatten()[worst].item():.3g} apart")
+    if (expected - initial.to(torch.bfloat16).float()).norm().item() == 0.0:
+        failures.append(f"{name}: training did not move it (a test that cannot fail)")
+    print(f"{name}: at most {(apart / bound).max().item():.2f} of the bound apart; {int((apart > 0).sum())} of "
+          f"{apart.numel()} elements differ")
+    return failures
 
 
 def main():
@@ -172,11 +224,13 @@ def main():
             sys.exit(f"{' '.join(args)} exited {out.returncode}: {out.stderr}")
         ours_losses = json.loads(out.stdout)["ranks"][0]["step_losses"]
         ours = safetensors_io.load(final_path)
-    torch_losses, theirs = torch_training(config, init, optimizer_name, lr)
+    bf16 = "bf16" in extra_args
+    torch_losses, theirs = torch_training(config, init, optimizer_name, lr, bf16)
     failures = []
+    loss_tolerance = 2**-7 if bf16 else 1e-5
     for step, (a, b) in enumerate(zip(ours_losses, torch_losses), start=1):
         print(f"step {step}: loss {a:.8f} (shardscope) vs {b:.8f} (torch)")
-        if abs(a - b) > 1e-5 * abs(b):
+        if abs(a - b) > loss_tolerance * abs(b):
             failures.append(f"step {step}: loss {a} vs torch {b}")
     if len(ours_losses) != STEPS:
         failures.append(f"{len(ours_losses)} step losses, expected {STEPS}")
@@ -188,6 +242,9 @@ def main():
         if name not in ours:
             continue
         got = ours[name]
+        if bf16:
+            failures += bf16_parameter_failures(name, got, expected, init[name], lr)
+            continue
         if optimizer_name == "adam" and name.endswith("attn.c_attn.bias"):
             # The key bias adds q·b_k to a whole row of scores, which softmax cancels: its gradient is 0 in exact
             # arithmetic and rounding noise on both sides, which Adam's m/√v turns into steps of up to lr each way.
