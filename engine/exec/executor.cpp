@@ -17,12 +17,13 @@ namespace shardscope::exec {
 
 namespace {
 
-// The CUDA backend's kernels mirror the CPU backend's (fp32, the same layers and ops): the same checks, its name.
-void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, BackendKind backend) {
-  if (backend == BackendKind::Cpu) return check_cpu_support(scenario, plan);
-  const Dtype dtype = scenario.settings.training.dtype;
-  if (dtype != Dtype::Fp32)
-    throw UnsupportedPlanError("the CUDA backend runs fp32 for now; '" + dtype_name(dtype) + "' is not supported yet");
+// The CUDA backend's kernels mirror the CPU backend's (the same layers and ops, 16-bit operands staged through
+// fp32 the same way): the same checks, its name. fp16's overflow vote meets in one process (exec/loss_scaler.h).
+void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, const ExecutionOptions& options) {
+  if (options.backend == BackendKind::Cpu) return check_cpu_support(scenario, plan);
+  if (scenario.settings.training.dtype == Dtype::Fp16 && options.multinode.nnodes > 1)
+    throw UnsupportedPlanError("fp16 across several processes is not supported yet: the ranks' vote on skipping an "
+                               "overflowed step meets in one process (use bf16, or one node)");
   if (scenario.model.transformer)
     throw UnsupportedPlanError("the CUDA backend has no transformer kernels yet: run '" + scenario.model.spec +
                                "' with --backend cpu");
@@ -37,14 +38,14 @@ void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, B
   }
 }
 
-void check_plan(const ResolvedScenario& scenario, const Plan& plan, BackendKind backend) {
+void check_plan(const ResolvedScenario& scenario, const Plan& plan, const ExecutionOptions& options) {
   const ValidationReport report = validate_plan(plan);
   if (!report.ok()) throw std::logic_error("the lowered plan is invalid: " + report.errors.front());
   for (std::size_t r = 0; r < plan.programs.size(); ++r)
     if (plan.programs[r].rank != static_cast<int>(r))
       throw std::logic_error("the plan's program " + std::to_string(r) + " says it is rank " +
                              std::to_string(plan.programs[r].rank));
-  check_backend_support(scenario, plan, backend);
+  check_backend_support(scenario, plan, options);
 }
 
 TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, const ExecutionOptions& options,
@@ -99,7 +100,7 @@ std::map<int, AllocationFailurePlan> allocation_limits(const ResolvedScenario& s
 
 ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, TraceSink& sink,
                         const ExecutionOptions& options, const BackendMaker& make_backend) {
-  check_plan(scenario, plan, options.backend);
+  check_plan(scenario, plan, options);
   if (options.backend == BackendKind::Cpu) check_host_memory(scenario, plan, options);
   const int world = static_cast<int>(plan.programs.size());
   const std::unique_ptr<Backend> backend_owner = make_backend(plan, options);

@@ -48,7 +48,15 @@ std::optional<TimeNs> CudaRankBackend::run_kernel_timed(const KernelLaunch& laun
   // poll cudaStreamQuery, whose cudaErrorNotReady would otherwise be reported here as a failed launch.
   cudaGetLastError();
   kernel_timer_->start(compute_);
-  run_cuda_kernel(launch, launch.kernel == Kernel::LinearBackward ? cublas_backward_ : cublas_, compute_);
+  cublasHandle_t handle = launch.kernel == Kernel::LinearBackward ? cublas_backward_ : cublas_;
+  if (has_16_bit_operand(launch.operands)) {  // device_staging.h: through fp32 and back
+    KernelLaunch staged = launch;
+    DeviceFp32Staging staging(staged.operands, kernel_scratch_, compute_);
+    run_cuda_kernel(staged, handle, compute_);
+    staging.write_back();
+  } else {
+    run_cuda_kernel(launch, handle, compute_);
+  }
   kernel_timer_->stop(compute_);
   check_cuda(cudaGetLastError(), ("launching " + kernel_name(launch.kernel)).c_str());
   check_cuda(cudaStreamSynchronize(compute_), kernel_name(launch.kernel).c_str());
@@ -65,9 +73,27 @@ EventTimer& CudaRankBackend::communication_timer() {
   return *timer;
 }
 
+DeviceScratch& CudaRankBackend::communication_scratch() {
+  std::lock_guard lock(timers_mutex_);
+  std::unique_ptr<DeviceScratch>& scratch = communication_scratch_[std::this_thread::get_id()];
+  if (!scratch) scratch = std::make_unique<DeviceScratch>();
+  return *scratch;
+}
+
 std::optional<TimeNs> CudaRankBackend::run_communication_timed(const CommunicationLaunch& launch) {
   EventTimer& timer = communication_timer();
-  if (!communicator_.run(launch, rank_, device_, communication_, &timer)) return std::nullopt;
+  if (!has_16_bit_operand(launch.operands)) {
+    if (!communicator_.run(launch, rank_, device_, communication_, &timer)) return std::nullopt;
+    return timer.elapsed();
+  }
+  // 16-bit buffers travel and reduce as fp32 (device_staging.h), rounded once at the end, as on the CPU.
+  use_device();
+  CommunicationLaunch staged = launch;
+  DeviceFp32Staging staging(staged.operands, communication_scratch(), communication_);
+  const bool timed = communicator_.run(staged, rank_, device_, communication_, &timer);
+  staging.write_back();
+  check_cuda(cudaStreamSynchronize(communication_), "cudaStreamSynchronize (16-bit collective)");
+  if (!timed) return std::nullopt;
   return timer.elapsed();
 }
 

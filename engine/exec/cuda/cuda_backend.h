@@ -17,6 +17,7 @@
 
 #include "exec/backend.h"
 #include "exec/cuda/cuda_communicator.h"
+#include "exec/cuda/device_staging.h"
 #include "exec/cuda/event_timer.h"
 #include "exec/cuda_host/device_caching_allocator.h"
 #include "exec/cuda_host/rank_placement.h"
@@ -56,11 +57,15 @@ class CudaRankBackend final : public RankBackend {
   cublasHandle_t cublas_backward_ = nullptr;
   std::mutex kernel_mutex_;  // a cuBLAS handle is not thread-safe; kernels may come from a copy-stream thread too
   std::unique_ptr<EventTimer> kernel_timer_;         // under kernel_mutex_
+  DeviceScratch kernel_scratch_;                     // 16-bit operands staged as fp32; under kernel_mutex_
   // One timer per thread that runs communication: calls from different threads may wait on their peers at once,
   // so they share no events and hold no lock while they wait.
   EventTimer& communication_timer();
   std::mutex timers_mutex_;
   std::map<std::thread::id, std::unique_ptr<EventTimer>> communication_timers_;  // under timers_mutex_
+  // The same threads' fp32 scratch for 16-bit buffers (each thread its own: they run at once).
+  DeviceScratch& communication_scratch();
+  std::map<std::thread::id, std::unique_ptr<DeviceScratch>> communication_scratch_;  // under timers_mutex_
   std::unique_ptr<DeviceCachingAllocator> allocator_;
 };
 

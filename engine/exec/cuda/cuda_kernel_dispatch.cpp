@@ -125,6 +125,21 @@ void for_each_pair(const KernelLaunch& l, Fn&& fn) {
   }
 }
 
+// GradScaler's unscale and check: each fp32 master gradient = 16-bit gradient (staged as fp32) × scale, and a flag
+// on the device that any was inf or NaN, read back before returning (the step is decided on the host).
+void unscale_gradients(const KernelLaunch& l, cudaStream_t s) {
+  int* found = nullptr;
+  check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&found), sizeof(int), s), "cudaMallocAsync (overflow flag)");
+  check_cuda(cudaMemsetAsync(found, 0, sizeof(int), s), "cudaMemsetAsync (overflow flag)");
+  const auto factor = static_cast<float>(l.scale);
+  for_each_pair(l, [&](float* dst, const float* src, std::size_t n) { launch_unscale(dst, src, n, factor, found, s); });
+  int host = 0;
+  check_cuda(cudaMemcpyAsync(&host, found, sizeof(int), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync (overflow flag)");
+  check_cuda(cudaFreeAsync(found, s), "cudaFreeAsync (overflow flag)");
+  check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (overflow flag)");
+  if (host != 0 && l.found_non_finite != nullptr) *l.found_non_finite = true;
+}
+
 }  // namespace
 
 void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t s) {
@@ -191,6 +206,7 @@ void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t 
       return launch_scale(floats(l, 0, "dst", n), n, static_cast<float>(l.scale), s);
     }
     case Kernel::OptimizerStep: return optimizer_step(l, s);
+    case Kernel::UnscaleGradients: return unscale_gradients(l, s);
     default:  // the GPT-2 kernels run on the CPU backend only so far (executor.cpp refuses such plans first)
       break;
   }

@@ -2,6 +2,10 @@
 // two architectures stays small on CI. Built with --fmad=false: a fused multiply-add rounds once where the CPU
 // rounds twice, and CPU and GPU results are compared.
 #include "exec/cuda/cuda_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "exec/cuda/launch_geometry.h"
 
 namespace shardscope::exec::cuda {
@@ -189,6 +193,37 @@ void launch_sgd(const SgdScalars& s, float* params, const float* grads, float* m
 void launch_adam(const AdamScalars& s, float* params, const float* grads, float* exp_avg, float* exp_avg_sq,
                  std::size_t n, cudaStream_t stream) {
   adam_kernel<<<blocks_for(n), kThreads, 0, stream>>>(s, params, grads, exp_avg, exp_avg_sq, n);
+}
+
+namespace {
+
+__global__ void widen_kernel(const unsigned short* src, float* dst, std::size_t n, bool bf16) {
+  GRID_LOOP(i, n) dst[i] = bf16 ? __bfloat162float(__ushort_as_bfloat16(src[i])) : __half2float(__ushort_as_half(src[i]));
+}
+
+__global__ void narrow_kernel(const float* src, unsigned short* dst, std::size_t n, bool bf16) {
+  GRID_LOOP(i, n) dst[i] = bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(src[i])) : __half_as_ushort(__float2half_rn(src[i]));
+}
+
+__global__ void unscale_kernel(float* dst, const float* src, std::size_t n, float factor, int* found) {
+  GRID_LOOP(i, n) {
+    if (!isfinite(src[i])) *found = 1;
+    dst[i] = src[i] * factor;
+  }
+}
+
+}  // namespace
+
+void launch_widen(const void* src, float* dst, std::size_t n, bool bf16, cudaStream_t stream) {
+  if (n > 0) widen_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const unsigned short*>(src), dst, n, bf16);
+}
+
+void launch_narrow(const float* src, void* dst, std::size_t n, bool bf16, cudaStream_t stream) {
+  if (n > 0) narrow_kernel<<<blocks_for(n), kThreads, 0, stream>>>(src, static_cast<unsigned short*>(dst), n, bf16);
+}
+
+void launch_unscale(float* dst, const float* src, std::size_t n, float factor, int* found, cudaStream_t stream) {
+  if (n > 0) unscale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, src, n, factor, found);
 }
 
 }  // namespace shardscope::exec::cuda
