@@ -6,7 +6,7 @@
 
 #include "exec/data/batch_loading.h"
 #include "exec/data/parameter_init.h"
-#include "exec/cpu/sixteen_bit.h"
+#include "exec/sixteen_bit.h"
 #include "plan/cublas_workspace.h"
 
 namespace shardscope::exec {
@@ -132,7 +132,7 @@ std::vector<std::byte> RankRunner::initial_bytes(const TensorInfo& info) const {
   }
   std::vector<std::byte> bytes(static_cast<std::size_t>(info.bytes));
   // A 16-bit parameter holds the generated fp32 value rounded, as model.half() / .to(torch.bfloat16) leaves it.
-  if (is_16_bit(info.element)) cpu::narrow(info.element, values, bytes.data());
+  if (is_16_bit(info.element)) narrow(info.element, values, bytes.data());
   else std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
@@ -277,7 +277,7 @@ void RankRunner::measure_parameters() {
     if (is_16_bit(buffer.element)) {
       std::vector<std::byte> bits(static_cast<std::size_t>(buffer.bytes));
       backend_.copy_to_host(bits, buffer);
-      cpu::widen(buffer.element, bits.data(), values);
+      widen(buffer.element, bits.data(), values);
     } else {
       backend_.copy_to_host(std::as_writable_bytes(std::span<float>(values)), buffer);
     }

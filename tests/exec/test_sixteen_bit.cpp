@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "exec/cpu/sixteen_bit.h"
+#include "exec/sixteen_bit.h"
 
-namespace shardscope::exec::cpu {
+namespace shardscope::exec {
 namespace {
 
 TEST(SixteenBit, Fp16ValuesByHand) {
@@ -82,4 +82,4 @@ TEST(SixteenBit, BuffersWidenAndNarrow) {
 }
 
 }  // namespace
-}  // namespace shardscope::exec::cpu
+}  // namespace shardscope::exec

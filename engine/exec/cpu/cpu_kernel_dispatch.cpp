@@ -17,7 +17,6 @@
 #include "exec/cpu/operand_spans.h"
 #include "exec/cpu/optimizer_kernels.h"
 #include "exec/cpu/transformer_dispatch.h"
-#include "model/gpt_block_layout.h"
 
 namespace shardscope::exec::cpu {
 
@@ -191,33 +190,12 @@ void run_fp32_kernel(const KernelLaunch& l) {
   throw std::invalid_argument("unknown kernel " + std::to_string(static_cast<int>(l.kernel)));
 }
 
-// Where a GPT block's saved buffers keep 16-bit values: up to their first dropout mask (model/gpt_block_layout.h).
-Bytes gpt_saved_value_bytes(const KernelLaunch* l, std::size_t operand, const DeviceBuffer& buffer) {
-  std::size_t saved = 0;
-  switch (l->kernel) {
-    case Kernel::GptBlockForward: saved = 13; break;
-    case Kernel::GptAttentionRecompute: saved = 0; break;
-    case Kernel::GptBlockBackward: saved = 14; break;
-    default: return buffer.bytes;
-  }
-  if (operand != saved && operand != saved + 1) return buffer.bytes;
-  if (l->transformer == nullptr) throw std::invalid_argument(kernel_name(l->kernel) + ": the launch carries no transformer config");
-  const GptBlockLayout layout = gpt_block_layout(*l->transformer, l->rows, l->seq, 2);
-  const bool attention = operand == saved + 1;
-  const Bytes expected = attention ? layout.attention_bytes : layout.saved_bytes;
-  if (buffer.bytes != expected)
-    throw std::invalid_argument(kernel_name(l->kernel) + ": the 16-bit " + (attention ? "attention" : "saved") + " buffer holds " +
-                                std::to_string(buffer.bytes) + " bytes, the layout of " + std::to_string(l->rows) +
-                                " samples " + std::to_string(expected));
-  return attention ? layout.probability_mask : layout.attention_mask;
-}
-
 }  // namespace
 
 void run_cpu_kernel(const KernelLaunch& l) {
   if (!has_16_bit_operand(l.operands)) return run_fp32_kernel(l);
   KernelLaunch staged = l;
-  Fp32Staging staging(staged.operands, &l, gpt_saved_value_bytes);
+  Fp32Staging staging(staged.operands, &l, gpt_block_value_bytes);
   run_fp32_kernel(staged);
   staging.write_back();
 }

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "exec/cpu/sixteen_bit.h"
+#include "exec/sixteen_bit.h"
 
 namespace shardscope::exec::cpu {
 

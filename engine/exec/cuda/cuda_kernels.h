@@ -39,7 +39,7 @@ void launch_log_softmax_backward(const float* grad_log_probs, const float* log_p
 
 void launch_accumulate(float* dst, const float* src, std::size_t n, cudaStream_t stream);        // dst += src
 // Mixed precision: n 16-bit values (bf16 when `bf16`, else fp16) to fp32 and back, rounding to nearest even
-// (__float2bfloat16_rn / __float2half_rn, as the CPU's exec/cpu/sixteen_bit.h).
+// (__float2bfloat16_rn / __float2half_rn, as the CPU's exec/sixteen_bit.h).
 void launch_widen(const void* src, float* dst, std::size_t n, bool bf16, cudaStream_t stream);
 void launch_narrow(const float* src, void* dst, std::size_t n, bool bf16, cudaStream_t stream);
 // dst = src · factor; *found set to 1 where a src value is inf or NaN (GradScaler's unscale and check).

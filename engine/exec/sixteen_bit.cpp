@@ -1,12 +1,12 @@
 // Conversions between fp32 and the 16-bit floating-point formats (see sixteen_bit.h), on bit patterns.
-#include "exec/cpu/sixteen_bit.h"
+#include "exec/sixteen_bit.h"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
-namespace shardscope::exec::cpu {
+namespace shardscope::exec {
 
 float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
 
@@ -65,10 +65,4 @@ void narrow(ElementType element, std::span<const float> from, std::byte* to) {
   }
 }
 
-float round_to(ElementType element, float value) {
-  if (element == ElementType::Bf16) return bf16_to_float(float_to_bf16(value));
-  if (element == ElementType::Fp16) return fp16_to_float(float_to_fp16(value));
-  return value;
-}
-
-}  // namespace shardscope::exec::cpu
+}  // namespace shardscope::exec

@@ -8,7 +8,7 @@
 
 #include "plan/element_type.h"
 
-namespace shardscope::exec::cpu {
+namespace shardscope::exec {
 
 float bf16_to_float(std::uint16_t bits);
 std::uint16_t float_to_bf16(float value);
@@ -19,7 +19,4 @@ std::uint16_t float_to_fp16(float value);
 void widen(ElementType element, const std::byte* from, std::span<float> to);
 void narrow(ElementType element, std::span<const float> from, std::byte* to);
 
-// The value a float takes once stored in `element` and read back (fp32: itself).
-float round_to(ElementType element, float value);
-
-}  // namespace shardscope::exec::cpu
+}  // namespace shardscope::exec
