@@ -212,8 +212,6 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   const auto& strategy = resolved.settings.strategy;
 
   const StrategyInfo& rules = strategy_info(strategy.kind);
-  if (is_mixed_precision(training.dtype) && !rules.no_mixed_precision.empty())
-    throw ScenarioError("training.dtype", std::string(rules.no_mixed_precision));
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
   if (rules.layout == RankLayout::OneDevice && cluster.world != 1)

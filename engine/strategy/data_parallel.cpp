@@ -24,6 +24,7 @@
 
 #include "strategy/bucket_assignment.h"
 #include "strategy/model_pass.h"
+#include "strategy/mixed_precision.h"
 #include "strategy/optimizer_step.h"
 #include "strategy/param_slot.h"
 #include "strategy/user_tensors.h"
@@ -102,10 +103,12 @@ class DataParallelLowering {
 
   void lower() {
     for (auto& b : builders_) b.set_step(0);
-    slots_ = allocate_parameters(device0(), model_);
+    slots_ = allocate_parameters(device0(), model_, element_bytes());
     slot_of_ = slots_by_layer(slots_, model_.layers.size());
     all_phase(phase::kModelCreated);
     all_phase(phase::kWrapped);  // DataParallel.__init__ allocates nothing once the module is on device 0
+    // Mixed precision: the optimizer on device 0 keeps fp32 masters of the 16-bit module (strategy/mixed_precision.h).
+    if (mixed_precision() && !context_.scenario.settings.training.no_grad) create_master_weights(device0(), optimizer_params());
     for (int step = 1; step <= context_.scenario.settings.training.steps; ++step) {
       for (auto& b : builders_) b.set_step(step);
       training_step();
@@ -115,6 +118,13 @@ class DataParallelLowering {
 
  private:
   ProgramBuilder& device0() { return builders_[0]; }
+  bool mixed_precision() const { return is_mixed_precision(context_.scenario.settings.training.dtype); }
+  Bytes element_bytes() const { return dtype_bytes(context_.scenario.settings.training.dtype); }
+  std::vector<ParamSlot*> optimizer_params() {
+    std::vector<ParamSlot*> params;
+    for (auto& slot : slots_) params.push_back(&slot);
+    return params;
+  }
   std::size_t chunk(int device) const { return static_cast<std::size_t>(chunks_[static_cast<std::size_t>(device)]); }
 
   int group_of(std::vector<int> ranks) {
@@ -228,6 +238,7 @@ class DataParallelLowering {
       settings.loss = training.loss;
       settings.forward_thread = "parallel_apply worker";
       settings.behaviour = context_.behaviour;
+      settings.param_element_bytes = element_bytes();
       auto& pass = passes[static_cast<std::size_t>(d)];
       pass = std::make_unique<ModelPass>(builders_[static_cast<std::size_t>(d)], model_, replica_params[static_cast<std::size_t>(d)],
                                          settings, workspaces_[static_cast<std::size_t>(d)]);
@@ -260,6 +271,7 @@ class DataParallelLowering {
     loss_settings.grad_enabled = grad;
     loss_settings.loss = training.loss;
     loss_settings.behaviour = context_.behaviour;
+    loss_settings.param_element_bytes = element_bytes();
     ModelPass loss_pass(b0, model_, {}, loss_settings, workspaces_[0]);
     user_.rebind_loss(b0, loss_pass.loss_forward(gathered, user_.y()));
     all_phase(phase::kForward);
@@ -304,9 +316,8 @@ class DataParallelLowering {
     loss_pass.release_seed();  // loss.backward() returns after reduce_add's AccumulateGrads
     all_phase(phase::kBeforeStep);
 
-    std::vector<ParamSlot*> params;
-    for (auto& slot : slots_) params.push_back(&slot);
-    lower_optimizer_step(b0, context_.behaviour, {training.optimizer, context_.scenario.weight_decay}, params);
+    lower_update(b0, context_.behaviour, {training.optimizer, context_.scenario.weight_decay}, optimizer_params(),
+                 mixed_precision());
     all_phase(phase::kAfterStep);
   }
 

@@ -21,9 +21,6 @@ namespace shardscope {
 
 namespace {
 
-constexpr std::string_view kDataParallelFp32Only =
-    "DataParallel is modelled with fp32 modules only (it replicates them every forward); use ddp or a ZeRO stage "
-    "for mixed precision";
 constexpr std::string_view kDataParallelWorld = "DataParallel is single-process; at most 64 devices";
 constexpr std::string_view kZeroInference =
     "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3";
@@ -38,13 +35,13 @@ const std::vector<StrategyInfo>& table() {
        .description = "One process drives every device: each forward scatters the batch, replicates the model and "
                       "gathers the outputs on device 0, which holds more than the others",
        .counterpart = "torch.nn.DataParallel", .layout = RankLayout::DrivenByDevice0, .lower = lower_data_parallel,
-       .no_mixed_precision = kDataParallelFp32Only, .max_world = 64, .max_world_reason = kDataParallelWorld},
+       .max_world = 64, .max_world_reason = kDataParallelWorld},
       {.kind = StrategyKind::BalancedDataParallel, .name = "balanced-dp",
        .description = "DataParallel with a smaller batch on device 0, which also gathers the outputs",
        .counterpart = "BalancedDataParallel (Transformer-XL utils/data_parallel.py)",
        .layout = RankLayout::DrivenByDevice0, .options = {"strategy.gpu0_batch"},
        .lower = lower_balanced_data_parallel,
-       .no_mixed_precision = kDataParallelFp32Only, .max_world = 64, .max_world_reason = kDataParallelWorld,
+       .max_world = 64, .max_world_reason = kDataParallelWorld,
        .check = check_balanced_data_parallel},
       {.kind = StrategyKind::Ddp, .name = "ddp",
        .description = "A process per device, a whole replica each; gradients all-reduced in buckets while backward runs",

@@ -38,7 +38,6 @@ struct StrategyInfo {
   void (*lower)(const LoweringContext& context, Plan& plan);
   std::vector<std::string> (*notes)(const ResolvedScenario& scenario) = nullptr;  // added to the plan's notes
   // What it refuses, and why; empty: supported.
-  std::string_view no_mixed_precision;  // fp16 / bf16
   std::string_view no_inference;        // training.no_grad
   int max_world = 65536;
   std::string_view max_world_reason;

@@ -97,7 +97,6 @@ TEST(ScenarioJson, ErrorsNameTheField) {
   EXPECT_NE(error_of(R"({"strategy": {"name": "balanced-dp"}})").find("strategy.gpu0_batch"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "single"}, "cluster": {"world": 2}})").find("cluster.world"), std::string::npos);
   EXPECT_NE(error_of(R"({"training": {"dtype": "fp8"}})").find("training.dtype"), std::string::npos);
-  EXPECT_NE(error_of(R"({"training": {"dtype": "fp16"}, "strategy": {"name": "dp"}})").find("training.dtype"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "pp-gpipe", "stages": 3}, "cluster": {"world": 4}})").find("strategy.stages: stages (3) must divide world (4)"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "pp-1f1b", "stages": 5}, "model": {"spec": "mlp:4x8"}})").find("more stages (5) than layers"), std::string::npos);
   EXPECT_NE(error_of(R"({"strategy": {"name": "pp-gpipe", "micro_batches": 40}})").find("strategy.micro_batches: more micro-batches (40) than samples"), std::string::npos);

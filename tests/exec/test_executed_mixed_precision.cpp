@@ -15,13 +15,15 @@ namespace {
 const std::string kTiny = "hf:" SHARDSCOPE_SOURCE_DIR "/assets/models/gpt2-tiny/config.json";
 const std::string kTinyNoDropout = "hf:" SHARDSCOPE_SOURCE_DIR "/tests/torch/gpt2-tiny-no-dropout/config.json";
 
-// DataParallel and BalancedDataParallel refuse mixed precision in the model itself (strategy/registry.cpp).
 const StrategyKind kMixedPrecisionStrategies[] = {
-    StrategyKind::Single, StrategyKind::Ddp,           StrategyKind::Zero1,         StrategyKind::Zero2,
-    StrategyKind::Zero3,  StrategyKind::ModelParallel, StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B};
+    StrategyKind::Single,        StrategyKind::DataParallel,  StrategyKind::BalancedDataParallel,
+    StrategyKind::Ddp,           StrategyKind::Zero1,         StrategyKind::Zero2,
+    StrategyKind::Zero3,         StrategyKind::ModelParallel, StrategyKind::PipelineGPipe,
+    StrategyKind::Pipeline1F1B};
 
 Scenario with_strategy(Scenario s, StrategyKind strategy) {
   if (strategy == StrategyKind::PipelineGPipe || strategy == StrategyKind::Pipeline1F1B) s.strategy.micro_batches = 2;
+  if (strategy == StrategyKind::BalancedDataParallel) s.strategy.gpu0_batch = s.training.batch / 2;
   if (strategy == StrategyKind::Zero2) s.strategy.reduce_bucket_mb = 1;  // DeepSpeed's default bucket is 2 GB
   return s;
 }
@@ -105,7 +107,8 @@ TEST(ExecutedMixedPrecision, DataParallelAndShardedRunsTrainAsOneDeviceWithin16B
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp16}) {
     const test::Executed single = test::execute_scenario(mlp(StrategyKind::Single, dtype, 16));
     const test::Executed gpt_single = test::execute_scenario(gpt(kTinyNoDropout, StrategyKind::Single, dtype, 4, CheckpointMode::None));
-    for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
+    for (StrategyKind strategy : {StrategyKind::DataParallel, StrategyKind::BalancedDataParallel, StrategyKind::Ddp,
+                                  StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
       SCOPED_TRACE(dtype_name(dtype) + " " + strategy_name(strategy));
       expect_same_16_bit_model(test::execute_scenario(mlp(strategy, dtype, 8)).result, single.result, dtype, 3, adam_lr);
       expect_same_16_bit_model(test::execute_scenario(gpt(kTinyNoDropout, strategy, dtype, 2, CheckpointMode::None)).result,

@@ -55,7 +55,6 @@ LOSS_RELATIVE_BOUND = 1e-4
 # round to the neighbouring 16-bit value (2^-8 relative for bf16), which Adam's normalised step turns into a
 # parameter a few lr·2^-8 away; the loss moves far less than 1e-2 for that.
 LOSS_RELATIVE_BOUND_16_BIT = 1e-2
-MIXED_PRECISION_STRATEGIES = "single,ddp,zero1,zero2,zero3,mp,pp-gpipe,pp-1f1b"  # dp / balanced-dp: fp32 only
 ALL_STRATEGIES = "single,dp,balanced-dp,ddp,zero1,zero2,zero3,mp,pp-gpipe,pp-1f1b"
 STRATEGIES = os.environ.get("SHARDSCOPE_GPU_CHECKS_STRATEGIES", ALL_STRATEGIES).split(",")
 
@@ -468,8 +467,7 @@ def main():
         ("pytorch_allocations", lambda: allocation_histories(
             [("single", torch_single), ("ddp", torch_ddp), ("zero1", torch_zero1)]), True),
         ("strategies", strategy_runs, False),
-        ("strategies_16_bit", lambda: strategy_runs(("bf16", "fp16"), MIXED_PRECISION_STRATEGIES.split(","), (2,),
-                                                    "strategies_16_bit"), False),
+        ("strategies_16_bit", lambda: strategy_runs(("bf16", "fp16"), STRATEGIES, (2,), "strategies_16_bit"), False),
         ("trace", recorded_trace, False),
         ("out_of_memory", out_of_memory, False),
         ("gpu_tests", gpu_tests, False),
