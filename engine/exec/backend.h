@@ -31,6 +31,13 @@ struct DeviceBuffer {
   std::size_t float_count() const { return static_cast<std::size_t>(bytes) / sizeof(float); }
 };
 
+// Whether a kernel or collective has a bf16 / fp16 operand, which a backend stages through fp32.
+inline bool has_16_bit_operand(const std::vector<DeviceBuffer>& operands) {
+  for (const DeviceBuffer& b : operands)
+    if (b.present() && is_16_bit(b.element)) return true;
+  return false;
+}
+
 // One torch.optim update's settings (hyperparameters as torch holds them, doubles).
 struct OptimizerSettings {
   OptimizerKind kind = OptimizerKind::Sgd;

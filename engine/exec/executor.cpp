@@ -126,11 +126,13 @@ ExecutionResult execute(const ResolvedScenario& scenario, const Plan& plan, Trac
     control.watch(&completions.back());
   }
 
-  // fp16: every rank that unscales gradients votes on each step's overflow (exec/loss_scaler.h).
+  // fp16: every rank that unscales gradients votes on each step's overflow (exec/loss_scaler.h). Other runs have
+  // no vote, so their plans are not scanned.
   int voters = 0;
-  for (const auto& program : plan.programs)
-    if (std::any_of(program.ops.begin(), program.ops.end(), [](const Op& op) { return op.kernel == Kernel::UnscaleGradients; }))
-      ++voters;
+  if (scenario.settings.training.dtype == Dtype::Fp16)
+    for (const auto& program : plan.programs)
+      if (std::any_of(program.ops.begin(), program.ops.end(), [](const Op& op) { return op.kernel == Kernel::UnscaleGradients; }))
+        ++voters;
   OverflowVote overflow_vote(voters, control);
   const RunContext context{scenario, plan, options, optimizer_settings(scenario, options.lr), backend, control, &overflow_vote};
   std::vector<std::unique_ptr<RankRunner>> runners;

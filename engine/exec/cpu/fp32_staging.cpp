@@ -9,12 +9,6 @@
 
 namespace shardscope::exec::cpu {
 
-bool has_16_bit_operand(const std::vector<DeviceBuffer>& operands) {
-  for (const DeviceBuffer& b : operands)
-    if (b.present() && is_16_bit(b.element)) return true;
-  return false;
-}
-
 Fp32Staging::Fp32Staging(std::vector<DeviceBuffer>& operands, const KernelLaunch* launch, FloatPrefix float_prefix) {
   staged_.reserve(operands.size());
   for (std::size_t k = 0; k < operands.size(); ++k) {

@@ -37,6 +37,4 @@ class Fp32Staging {
   std::vector<Staged> staged_;
 };
 
-bool has_16_bit_operand(const std::vector<DeviceBuffer>& operands);
-
 }  // namespace shardscope::exec::cpu

@@ -29,12 +29,6 @@ class DeviceScratch {
   std::size_t capacity_ = 0;
 };
 
-inline bool has_16_bit_operand(const std::vector<DeviceBuffer>& operands) {
-  for (const DeviceBuffer& b : operands)
-    if (b.present() && is_16_bit(b.element)) return true;
-  return false;
-}
-
 class DeviceFp32Staging {
  public:
   // Points the 16-bit members of `operands` at fp32 copies in `scratch` (operands that are the same buffer share
