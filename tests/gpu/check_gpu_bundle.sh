@@ -21,7 +21,7 @@ report = json.load(open(sys.argv[1]))
 status = int(sys.argv[2])
 checks = {c["name"]: c for c in report["checks"]}
 gpu_parts = ["gpu_tests", "strategies", "pytorch_reference_single", "pytorch_reference_ddp", "cublas_workspace",
-             "step_time_single", "step_time_ddp", "out_of_memory", "trace"]
+             "step_time_single", "step_time_ddp", "out_of_memory", "trace", "pytorch_gpt2"]
 missing = [n for n in gpu_parts if n not in checks]
 assert not missing, f"the report lacks {missing}"
 if report["gpu"] == "available":
@@ -43,6 +43,8 @@ runs = checks["strategies"]["figures"]["runs"]
 assert checks["strategies"]["status"] == "passed" and len(runs) == 4, checks["strategies"]
 assert all(r["phases_compared"] > 0 for r in runs), runs
 assert checks["trace"]["status"] == "passed", checks["trace"]
-print("dry run on the cpu backend: strategies and trace checks pass")
+# PyTorch on the CPU here (skipped where python3 cannot import torch): the GPU machine's GPT-2 comparison's own logic.
+assert checks["pytorch_gpt2"]["status"] in ("passed", "skipped"), checks["pytorch_gpt2"]
+print("dry run on the cpu backend: strategies, trace and GPT-2 checks:", checks["pytorch_gpt2"]["status"])
 PY
 ls "$work/out" "$work/dry"

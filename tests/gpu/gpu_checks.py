@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every GPU check of ../shared/GPU_CHECKLIST.md in one call, run by run_gpu_checks.sh from the bundle
 (tests/gpu/make_bundle.sh): the gpu-labelled tests; every strategy on 1 and 2 ranks (ranks sharing the GPU) on
-cuda against the cpu backend and against the pytorch-2 prediction; pytorch_reference.py against run --backend cuda
+cuda against the cpu backend and against the pytorch-2 prediction; a tiny GPT-2 (fp32 and bf16) against PyTorch
+on the GPU; pytorch_reference.py against run --backend cuda
 at the same phases (memory_allocated, max_memory_allocated, memory_reserved); the cuBLAS workspace question; the
 step-time ratio against PyTorch; a real GPU out-of-memory; recorded traces. Writes OUT/report.json, OUT/report.md,
 OUT/cuda-ddp.sstrace, OUT/cuda-single.sstrace, OUT/pytorch-allocations.json (PyTorch's allocator history of each
@@ -164,6 +165,26 @@ def gpu_tests():
     status = "failed" if failed or rc != 0 else "passed"
     add("gpu_tests", status, f"{passed} passed, {len(failed)} failed, {len(skipped)} skipped in {secs:.0f} s",
         {"passed": passed, "failed": failed, "skipped": skipped})
+
+
+def pytorch_gpt2():
+    """The tiny GPT-2 trained by ShardScope (its cpu backend) against the same model in this machine's PyTorch
+    (2.x) on the GPU, fp32 and bf16 mixed precision, with the tolerances derived in check_gpt2_against_torch.py;
+    the build machine's CTest holds the same runs against Debian's PyTorch 1.13 on the CPU."""
+    script = os.path.join(SCRIPTS, "check_gpt2_against_torch.py")
+    config = os.path.join(SCRIPTS, "gpt2-tiny-no-dropout", "config.json")
+    env = dict(os.environ, SHARDSCOPE_TORCH_DEVICE="cuda" if BACKEND == "cuda" else "cpu")
+    runs = []
+    for variant in (["adam"], ["adam", "--dtype", "bf16"]):
+        rc, out, err, secs = sh([PYTHON, script, CLI, config, *variant], 300, env)
+        lines = out.strip().splitlines()
+        runs.append({"variant": " ".join(variant), "exit": rc, "seconds": round(secs, 1),
+                     "losses": [l for l in lines if l.startswith("step ")],
+                     "result": lines[-1] if rc == 0 and lines else err.strip()[-600:]})
+    exits = {r["exit"] for r in runs}
+    status = "skipped" if exits == {77} else "passed" if exits == {0} else "failed"  # 77: PyTorch not importable
+    add("pytorch_gpt2", status,
+        "; ".join(f"{r['variant']}: exit {r['exit']}: {r['result']}" for r in runs), {"runs": runs})
 
 
 def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="strategies"):
@@ -466,6 +487,7 @@ def main():
         ("cublas_workspace", cublas_workspaces, True),
         ("pytorch_allocations", lambda: allocation_histories(
             [("single", torch_single), ("ddp", torch_ddp), ("zero1", torch_zero1)]), True),
+        ("pytorch_gpt2", pytorch_gpt2, BACKEND == "cuda"),
         ("strategies", strategy_runs, False),
         ("strategies_16_bit", lambda: strategy_runs(("bf16", "fp16"), STRATEGIES, (2,), "strategies_16_bit"), False),
         ("trace", recorded_trace, False),

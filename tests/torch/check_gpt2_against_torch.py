@@ -2,6 +2,8 @@
 """`shardscope-cli run --backend cpu` of a tiny GPT-2 against PyTorch (CTest label `torch`).
 
 Usage: check_gpt2_against_torch.py CLI CONFIG [OPTIMIZER [RUN ARGS...]]   (e.g. adam --checkpoint full)
+SHARDSCOPE_TORCH_DEVICE=cuda runs PyTorch's side on the GPU (the GPU checks do, against PyTorch 2.x); the default
+is the CPU. ShardScope's side is always its cpu backend.
 
 Both start from the same parameters (written here, read by the CLI's --load-params) and train on the same batches
 (the CLI's language-model batches, reproduced here from exec/data/batch_source.h's rule) with dropout off; the
@@ -51,6 +53,7 @@ except ImportError as error:
     sys.exit(77)  # CTest's SKIP_RETURN_CODE
 import safetensors_io  # noqa: E402
 
+DEVICE = torch.device(os.environ.get("SHARDSCOPE_TORCH_DEVICE", "cpu"))
 SEED = 1234   # ExecutionOptions::seed, the CLI's default
 BATCH = 4
 SEQ = 32
@@ -80,7 +83,7 @@ def token_batch(step, vocab):
         stride = 1 + (((element_bits(sample, 4, 1) >> 32) * 8) >> 32)
         ids.append([(start + t * stride) % vocab for t in range(SEQ)])
         targets.append([(start + (t + 1) * stride) % vocab for t in range(SEQ)])
-    return torch.tensor(ids), torch.tensor(targets)
+    return torch.tensor(ids, device=DEVICE), torch.tensor(targets, device=DEVICE)
 
 
 def initial_parameters(config):
@@ -128,16 +131,16 @@ def forward_loss(p, config, ids, targets):
     h, heads, eps = config["n_embd"], config["n_head"], config.get("layer_norm_epsilon", 1e-5)
     d = h // heads
     b, s = ids.shape
-    x = p["transformer.wte.weight"][ids] + p["transformer.wpe.weight"][torch.arange(s)]
-    causal = torch.tril(torch.ones(s, s, dtype=torch.bool))
+    x = p["transformer.wte.weight"][ids] + p["transformer.wpe.weight"][torch.arange(s, device=DEVICE)]
+    causal = torch.tril(torch.ones(s, s, dtype=torch.bool, device=DEVICE))
     for i in range(config["n_layer"]):
         pre = f"transformer.h.{i}."
         residual = x
         a = F.layer_norm(x, (h,), p[pre + "ln_1.weight"], p[pre + "ln_1.bias"], eps)
         q, k, v = conv1d(a, p[pre + "attn.c_attn.weight"], p[pre + "attn.c_attn.bias"]).split(h, dim=2)
         q, k, v = (t.view(b, s, heads, d).permute(0, 2, 1, 3) for t in (q, k, v))
-        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5)
-        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min))
+        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, device=DEVICE)
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, device=DEVICE))
         w = torch.softmax(w, dim=-1)
         o = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, s, h)
         x = conv1d(o, p[pre + "attn.c_proj.weight"], p[pre + "attn.c_proj.bias"]) + residual
@@ -159,7 +162,7 @@ def torch_training(config, init, optimizer_name, lr, bf16=False):
     optimizer steps, each bf16 gradient cast to fp32 before the step, and the masters rounded back into the bf16
     parameters after it."""
     dtype = torch.bfloat16 if bf16 else torch.float32
-    p = {k: v.detach().clone().to(dtype).requires_grad_(True) for k, v in init.items()}
+    p = {k: v.detach().clone().to(DEVICE, dtype).requires_grad_(True) for k, v in init.items()}
     masters = {k: v.detach().float().requires_grad_(True) for k, v in p.items()} if bf16 else p
     params = list(masters.values())
     optimizer = torch.optim.Adam(params, lr=lr) if optimizer_name == "adam" else torch.optim.SGD(params, lr=lr)
@@ -181,7 +184,7 @@ def torch_training(config, init, optimizer_name, lr, bf16=False):
                 for k, t in p.items():
                     t.copy_(masters[k])
         losses.append(loss.item())
-    return losses, {k: v.detach().float() for k, v in p.items()}
+    return losses, {k: v.detach().float().cpu() for k, v in p.items()}
 
 
 def bf16_parameter_failures(name, got, expected, initial, lr):
@@ -268,7 +271,8 @@ def main():
     print(f"parameters: worst relative difference {worst[0]:.2e} ({worst[1]})")
     if failures:
         sys.exit("\n".join(failures))
-    print(f"ok: {STEPS} {optimizer_name} steps of {config_path} {' '.join(extra_args)} equal PyTorch {torch.__version__}")
+    print(f"ok: {STEPS} {optimizer_name} steps of {config_path} {' '.join(extra_args)} equal PyTorch {torch.__version__} "
+          f"on {DEVICE}")
 
 
 if __name__ == "__main__":
