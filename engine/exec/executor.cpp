@@ -24,9 +24,6 @@ void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, c
   if (scenario.settings.training.dtype == Dtype::Fp16 && options.multinode.nnodes > 1)
     throw UnsupportedPlanError("fp16 across several processes is not supported yet: the ranks' vote on skipping an "
                                "overflowed step meets in one process (use bf16, or one node)");
-  if (scenario.model.transformer)
-    throw UnsupportedPlanError("the CUDA backend has no transformer kernels yet: run '" + scenario.model.spec +
-                               "' with --backend cpu");
   try {
     check_cpu_support(scenario, plan);
   } catch (const UnsupportedPlanError& e) {

@@ -21,7 +21,8 @@ report = json.load(open(sys.argv[1]))
 status = int(sys.argv[2])
 checks = {c["name"]: c for c in report["checks"]}
 gpu_parts = ["gpu_tests", "strategies", "pytorch_reference_single", "pytorch_reference_ddp", "cublas_workspace",
-             "step_time_single", "step_time_ddp", "out_of_memory", "trace", "pytorch_gpt2"]
+             "step_time_single", "step_time_ddp", "out_of_memory", "trace", "pytorch_gpt2", "strategies_gpt2",
+             "gpt2_checkpointing"]
 missing = [n for n in gpu_parts if n not in checks]
 assert not missing, f"the report lacks {missing}"
 if report["gpu"] == "available":
@@ -43,6 +44,8 @@ runs = checks["strategies"]["figures"]["runs"]
 assert checks["strategies"]["status"] == "passed" and len(runs) == 4, checks["strategies"]
 assert all(r["phases_compared"] > 0 for r in runs), runs
 assert checks["trace"]["status"] == "passed", checks["trace"]
+for name, runs in (("strategies_gpt2", 4), ("gpt2_checkpoint_full", 4), ("gpt2_checkpoint_selective", 4)):
+    assert checks[name]["status"] == "passed" and len(checks[name]["figures"]["runs"]) == runs, checks[name]
 # PyTorch on the CPU here (skipped where python3 cannot import torch): the GPU machine's GPT-2 comparison's own logic.
 assert checks["pytorch_gpt2"]["status"] in ("passed", "skipped"), checks["pytorch_gpt2"]
 print("dry run on the cpu backend: strategies, trace and GPT-2 checks:", checks["pytorch_gpt2"]["status"])

@@ -2,11 +2,13 @@
 """Every GPU check of ../shared/GPU_CHECKLIST.md in one call, run by run_gpu_checks.sh from the bundle
 (tests/gpu/make_bundle.sh): the gpu-labelled tests; every strategy on 1 and 2 ranks (ranks sharing the GPU) on
 cuda against the cpu backend and against the pytorch-2 prediction; a tiny GPT-2 (fp32 and bf16) against PyTorch
-on the GPU; pytorch_reference.py against run --backend cuda
-at the same phases (memory_allocated, max_memory_allocated, memory_reserved); the cuBLAS workspace question; the
-step-time ratio against PyTorch; a real GPU out-of-memory; recorded traces. Writes OUT/report.json, OUT/report.md,
-OUT/cuda-ddp.sstrace, OUT/cuda-single.sstrace, OUT/pytorch-allocations.json (PyTorch's allocator history of each
-reference job) and OUT/commands.log (7 files). SHARDSCOPE_GPU_CHECKS_ONLY=name,name runs only those checks.
+on the GPU; gpt2-tiny under every strategy and both recomputation modes, cuda against cpu and the prediction;
+pytorch_reference.py against run --backend cuda at the same phases (memory_allocated, max_memory_allocated,
+memory_reserved); the cuBLAS workspace question; the step-time ratio against PyTorch; a real GPU out-of-memory;
+recorded traces. Writes OUT/report.json, OUT/report.md, OUT/cuda-ddp.sstrace, OUT/cuda-single.sstrace,
+OUT/cuda-gpt2-small.sstrace (a GPT-2-small run's trace), OUT/pytorch-allocations.json (PyTorch's allocator
+history of each reference job) and OUT/commands.log (7 files).
+SHARDSCOPE_GPU_CHECKS_ONLY=name,name runs only those checks.
 
 Without a usable GPU every GPU check says "skipped: no GPU (<reason>)" and the script exits 0; with one it exits 1
 when a check failed. Window screenshots are not taken on the GPU machine (no display server, no Xvfb, and GLFW 3.3
@@ -48,6 +50,10 @@ def seconds_left():
 
 # The strategies' job: small enough that all twenty runs take seconds, big enough for real GEMMs and buckets.
 JOB = ["--model", "mlp:4x512:relu", "--batch", "64", "--steps", "3"]
+# The tiny GPT-2 of issue 21 (2 blocks, width 128, 4 heads, vocab 512, context 64; dropout 0.1 at every site, so
+# the device's dropout masks are compared too): every kernel of the transformer path, in seconds.
+GPT2_JOB = ["--model", "hf:" + os.path.join(BUNDLE, "assets", "models", "gpt2-tiny", "config.json"), "--batch", "8",
+            "--steps", "3"]
 # Loss agreement cuda vs cpu: fp32 GEMMs summing 512 products in another order differ by ~sqrt(512) × 2^-24 relative
 # per layer; through 4 layers, 3 Adam steps (lr 1e-3) that stays far below 1e-4. A bound, not the figure: the
 # measured difference is reported.
@@ -187,18 +193,19 @@ def pytorch_gpt2():
         "; ".join(f"{r['variant']}: exit {r['exit']}: {r['result']}" for r in runs), {"runs": runs})
 
 
-def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="strategies"):
+def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="strategies", job=JOB, extra=()):
     rows = []
+    batch = int(job[job.index("--batch") + 1])
     for dtype, strategy in [(d, s) for d in dtypes for s in strategies]:
         for world in ([1] if strategy == "single" else worlds):
-            flags = [*JOB, "--strategy", strategy, "--world", str(world), "--dtype", dtype]
+            flags = [*job, "--strategy", strategy, "--world", str(world), "--dtype", dtype, *extra]
             if strategy in ("pp-gpipe", "pp-1f1b"):
                 flags += ["--stages", str(world), "--micro-batches", "4"]
             if strategy == "balanced-dp":
-                flags += ["--gpu0-batch", "32"]
+                flags += ["--gpu0-batch", str(batch // 2)]
             if strategy in ("zero2", "zero3"):  # DeepSpeed's 5e8-element default buckets would be 2 GB of fp32 each
                 flags += ["--reduce-bucket-mb", "16", "--allgather-bucket-mb", "16"]
-            row = {"strategy": strategy, "world": world, "dtype": dtype}
+            row = {"strategy": strategy, "world": world, "dtype": dtype, "extra": " ".join(extra)}
             if seconds_left() < 10:
                 row["status"] = "not run"
                 row["reason"] = "out of time"
@@ -260,6 +267,38 @@ def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="
         f"{worst:.2e}; measured == predicted per phase)", {"runs": rows})
 
 
+def gpt2_step_time():
+    """GPT-2 small (12 blocks, width 768, context 256, batch 4; dropout off on both sides) on the GPU: ShardScope's
+    step against PyTorch's eager step of the same model (gpt2_step_time.py), fp32, Adam. The dry run times the
+    tiny GPT-2 against made-up PyTorch times instead (the small one takes 16 s a step on two cores)."""
+    model, seq = ("gpt2", "256") if BACKEND == "cuda" else ("gpt2-tiny", "32")
+    config = json.load(open(os.path.join(BUNDLE, "assets", "models", model, "config.json")))
+    config.update(attn_pdrop=0.0, embd_pdrop=0.0, resid_pdrop=0.0)
+    path = os.path.join(OUT, ".gpt2-no-dropout.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    theirs = [1.0, 1.0]
+    if BACKEND == "cuda":
+        rc, out, err, _ = sh([PYTHON, os.path.join(SCRIPTS, "gpt2_step_time.py"), path, "4", seq, "4"], 240)
+        try:
+            theirs = json.loads(out.strip().splitlines()[-1])["step_times_s"]
+        except (ValueError, IndexError, KeyError):
+            add("step_time_gpt2", "failed", f"gpt2_step_time.py exit {rc}: {err.strip()[-400:]}")
+            return
+    step_time(["--model", "hf:" + path, "--strategy", "single", "--batch", "4", "--seq", seq, "--steps", "4"],
+              theirs, "step_time_gpt2", "cuda-gpt2-small.sstrace")
+    os.remove(path)
+
+
+def gpt2_checkpointing():
+    """Activation checkpointing executed on the GPU: the recomputed forward in backward (full: the whole block;
+    selective: attention's probabilities from the saved Q and K), against the cpu backend and the prediction."""
+    for mode in ("full", "selective"):
+        strategy_runs(("fp32", "fp16"), [s for s in ("single", "ddp", "pp-1f1b") if s in STRATEGIES], (2,),
+                      f"gpt2_checkpoint_{mode}", GPT2_JOB,
+                      ("--checkpoint", mode))
+
+
 def shardscope_phases(flags):
     rc, run, err, _ = cli_json(["run", *flags, "--backend", BACKEND])
     rc_m, predicted, _, _ = cli_json(["memory", *flags, "--accounting", ACCOUNTING])
@@ -312,7 +351,7 @@ def reference_comparison(name, torch_args, flags):
     return [t for r in torch_ranks for t in r.get("step_times_s", [])]
 
 
-def step_time(flags, torch_step_times, name):
+def step_time(flags, torch_step_times, name, keep_trace=None):
     """ShardScope's step time read off a recorded run of 4 steps: from one step's batch load to the next one's, less
     the load (PyTorch's timer starts after its batch is made on the device), the median of steps 2 and 3 (rank 0);
     PyTorch's = the median of its step times after the first. A difference of two whole runs' times would drown the
@@ -330,6 +369,8 @@ def step_time(flags, torch_step_times, name):
                             f"{rc_export}: {export_err.strip()[-300:]}")
         return
     finally:
+        if keep_trace and os.path.exists(trace):  # comes back, to read where the step's time goes
+            os.replace(trace, os.path.join(OUT, keep_trace))
         for path in (trace, chrome):
             if os.path.exists(path):
                 os.remove(path)
@@ -490,11 +531,14 @@ def main():
         ("pytorch_gpt2", pytorch_gpt2, BACKEND == "cuda"),
         ("strategies", strategy_runs, False),
         ("strategies_16_bit", lambda: strategy_runs(("bf16", "fp16"), STRATEGIES, (2,), "strategies_16_bit"), False),
+        ("strategies_gpt2", lambda: strategy_runs(("fp32", "bf16"), STRATEGIES, (2,), "strategies_gpt2", GPT2_JOB), False),
+        ("gpt2_checkpointing", lambda: gpt2_checkpointing(), False),
         ("trace", recorded_trace, False),
         ("out_of_memory", out_of_memory, False),
         ("gpu_tests", gpu_tests, False),
         ("step_time_single", lambda: timing("step_time_single", single, "pytorch_reference_single"), BACKEND == "cuda"),
         ("step_time_ddp", lambda: timing("step_time_ddp", ddp, "pytorch_reference_ddp"), BACKEND == "cuda"),
+        ("step_time_gpt2", gpt2_step_time, BACKEND == "cuda"),
     ]
     if BACKEND != "cuda":  # no real out-of-memory run on the cpu backend
         checks_in_order = [c for c in checks_in_order if c[0] != "out_of_memory"]

@@ -57,9 +57,11 @@ done
 
 cp "$here/run_gpu_checks.sh" "$here/gpu_checks.py" "$here/pytorch_reference.py" "$here/cublas_workspace.py" \
    "$here/bundle_rules.sh" "$here/check_bundle.sh" "$out/scripts/"
-cp "$root/tests/torch/check_gpt2_against_torch.py" "$root/tests/torch/safetensors_io.py" "$out/scripts/"
+cp "$root/tests/torch/check_gpt2_against_torch.py" "$root/tests/torch/safetensors_io.py" "$here/gpt2_step_time.py" \
+   "$out/scripts/"
 cp -r "$root/tests/torch/gpt2-tiny-no-dropout" "$out/scripts/"
 cp -r "$root/assets/scenarios" "$out/assets/"
+mkdir -p "$out/assets/models" && cp -r "$root/assets/models/gpt2-tiny" "$root/assets/models/gpt2" "$out/assets/models/"
 ln -s scripts/run_gpu_checks.sh "$out/run_gpu_checks.sh"
 {
   echo "ShardScope GPU bundle"

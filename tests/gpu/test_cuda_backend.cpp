@@ -1,8 +1,8 @@
 // The CUDA backend on a real GPU (label gpu): after N steps of a small MLP, the parameters equal the CPU backend's
 // within a stated tolerance, for one rank and for DDP on two ranks (NCCL with two GPUs, the local device-memory
 // path with one); the allocator counts PyTorch 2.x blocks; a model larger than the GPU ends the run cleanly as out
-// of memory. Every strategy the CPU backend runs is compared; measured bytes per phase equal the pytorch-2 accounting
-// of the same plan (the accounting is checked against PyTorch's rules by its own tests); ranks that outnumber the
+// of memory. Every strategy the CPU backend runs is compared, and the GPT-2 kernels under four of them; measured
+// bytes per phase equal the pytorch-2 accounting of the same plan (the accounting is checked against PyTorch's rules by its own tests); ranks that outnumber the
 // GPUs share them through the local device-memory path and still train the same model.
 // Every test reports SKIPPED (GTEST_SKIP, and CTest's SKIP_REGULAR_EXPRESSION) without a usable GPU.
 #include <gtest/gtest.h>
@@ -102,6 +102,29 @@ TEST(CudaBackend, EveryExecutableStrategyEqualsTheCpuBackend) {
     const Scenario s = strategy_scenario(c);
     test::expect_same_model(run_on(BackendKind::Cuda, s), run_on(BackendKind::Cpu, s));
   }
+}
+
+// The GPT-2 kernels (embedding, LayerNorm, the fused block with attention and dropout, its recomputation) on the
+// GPU against the CPU's: the tiny GPT with dropout on (the masks come from the same counter-based generator on both
+// backends), 2 steps of SGD, under strategies that split the batch, shard the state or stage the model, with and
+// without recomputation. SGD: a parameter differs by lr × its gradient's difference (GEMMs summed in another
+// order, ~1e-6 relative), inside expect_same_model's 1e-5 (Adam's m/√v would amplify near-zero gradients' noise).
+TEST(CudaBackend, GptTrainsAsOnTheCpuBackend) {
+  REQUIRE_GPU();
+  const std::string tiny = "hf:" SHARDSCOPE_SOURCE_DIR "/assets/models/gpt2-tiny/config.json";
+  for (const StrategyKind strategy : {StrategyKind::Single, StrategyKind::Ddp, StrategyKind::Zero3, StrategyKind::Pipeline1F1B})
+    for (const CheckpointMode checkpoint : {CheckpointMode::None, CheckpointMode::Selective, CheckpointMode::Full}) {
+      SCOPED_TRACE(strategy_name(strategy) + " checkpoint " + std::to_string(static_cast<int>(checkpoint)));
+      Scenario s = shardscope::testing::make(tiny, strategy, strategy == StrategyKind::Single ? 1 : 2, 4,
+                                             AccountingMode::Exact);
+      s.training.seq = 16;
+      s.training.steps = 2;
+      s.training.checkpoint = checkpoint;
+      s.training.loss = LossKind::CrossEntropy;
+      s.training.optimizer = OptimizerKind::Sgd;
+      if (strategy == StrategyKind::Pipeline1F1B) s.strategy.micro_batches = 2;
+      test::expect_same_model(run_on(BackendKind::Cuda, s), run_on(BackendKind::Cpu, s));
+    }
 }
 
 // The allocator applies the same block rules to the same allocations in the same order as the pytorch-2 accounting

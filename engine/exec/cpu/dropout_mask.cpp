@@ -12,15 +12,13 @@ std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batc
 }
 
 void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, std::span<std::uint8_t> mask) {
-  const std::uint64_t site_key = splitmix64(key + static_cast<std::uint64_t>(site) * 0x632be59bd9b4e019ull);
-  const auto threshold = static_cast<std::uint64_t>(p * 16777216.0);  // p on the 2^-24 grid of the uniforms
+  const std::uint64_t site_key = keep_mask_site_key(key, site);
+  const std::uint64_t threshold = keep_mask_threshold(p);
   for (std::size_t i = 0; i < mask.size(); ++i) {
     const std::uint64_t unit = splitmix64(site_key + static_cast<std::uint64_t>(first) + i) >> 40;
     mask[i] = unit >= threshold ? 1 : 0;
   }
 }
-
-float keep_scale(double p) { return p > 0 ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f; }
 
 void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p) {
   apply_keep_mask(std::span<const float>(x), mask.data(), p, x.data());

@@ -13,8 +13,6 @@ namespace shardscope::exec::cpu {
 
 namespace {
 
-constexpr int kDropoutSite = 0;
-
 std::size_t token_count(const EmbeddingShape& s, std::size_t ids, const char* kernel) {
   require_positive(s.rows, kernel, "rows");
   require_positive(s.seq, kernel, "seq");
@@ -60,7 +58,7 @@ void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> id
     return;
   }
   require_size(mask, output.size(), kernel, "mask");
-  fill_keep_mask(s.dropout_key, kDropoutSite, s.dropout, 0, mask);
+  fill_keep_mask(s.dropout_key, kEmbeddingDropoutSite, s.dropout, 0, mask);
   apply_keep_mask(output, mask, s.dropout);
 }
 

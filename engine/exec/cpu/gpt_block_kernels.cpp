@@ -16,8 +16,6 @@ namespace shardscope::exec::cpu {
 
 namespace {
 
-// Dropout sites of one block (the embedding's is 0): attn_dropout, then the two resid_dropouts.
-constexpr int kAttentionSite = 1, kResidualSite1 = 2, kResidualSite2 = 3;
 enum Param { Ln1W, Ln1B, AttnW, AttnB, ProjW, ProjB, Ln2W, Ln2B, FcW, FcB, MlpProjW, MlpProjB };
 
 struct Dims {
@@ -112,7 +110,7 @@ std::span<std::uint8_t> span_of(std::uint8_t* p, std::size_t n) { return {p, n};
 void attention_probabilities(const GptBlockShape& shape, const Dims& d, const Views& v) {
   const int ld = 3 * d.h;
   const float scale = std::sqrt(static_cast<float>(d.d));
-  fill_keep_mask(shape.dropout_key, kAttentionSite, shape.attn_dropout, 0, span_of(v.prob_mask, d.scores));
+  fill_keep_mask(shape.dropout_key, kAttentionDropoutSite, shape.attn_dropout, 0, span_of(v.prob_mask, d.scores));
   for (int b = 0; b < d.b; ++b)
     for (int head = 0; head < d.a; ++head) {
       const float* q = v.qkv + static_cast<std::size_t>(b) * d.s * ld + static_cast<std::size_t>(head) * d.d;
@@ -232,17 +230,17 @@ void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input,
                        v.attn_out + token0 * d.h + static_cast<std::size_t>(head) * d.d, d.h);
     }
   conv1d(d.n, d.h, d.h, v.attn_out, p[ProjW], p[ProjB], v.resid1);
-  residual_dropout(shape, kResidualSite1, span_of(v.resid1, nh), span_of(v.attn_mask, nh));
+  residual_dropout(shape, kResidualDropoutSite1, span_of(v.resid1, nh), span_of(v.attn_mask, nh));
   for (std::size_t k = 0; k < nh; ++k) v.resid1[k] += input[k];
   layer_norm_forward(norm, span_of(v.resid1, nh), p[Ln2W], p[Ln2B], span_of(v.ln2, nh));
   conv1d(d.n, d.h, d.i, v.ln2, p[FcW], p[FcB], v.fc);
   gelu_tanh_forward(span_of(v.fc, ni), span_of(v.gelu, ni));
   if (output.empty()) {  // recomputation: only the mask is still missing from what backward reads
-    fill_keep_mask(shape.dropout_key, kResidualSite2, shape.resid_dropout, 0, span_of(v.mlp_mask, nh));
+    fill_keep_mask(shape.dropout_key, kResidualDropoutSite2, shape.resid_dropout, 0, span_of(v.mlp_mask, nh));
     return;
   }
   conv1d(d.n, d.i, d.h, v.gelu, p[MlpProjW], p[MlpProjB], output.data());
-  residual_dropout(shape, kResidualSite2, output, span_of(v.mlp_mask, nh));
+  residual_dropout(shape, kResidualDropoutSite2, output, span_of(v.mlp_mask, nh));
   for (std::size_t k = 0; k < nh; ++k) output[k] += v.resid1[k];
 }
 

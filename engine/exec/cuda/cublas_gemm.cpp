@@ -23,4 +23,16 @@ void gemm_row_major(cublasHandle_t handle, bool transpose_a, bool transpose_b, i
                "cublasSgemm");
 }
 
+void gemm_row_major_batched(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                            StridedMatrix a, StridedMatrix b, float beta, float* c, int ldc, long long stride_c,
+                            int batch) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
+    throw std::invalid_argument("gemm_row_major_batched: dimensions must be positive (m=" + std::to_string(m) + ", n=" +
+                                std::to_string(n) + ", k=" + std::to_string(k) + ", batch=" + std::to_string(batch) + ")");
+  check_cublas(cublasSgemmStridedBatched(handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                         transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.data, b.ld, b.stride,
+                                         a.data, a.ld, a.stride, &beta, c, ldc, stride_c, batch),
+               "cublasSgemmStridedBatched");
+}
+
 }  // namespace shardscope::exec::cuda

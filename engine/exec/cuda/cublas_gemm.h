@@ -10,4 +10,15 @@ namespace shardscope::exec::cuda {
 void gemm_row_major(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
                     const float* a, const float* b, float beta, float* c);
 
+// The same over `batch` matrices at fixed strides (elements) with explicit stored row lengths (lda, ldb, ldc):
+// views into a larger row-major tensor, e.g. one attention head's columns of the fused Q, K, V rows.
+struct StridedMatrix {
+  const float* data;
+  int ld;
+  long long stride;
+};
+void gemm_row_major_batched(cublasHandle_t handle, bool transpose_a, bool transpose_b, int m, int n, int k, float alpha,
+                            StridedMatrix a, StridedMatrix b, float beta, float* c, int ldc, long long stride_c,
+                            int batch);
+
 }  // namespace shardscope::exec::cuda

@@ -1,6 +1,7 @@
 // CudaRankBackend and CudaBackend: streams, cuBLAS, host copies, memory info; placement and the communicator choice.
 #include "exec/cuda/cuda_backend.h"
 
+#include "exec/cpu/transformer_dispatch.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_devices.h"
 #include "exec/cuda/cuda_kernel_dispatch.h"
@@ -48,10 +49,12 @@ std::optional<TimeNs> CudaRankBackend::run_kernel_timed(const KernelLaunch& laun
   // poll cudaStreamQuery, whose cudaErrorNotReady would otherwise be reported here as a failed launch.
   cudaGetLastError();
   kernel_timer_->start(compute_);
-  cublasHandle_t handle = launch.kernel == Kernel::LinearBackward ? cublas_backward_ : cublas_;
+  // The backward GEMMs on the autograd thread's handle (its own workspace, as PyTorch's; plan/cublas_workspace.h).
+  const bool backward = launch.kernel == Kernel::LinearBackward || launch.kernel == Kernel::GptBlockBackward;
+  cublasHandle_t handle = backward ? cublas_backward_ : cublas_;
   if (has_16_bit_operand(launch.operands)) {  // device_staging.h: through fp32 and back
     KernelLaunch staged = launch;
-    DeviceFp32Staging staging(staged.operands, kernel_scratch_, compute_);
+    DeviceFp32Staging staging(staged.operands, kernel_scratch_, compute_, &launch, cpu::gpt_block_value_bytes);
     run_cuda_kernel(staged, handle, compute_);
     staging.write_back();
   } else {

@@ -10,28 +10,13 @@
 #include "exec/cuda/cublas_gemm.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_kernels.h"
+#include "exec/cuda/cuda_transformer_dispatch.h"
+#include "exec/cuda/device_flag.h"
+#include "exec/cuda/device_operands.h"
 
 namespace shardscope::exec::cuda {
 
 namespace {
-
-// The operand as floats, checked to hold at least `elements` of them.
-float* floats(const KernelLaunch& l, std::size_t index, const char* what, std::size_t elements) {
-  const DeviceBuffer& b = operand(l, index, what);
-  if (b.float_count() < elements)
-    throw std::invalid_argument(kernel_name(l.kernel) + ": " + what + " holds " + std::to_string(b.float_count()) +
-                                " elements, needs " + std::to_string(elements));
-  return reinterpret_cast<float*>(b.data);
-}
-
-const std::int64_t* int64s(const KernelLaunch& l, std::size_t index, const char* what, std::size_t elements) {
-  const DeviceBuffer& b = operand(l, index, what);
-  if (static_cast<std::size_t>(b.bytes) / 8 < elements)
-    throw std::invalid_argument(kernel_name(l.kernel) + ": " + what + " holds too few int64 targets");
-  return reinterpret_cast<const std::int64_t*>(b.data);
-}
-
-std::size_t cells(int rows, int cols) { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
 
 void require_shape(const KernelLaunch& l) {
   if (l.rows <= 0 || l.in_features <= 0 || l.out_features <= 0)
@@ -128,16 +113,10 @@ void for_each_pair(const KernelLaunch& l, Fn&& fn) {
 // GradScaler's unscale and check: each fp32 master gradient = 16-bit gradient (staged as fp32) × scale, and a flag
 // on the device that any was inf or NaN, read back before returning (the step is decided on the host).
 void unscale_gradients(const KernelLaunch& l, cudaStream_t s) {
-  int* found = nullptr;
-  check_cuda(cudaMallocAsync(reinterpret_cast<void**>(&found), sizeof(int), s), "cudaMallocAsync (overflow flag)");
-  check_cuda(cudaMemsetAsync(found, 0, sizeof(int), s), "cudaMemsetAsync (overflow flag)");
+  const DeviceFlag found(s);
   const auto factor = static_cast<float>(l.scale);
-  for_each_pair(l, [&](float* dst, const float* src, std::size_t n) { launch_unscale(dst, src, n, factor, found, s); });
-  int host = 0;
-  check_cuda(cudaMemcpyAsync(&host, found, sizeof(int), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync (overflow flag)");
-  check_cuda(cudaFreeAsync(found, s), "cudaFreeAsync (overflow flag)");
-  check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize (overflow flag)");
-  if (host != 0 && l.found_non_finite != nullptr) *l.found_non_finite = true;
+  for_each_pair(l, [&](float* dst, const float* src, std::size_t n) { launch_unscale(dst, src, n, factor, found.get(), s); });
+  if (found.is_set() && l.found_non_finite != nullptr) *l.found_non_finite = true;
 }
 
 }  // namespace
@@ -207,7 +186,8 @@ void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t 
     }
     case Kernel::OptimizerStep: return optimizer_step(l, s);
     case Kernel::UnscaleGradients: return unscale_gradients(l, s);
-    default:  // the GPT-2 kernels run on the CPU backend only so far (executor.cpp refuses such plans first)
+    default:
+      if (is_transformer_kernel(l.kernel)) return run_cuda_transformer_kernel(l, cublas, s);
       break;
   }
   throw std::invalid_argument("the CUDA backend has no kernel " + kernel_name(l.kernel));

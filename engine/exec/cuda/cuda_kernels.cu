@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "exec/cuda/launch_geometry.h"
+#include "exec/cuda/row_reduce.cuh"
 
 namespace shardscope::exec::cuda {
 
@@ -61,15 +62,18 @@ __global__ void mse_backward_kernel(const float* p, const float* t, float* grad,
   GRID_LOOP(i, n) grad[i] = scale * (p[i] - t[i]);
 }
 
+// One block a row (a row is a vocabulary wide: tens of thousands of classes), max then Σ exp in double.
 __global__ void log_softmax_kernel(const float* logits, float* log_probs, int rows, int classes) {
-  GRID_LOOP(b, static_cast<std::size_t>(rows)) {
+  for (std::size_t b = blockIdx.x; b < static_cast<std::size_t>(rows); b += gridDim.x) {
     const float* row = logits + b * classes;
-    float max = row[0];
-    for (int k = 1; k < classes; ++k) max = row[k] > max ? row[k] : max;
-    double sum = 0.0;
-    for (int k = 0; k < classes; ++k) sum += exp(static_cast<double>(row[k]) - max);
-    const double log_sum = max + log(sum);
-    for (int k = 0; k < classes; ++k) log_probs[b * classes + k] = static_cast<float>(static_cast<double>(row[k]) - log_sum);
+    float local_max = -INFINITY;
+    for (int k = threadIdx.x; k < classes; k += blockDim.x) local_max = fmaxf(local_max, row[k]);
+    const float max = block_max(local_max);
+    double local_sum = 0.0;
+    for (int k = threadIdx.x; k < classes; k += blockDim.x) local_sum += exp(static_cast<double>(row[k]) - max);
+    const double log_sum = max + log(block_sum(local_sum));
+    for (int k = threadIdx.x; k < classes; k += blockDim.x)
+      log_probs[b * classes + k] = static_cast<float>(static_cast<double>(row[k]) - log_sum);
   }
 }
 
@@ -91,10 +95,11 @@ __global__ void nll_backward_kernel(const std::int64_t* targets, float* grad, in
 
 __global__ void log_softmax_backward_kernel(const float* grad_lp, const float* lp, float* grad_logits, int rows,
                                             int classes) {
-  GRID_LOOP(b, static_cast<std::size_t>(rows)) {
-    double row_sum = 0.0;
-    for (int k = 0; k < classes; ++k) row_sum += grad_lp[b * classes + k];
-    for (int k = 0; k < classes; ++k)
+  for (std::size_t b = blockIdx.x; b < static_cast<std::size_t>(rows); b += gridDim.x) {
+    double local_sum = 0.0;
+    for (int k = threadIdx.x; k < classes; k += blockDim.x) local_sum += grad_lp[b * classes + k];
+    const double row_sum = block_sum(local_sum);
+    for (int k = threadIdx.x; k < classes; k += blockDim.x)
       grad_logits[b * classes + k] =
           static_cast<float>(grad_lp[b * classes + k] - exp(static_cast<double>(lp[b * classes + k])) * row_sum);
   }
@@ -160,7 +165,7 @@ void launch_mse_backward(const float* prediction, const float* target, float* gr
   mse_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(prediction, target, grad, n, scale);
 }
 void launch_log_softmax(const float* logits, float* log_probs, int rows, int classes, cudaStream_t stream) {
-  log_softmax_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(logits, log_probs, rows, classes);
+  log_softmax_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(logits, log_probs, rows, classes);
 }
 void launch_nll_loss(const float* log_probs, const std::int64_t* targets, int rows, int classes, float* loss,
                      cudaStream_t stream) {
@@ -174,8 +179,8 @@ void launch_nll_backward(const std::int64_t* targets, float* grad, int rows, int
 }
 void launch_log_softmax_backward(const float* grad_log_probs, const float* log_probs, float* grad_logits, int rows,
                                  int classes, cudaStream_t stream) {
-  log_softmax_backward_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(grad_log_probs, log_probs, grad_logits, rows,
-                                                                          classes);
+  log_softmax_backward_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(grad_log_probs, log_probs, grad_logits,
+                                                                           rows, classes);
 }
 void launch_accumulate(float* dst, const float* src, std::size_t n, cudaStream_t stream) {
   accumulate_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dst, src, n);

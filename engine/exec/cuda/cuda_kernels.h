@@ -1,7 +1,7 @@
 // The CUDA backend's own kernels (everything but the GEMMs, which are cuBLAS): host functions that launch on a
 // stream and return at once (the caller synchronises). Numerics follow the CPU kernels of exec/cpu/ operation for
-// operation (fp32 elementwise, scalars prepared on the host in double, sums in double in the CPU's order where a
-// single thread owns the sum) so CPU and GPU parameters can be compared; cuda_kernels.cu is compiled with
+// operation (fp32 elementwise, scalars prepared on the host in double, row sums in double, which makes their order
+// immaterial at fp32, and fp32 sums in the CPU's order) so CPU and GPU parameters can be compared; cuda_kernels.cu is compiled with
 // --fmad=false for the same reason. CUDA backend only.
 #pragma once
 #include "exec/exec_layer.h"
@@ -26,7 +26,8 @@ void launch_mse_loss(const float* prediction, const float* target, std::size_t n
 void launch_mse_backward(const float* prediction, const float* target, float* grad, std::size_t n, float grad_loss,
                          cudaStream_t stream);
 
-// log_softmax per row (max subtracted, Σ exp in double), then loss[0] = mean NLL (double); one thread per row.
+// log_softmax per row (max subtracted, Σ exp in double; one block a row, row_reduce.cuh), then loss[0] = mean NLL
+// (double, one thread).
 void launch_log_softmax(const float* logits, float* log_probs, int rows, int classes, cudaStream_t stream);
 void launch_nll_loss(const float* log_probs, const std::int64_t* targets, int rows, int classes, float* loss,
                      cudaStream_t stream);
