@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "exec/cuda/launch_geometry.h"
+#include "exec/cuda/column_sums.cuh"
 #include "exec/cuda/row_reduce.cuh"
 
 namespace shardscope::exec::cuda {
@@ -24,13 +25,13 @@ __global__ void bias_rows_kernel(float* y, const float* bias, int rows, int cols
   GRID_LOOP(i, static_cast<std::size_t>(rows) * cols) y[i] = bias[i % cols];
 }
 
-__global__ void bias_grad_kernel(const float* grad_y, float* grad_bias, int rows, int cols) {
-  GRID_LOOP(c, static_cast<std::size_t>(cols)) {
-    float sum = 0.0f;
-    for (int r = 0; r < rows; ++r) sum += grad_y[static_cast<std::size_t>(r) * cols + c];
-    grad_bias[c] = sum;
+struct BiasGradElement {
+  const float* grad_y;
+  int cols;
+  __device__ double2 operator()(int r, int c) const {
+    return make_double2(grad_y[static_cast<std::size_t>(r) * cols + c], 0.0);
   }
-}
+};
 
 // `v <= 0 ? 0 : v` lets a NaN through, as torch.relu and the CPU kernel do.
 __global__ void relu_forward_kernel(const float* x, float* y, std::size_t n) {
@@ -148,7 +149,7 @@ void launch_bias_rows(float* y, const float* bias, int rows, int cols, cudaStrea
   bias_rows_kernel<<<blocks_for(static_cast<std::size_t>(rows) * cols), kThreads, 0, stream>>>(y, bias, rows, cols);
 }
 void launch_bias_grad(const float* grad_y, float* grad_bias, int rows, int cols, cudaStream_t stream) {
-  bias_grad_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(grad_y, grad_bias, rows, cols);
+  launch_column_sums(BiasGradElement{grad_y, cols}, rows, cols, grad_bias, nullptr, stream);
 }
 void launch_relu_forward(const float* x, float* y, std::size_t n, cudaStream_t stream) {
   relu_forward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, n);

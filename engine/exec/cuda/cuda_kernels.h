@@ -14,7 +14,8 @@ namespace shardscope::exec::cuda {
 
 // y[r, c] = bias[c] for every row (the GEMM then adds x·Wᵀ with beta = 1, as torch.addmm).
 void launch_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream);
-// grad_bias[c] = Σ_r grad_y[r, c], one thread per column summing rows in order (as the CPU loop, in fp32).
+// grad_bias[c] = Σ_r grad_y[r, c], in double in chunks of rows (column_sums.cuh; the CPU sums in fp32, so the two
+// differ by the CPU's rounding).
 void launch_bias_grad(const float* grad_y, float* grad_bias, int rows, int cols, cudaStream_t stream);
 
 void launch_relu_forward(const float* x, float* y, std::size_t n, cudaStream_t stream);

@@ -1,9 +1,11 @@
 // Kernels of transformer_kernels.h: one thread an element; a block (LayerNorm) or a warp (attention's softmax) a
-// row, summing in double as the CPU does; one thread a column where the CPU sums a column in fp32 (the embedding's
-// gradient), so that sum runs in the CPU's order. Small and plain, for nvcc's time on CI.
+// row, summing in double as the CPU does; LayerNorm's parameter gradients down the columns in double
+// (column_sums.cuh); one thread a column where the CPU sums a column in fp32 (the embedding's gradient), so that
+// sum runs in the CPU's order. Small and plain, for nvcc's time on CI.
 #include "exec/cuda/transformer_kernels.h"
 
 #include "exec/cuda/launch_geometry.h"
+#include "exec/cuda/column_sums.cuh"
 #include "exec/cuda/row_reduce.cuh"
 
 namespace shardscope::exec::cuda {
@@ -115,19 +117,18 @@ __global__ void layer_norm_backward_rows_kernel(const float* grad_y, const float
   }
 }
 
-__global__ void layer_norm_backward_columns_kernel(const float* grad_y, const float* x, float* grad_weight,
-                                                   float* grad_bias, int rows, int n, const double* row_stats) {
-  GRID_LOOP(j, static_cast<std::size_t>(n)) {
-    double dw = 0, db = 0;
-    for (int r = 0; r < rows; ++r) {
-      const std::size_t at = static_cast<std::size_t>(r) * n + j;
-      dw += static_cast<double>(grad_y[at]) * ((x[at] - row_stats[2 * r]) * row_stats[2 * r + 1]);
-      db += grad_y[at];
-    }
-    grad_weight[j] = static_cast<float>(dw);
-    grad_bias[j] = static_cast<float>(db);
+// (grad_y · x̂, grad_y) of an element: its share of the weight's and the bias's gradient.
+struct LayerNormParamElement {
+  const float* grad_y;
+  const float* x;
+  const double* row_stats;
+  int n;
+  __device__ double2 operator()(int r, int c) const {
+    const std::size_t at = static_cast<std::size_t>(r) * n + c;
+    const double g = grad_y[at];
+    return make_double2(g * ((x[at] - row_stats[2 * r]) * row_stats[2 * r + 1]), g);
   }
-}
+};
 
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/π)
 constexpr float kGeluA = 0.044715f;
@@ -230,8 +231,8 @@ void launch_layer_norm_backward(const float* grad_y, const float* x, const float
                                 float eps, double* row_stats, cudaStream_t stream) {
   layer_norm_backward_rows_kernel<<<row_blocks(rows), kThreads, 0, stream>>>(grad_y, x, weight, grad_x, accumulate,
                                                                                rows, features, eps, row_stats);
-  layer_norm_backward_columns_kernel<<<grid_blocks(features), kThreads, 0, stream>>>(grad_y, x, grad_weight, grad_bias,
-                                                                                      rows, features, row_stats);
+  launch_column_sums(LayerNormParamElement{grad_y, x, row_stats, features}, rows, features, grad_weight, grad_bias,
+                     stream);
 }
 
 void launch_gelu_forward(const float* x, float* y, std::size_t n, cudaStream_t stream) {

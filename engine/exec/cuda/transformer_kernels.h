@@ -34,7 +34,7 @@ void launch_embedding_scatter(const float* grad_out, const std::int64_t* ids, co
 void launch_layer_norm_forward(const float* x, const float* weight, const float* bias, float* y, int rows, int features,
                                float eps, cudaStream_t stream);
 // grad_x written (or added to, `accumulate`) when not null; grad_weight / grad_bias written, summed over rows in
-// double in row order. row_stats: device scratch of 2 · rows doubles.
+// double (column_sums.cuh). row_stats: device scratch of 2 · rows doubles.
 void launch_layer_norm_backward(const float* grad_y, const float* x, const float* weight, float* grad_x,
                                 bool accumulate, float* grad_weight, float* grad_bias, int rows, int features,
                                 float eps, double* row_stats, cudaStream_t stream);
