@@ -153,6 +153,7 @@ void ShardScopeUi::refresh_after_new_run() {
   TimeNs end = 0, full_end = 0;
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
+    run_title_ = trace_scenario_name(data.header);  // "ddp · 2 × H100-80 · gpt2-tiny · adam · batch 4 · bf16"
     end = full_end = data.t_max;
     if (const auto stopped = run_stopped_at(data)) end = std::min(end, *stopped);  // playback ends where the run did
     if (const RankTimeline* first = data.rank(0))
@@ -315,8 +316,10 @@ void ShardScopeUi::draw_menu() {
                            "F5 presenter mode (lessons): PgDn/PgUp step · P reveal · B blank · Esc leave");
     ImGui::EndMenu();
   }
+  // What is on screen, dtype and all (an instructor comparing bf16 with fp32 reads it here), and where it came from.
   const std::string& source = session_.follows() ? session_.followed() : options_.trace_file;
-  ImGui::TextDisabled("  %s", source.empty() ? edited_.name.c_str() : source.c_str());
+  const std::string& title = run_title_.empty() ? edited_.name : run_title_;
+  ImGui::TextDisabled("  %s%s%s", title.c_str(), source.empty() || title.empty() ? "" : " — ", source.c_str());
   ImGui::EndMenuBar();
 }
 

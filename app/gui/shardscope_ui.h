@@ -110,6 +110,7 @@ class ShardScopeUi {
   void draw_follow_status();
   void start_following_from_options();
   double last_refresh_s_ = 0;
+  std::string run_title_;  // the shown run's scenario name, from its trace header
   bool follow_playhead_ = true;
   RunMode mode_ = RunMode::Simulate;
   exec::GpuInventory gpus_;  // detected once, at start
