@@ -5,6 +5,7 @@
 //   create_master_weights(builder, optimizer_params);           // at optimizer construction
 //   lower_update(builder, behaviour, config, params, mixed);     // replaces optimizer.step()
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "strategy/optimizer_step.h"
@@ -26,5 +27,12 @@ void create_master_weights(ProgramBuilder& builder, const std::vector<ParamSlot*
 void lower_update(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const OptimizerConfig& config,
                   const std::vector<ParamSlot*>& params, bool mixed_precision,
                   std::vector<TensorSlice> copy_back = {});
+
+// Kernel::Copy's (destination, source) pairs turned around: a partition's master starts as its copy-back read the
+// other way (parameters into master), so both copies come from one list.
+inline std::vector<TensorSlice> reversed_pairs(std::vector<TensorSlice> pairs) {
+  for (std::size_t k = 0; k + 1 < pairs.size(); k += 2) std::swap(pairs[k], pairs[k + 1]);
+  return pairs;
+}
 
 }  // namespace shardscope

@@ -183,8 +183,7 @@ class StageTraining : public GradSink {
     create_master_weights(b_, optimizer_params_);
     if (!distributed_optimizer()) return;
     // The shard's master starts as the model parameters' pieces inside the shard (shard_fp32_from_float16_groups).
-    std::vector<TensorSlice> pairs = shard_master_pairs();
-    for (std::size_t k = 0; k < pairs.size(); k += 2) std::swap(pairs[k], pairs[k + 1]);
+    std::vector<TensorSlice> pairs = reversed_pairs(shard_master_pairs());
     if (!pairs.empty())
       b_.set_kernel(b_.compute(ComputeKind::Copy, "copy the shard's 16-bit parameters into its fp32 master", 0,
                                shard_.bytes + shard_.numel * kFp32Bytes),

@@ -86,7 +86,7 @@ void Zero2Training::wrap() {
   // single_partition_of_fp32_groups = bit16 partition .clone().float(): a cast under 16-bit, a copy in fp32.
   const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the rank's slice of the flat parameters into the fp32 partition", 0,
                                   partition_.bytes + partition_numel_ * kFp32Bytes);
-  b_.set_kernel(copy, Kernel::Copy, {whole(partition_.master), own_partition()});
+  b_.set_kernel(copy, Kernel::Copy, reversed_pairs(master_copy_back()));
 }
 
 TensorSlice Zero2Training::own_partition() const {

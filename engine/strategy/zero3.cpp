@@ -138,11 +138,7 @@ void Zero3Training::wrap() {
   // fp32_partitioned_groups_flat starts as a copy of the shards (a cast under 16-bit).
   const OpIndex copy = b_.compute(ComputeKind::Copy, "copy the parameter shards into the fp32 partition", 0,
                                   partition_.bytes + partition_numel_ * kFp32Bytes);
-  std::vector<TensorSlice> pairs;
-  for (const Unit& unit : units_) {
-    pairs.push_back(partition_piece(unit));
-    pairs.push_back(whole(unit.shard));
-  }
+  std::vector<TensorSlice> pairs = reversed_pairs(master_copy_back());
   if (!pairs.empty()) b_.set_kernel(copy, Kernel::Copy, std::move(pairs));
 }
 
