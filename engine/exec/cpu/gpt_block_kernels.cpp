@@ -18,31 +18,6 @@ namespace {
 
 enum Param { Ln1W, Ln1B, AttnW, AttnB, ProjW, ProjB, Ln2W, Ln2B, FcW, FcB, MlpProjW, MlpProjB };
 
-struct Dims {
-  int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
-  std::size_t scores = 0;                                 // b·a·s² attention elements
-};
-
-Dims dims_of(const GptBlockShape& shape) {
-  const char* kernel = "gpt_block";
-  require_positive(shape.rows, kernel, "rows");
-  require_positive(shape.seq, kernel, "seq");
-  require_positive(shape.hidden, kernel, "hidden");
-  require_positive(shape.heads, kernel, "heads");
-  require_positive(shape.inner, kernel, "inner");
-  if (shape.hidden % shape.heads != 0) throw std::invalid_argument("gpt_block: heads must divide hidden");
-  Dims d;
-  d.b = shape.rows;
-  d.s = shape.seq;
-  d.n = shape.rows * shape.seq;
-  d.h = shape.hidden;
-  d.i = shape.inner;
-  d.a = shape.heads;
-  d.d = shape.hidden / shape.heads;
-  d.scores = static_cast<std::size_t>(d.b) * static_cast<std::size_t>(d.a) * static_cast<std::size_t>(d.s) * static_cast<std::size_t>(d.s);
-  return d;
-}
-
 // Typed views of the layout's tensors.
 struct Views {
   float *ln1 = nullptr, *qkv = nullptr, *attn_out = nullptr, *resid1 = nullptr, *ln2 = nullptr, *fc = nullptr,
@@ -74,7 +49,7 @@ Views views_of(const GptBlockShape& shape, std::span<Byte> saved, std::span<Byte
           f(att, l.dropped_probabilities), u(base, l.attention_mask), u(base, l.mlp_mask), u(att, l.probability_mask)};
 }
 
-void check_params(const Dims& d, const GptBlockParams& p) {
+void check_params(const GptBlockDims& d, const GptBlockParams& p) {
   const auto h = static_cast<std::size_t>(d.h), i = static_cast<std::size_t>(d.i);
   const std::size_t expected[12] = {h, h, h * 3 * h, 3 * h, h * h, h, h, h, h * i, i, i * h, h};
   for (int k = 0; k < 12; ++k)
@@ -107,7 +82,7 @@ std::span<float> span_of(float* p, std::size_t n) { return {p, n}; }
 std::span<std::uint8_t> span_of(std::uint8_t* p, std::size_t n) { return {p, n}; }
 
 // Scores, causal softmax, attn_dropout's mask and the dropped probabilities, for every sample and head.
-void attention_probabilities(const GptBlockShape& shape, const Dims& d, const Views& v) {
+void attention_probabilities(const GptBlockShape& shape, const GptBlockDims& d, const Views& v) {
   const int ld = 3 * d.h;
   const float scale = std::sqrt(static_cast<float>(d.d));
   fill_keep_mask(shape.dropout_key, kAttentionDropoutSite, shape.attn_dropout, 0, span_of(v.prob_mask, d.scores));
@@ -138,7 +113,7 @@ void residual_dropout(const GptBlockShape& shape, int site, std::span<float> x, 
 }
 
 // Attention backward for every sample and head: from d(attention output) to d(Q, K, V) (tokens × 3h at dqkv).
-void attention_backward(const GptBlockShape& shape, const Dims& d, const Views& v, const float* d_out, float* dqkv) {
+void attention_backward(const GptBlockShape& shape, const GptBlockDims& d, const Views& v, const float* d_out, float* dqkv) {
   const int ld = 3 * d.h;
   const float inverse_scale = 1.0f / std::sqrt(static_cast<float>(d.d));
   const float kept_scale = keep_scale(shape.attn_dropout);
@@ -179,6 +154,28 @@ constexpr float kGeluA = 0.044715f;
 
 }  // namespace
 
+GptBlockDims gpt_block_dims(const GptBlockShape& shape) {
+  const char* kernel = "gpt_block";
+  require_positive(shape.rows, kernel, "rows");
+  require_positive(shape.seq, kernel, "seq");
+  require_positive(shape.hidden, kernel, "hidden");
+  require_positive(shape.heads, kernel, "heads");
+  require_positive(shape.inner, kernel, "inner");
+  if (shape.hidden % shape.heads != 0) throw std::invalid_argument("gpt_block: heads must divide hidden");
+  GptBlockDims d;
+  d.b = shape.rows;
+  d.s = shape.seq;
+  d.n = shape.rows * shape.seq;
+  d.h = shape.hidden;
+  d.i = shape.inner;
+  d.a = shape.heads;
+  d.d = shape.hidden / shape.heads;
+  d.nh = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.h);
+  d.ni = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.i);
+  d.scores = static_cast<std::size_t>(d.b) * static_cast<std::size_t>(d.a) * static_cast<std::size_t>(d.s) * static_cast<std::size_t>(d.s);
+  return d;
+}
+
 GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, bool training, std::uint64_t key) {
   GptBlockShape s;
   s.rows = rows;
@@ -211,9 +208,9 @@ void gelu_tanh_backward(std::span<const float> x, std::span<float> grad) {
 
 void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input, const GptBlockParams& p,
                        std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> output) {
-  const Dims d = dims_of(shape);
+  const GptBlockDims d = gpt_block_dims(shape);
   check_params(d, p);
-  const auto nh = static_cast<std::size_t>(d.n) * d.h, ni = static_cast<std::size_t>(d.n) * d.i;
+  const std::size_t nh = d.nh, ni = d.ni;
   require_size(input, nh, "gpt_block_forward", "input");
   if (!output.empty()) require_size(output, nh, "gpt_block_forward", "output");
   const Views v = views_of(shape, saved, attention);
@@ -245,7 +242,7 @@ void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input,
 }
 
 void gpt_attention_recompute(const GptBlockShape& shape, std::span<const std::byte> saved, std::span<std::byte> attention) {
-  const Dims d = dims_of(shape);
+  const GptBlockDims d = gpt_block_dims(shape);
   // Only the attention buffer is written; the saved one is read (Q and K).
   attention_probabilities(shape, d, views_of(shape, saved, std::span<const std::byte>(attention)));
 }
@@ -253,11 +250,11 @@ void gpt_attention_recompute(const GptBlockShape& shape, std::span<const std::by
 void gpt_block_backward(const GptBlockShape& shape, std::span<const float> grad_out, std::span<const float> input,
                         const GptBlockParams& p, std::span<std::byte> saved, std::span<std::byte> attention,
                         std::span<float> grad_input, const GptBlockGrads& g) {
-  const Dims d = dims_of(shape);
+  const GptBlockDims d = gpt_block_dims(shape);
   check_params(d, p);
   for (int k = 0; k < 12; ++k)
     require_size(g[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(k)].size(), "gpt_block_backward", "gradient");
-  const auto nh = static_cast<std::size_t>(d.n) * d.h, ni = static_cast<std::size_t>(d.n) * d.i;
+  const std::size_t nh = d.nh, ni = d.ni;
   require_size(grad_out, nh, "gpt_block_backward", "grad_out");
   require_size(input, nh, "gpt_block_backward", "input");
   require_size(grad_input, nh, "gpt_block_backward", "grad_input");

@@ -7,6 +7,7 @@
 #pragma once
 #include "exec/exec_layer.h"
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -27,6 +28,14 @@ struct GptBlockShape {
 };
 
 GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key);
+
+// Sizes of one block pass (the CUDA backend's block uses them too), in elements.
+struct GptBlockDims {
+  int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
+  std::size_t nh = 0, ni = 0, scores = 0;                // tokens × hidden, tokens × inner, b·a·s² attention elements
+};
+// Throws std::invalid_argument when a size is not positive or the heads do not divide hidden.
+GptBlockDims gpt_block_dims(const GptBlockShape& shape);
 
 // The block's 12 parameters in state_dict order (ln_1.weight … mlp.c_proj.bias); Conv1D weights in×out.
 using GptBlockParams = std::array<std::span<const float>, 12>;

@@ -23,38 +23,13 @@ namespace shardscope::exec::cuda {
 
 namespace {
 
+using cpu::GptBlockDims;
 using cpu::GptBlockShape;
 enum Param { Ln1W, Ln1B, AttnW, AttnB, ProjW, ProjB, Ln2W, Ln2B, FcW, FcB, MlpProjW, MlpProjB };
 
 const TransformerConfig& config(const KernelLaunch& l) {
   if (!l.transformer) throw std::invalid_argument(kernel_name(l.kernel) + ": the launch carries no transformer config");
   return *l.transformer;
-}
-
-// Sizes of one block pass, in elements.
-struct Dims {
-  int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
-  std::size_t nh = 0, ni = 0, scores = 0;
-};
-
-Dims dims_of(const GptBlockShape& shape, const KernelLaunch& l) {
-  if (shape.rows <= 0 || shape.seq <= 0 || shape.hidden <= 0 || shape.heads <= 0 || shape.inner <= 0 ||
-      shape.hidden % shape.heads != 0)
-    throw std::invalid_argument(kernel_name(l.kernel) + ": rows, seq, hidden, heads and inner must be positive, heads "
-                                "dividing hidden");
-  Dims d;
-  d.b = shape.rows;
-  d.s = shape.seq;
-  d.n = shape.rows * shape.seq;
-  d.h = shape.hidden;
-  d.i = shape.inner;
-  d.a = shape.heads;
-  d.d = shape.hidden / shape.heads;
-  d.nh = cells(static_cast<std::size_t>(d.n), static_cast<std::size_t>(d.h));
-  d.ni = cells(static_cast<std::size_t>(d.n), static_cast<std::size_t>(d.i));
-  d.scores = cells(cells(static_cast<std::size_t>(d.b), static_cast<std::size_t>(d.a)),
-                   cells(static_cast<std::size_t>(d.s), static_cast<std::size_t>(d.s)));
-  return d;
 }
 
 // The layout's tensors (fp32) inside the saved and attention operands, whose sizes must be the layout's.
@@ -80,7 +55,7 @@ Views views_of(const KernelLaunch& l, std::size_t saved_index, std::size_t atten
 }
 
 // The block's 12 parameters (or gradients) from operand `first` on, each checked to hold its elements.
-std::array<float*, 12> block_tensors(const KernelLaunch& l, std::size_t first, const Dims& d, const char* what) {
+std::array<float*, 12> block_tensors(const KernelLaunch& l, std::size_t first, const GptBlockDims& d, const char* what) {
   const auto h = static_cast<std::size_t>(d.h), i = static_cast<std::size_t>(d.i);
   const std::size_t sizes[12] = {h, h, h * 3 * h, 3 * h, h * h, h, h, h, h * i, i, i * h, h};
   std::array<float*, 12> tensors{};
@@ -127,7 +102,7 @@ StridedMatrix heads_of(const float* first, int ld, int d) { return {first, ld, d
 StridedMatrix square_blocks(const float* first, int s) { return {first, s, static_cast<long long>(s) * s}; }
 
 // Scores, causal softmax, attn_dropout's mask and the dropped probabilities, every sample and head.
-void attention_probabilities(const Gpu& g, const GptBlockShape& shape, const Dims& d, const Views& v) {
+void attention_probabilities(const Gpu& g, const GptBlockShape& shape, const GptBlockDims& d, const Views& v) {
   const int ld = 3 * d.h;
   fill_mask(g, shape.dropout_key, cpu::kAttentionDropoutSite, shape.attn_dropout, v.prob_mask, d.scores);
   for (int b = 0; b < d.b; ++b) {
@@ -146,7 +121,7 @@ void residual_dropout(const Gpu& g, const GptBlockShape& shape, int site, float*
 }
 
 // From d(attention output) (tokens × h) to d(Q, K, V) (tokens × 3h at dqkv), every sample and head.
-void attention_backward(const Gpu& g, const GptBlockShape& shape, const Dims& d, const Views& v, const float* d_out,
+void attention_backward(const Gpu& g, const GptBlockShape& shape, const GptBlockDims& d, const Views& v, const float* d_out,
                         float* dqkv) {
   const int ld = 3 * d.h;
   const long long square = static_cast<long long>(d.s) * d.s;
@@ -186,7 +161,7 @@ GptBlockShape block_shape(const KernelLaunch& l) {
 // tensors are in place).
 void block_forward(const KernelLaunch& l, const Gpu& g) {
   const GptBlockShape shape = block_shape(l);
-  const Dims d = dims_of(shape, l);
+  const GptBlockDims d = cpu::gpt_block_dims(shape);
   const float* input = floats(l, 0, "input", d.nh);
   const std::array<float*, 12> p = block_tensors(l, 1, d, "parameter");
   const Views v = views_of(l, 13, 14);
@@ -221,7 +196,7 @@ void block_forward(const KernelLaunch& l, const Gpu& g) {
 // tensors backward has finished with are its scratch, as on the CPU.
 void block_backward(const KernelLaunch& l, const Gpu& g) {
   const GptBlockShape shape = block_shape(l);
-  const Dims d = dims_of(shape, l);
+  const GptBlockDims d = cpu::gpt_block_dims(shape);
   if (2 * d.i < 3 * d.h)
     throw std::invalid_argument("GptBlockBackward: the MLP width must be at least 1.5 × hidden (its two saved tensors "
                                 "hold the Q, K, V gradient)");
@@ -334,7 +309,7 @@ void run_cuda_transformer_kernel(const KernelLaunch& l, cublasHandle_t cublas, c
     case Kernel::GptBlockForward: return block_forward(l, g);
     case Kernel::GptAttentionRecompute: {
       const GptBlockShape shape = block_shape(l);
-      return attention_probabilities(g, shape, dims_of(shape, l), views_of(l, 0, 1));
+      return attention_probabilities(g, shape, cpu::gpt_block_dims(shape), views_of(l, 0, 1));
     }
     case Kernel::GptBlockBackward: return block_backward(l, g);
     default:
