@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 #include "exec/cuda_host/tcp_rendezvous.h"
@@ -93,8 +94,12 @@ int check_launch(const exec::MultiNodeOptions& multinode, const std::optional<ex
       const auto hellos = server.serve(multinode.nnodes, 0, {reinterpret_cast<const std::byte*>(payload.data()),
                                                              reinterpret_cast<const std::byte*>(payload.data()) + payload.size()},
                                        settings);
-      report["joined"] = hellos.size() == static_cast<std::size_t>(multinode.nnodes);
       report["refused"] = server.refused();
+      // The text below says "all N processes joined": a short count is a failed check, not a quiet false.
+      if (hellos.size() != static_cast<std::size_t>(multinode.nnodes))
+        throw std::runtime_error(std::to_string(hellos.size()) + " of " + std::to_string(multinode.nnodes) +
+                                 " processes joined");
+      report["joined"] = true;
     } else {
       const auto payload = exec::fetch_from_master(exec::parse_endpoint(multinode.master), {multinode.node_rank, 0}, settings);
       report["joined"] = true;

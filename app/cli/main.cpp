@@ -82,6 +82,10 @@ int main(int argc, char** argv) {
                         "cuda, several processes: HOST:PORT of process 0 (it listens there; default: MASTER_ADDR:MASTER_PORT, "
                         "or the first host of SLURM_JOB_NODELIST)");
   };
+  // Whether the command line placed this process itself, rather than leaving it to torchrun's or SLURM's variables.
+  const auto launch_flags_given = [](CLI::App* command) {
+    return command->count("--nnodes") + command->count("--node-rank") + command->count("--master") > 0;
+  };
   add_launch_flags(run);
   run->add_option("--token", multinode.token,
                   "The job token: with --serve, the secret viewers must hold (default: a random one); cuda, several "
@@ -202,11 +206,11 @@ int main(int argc, char** argv) {
     }
     if (run->parsed()) {
       const Scenario scenario = run_flags.build();
-      const bool launch_flags_given = run->count("--nnodes") + run->count("--node-rank") + run->count("--master") > 0;
+      const bool placed = launch_flags_given(run);
       if (backend == "cuda") {
-        cli::resolve_launch(multinode, launch_flags_given);
+        cli::resolve_launch(multinode, placed);
       } else {
-        if (!launch_flags_given) cli::refuse_multi_process_launch(backend);
+        if (!placed) cli::refuse_multi_process_launch(backend);
         cli::resolve_launch(multinode, true);
       }
       // --serve: listening (and the token line printed) before the run starts, so viewers see it from its header on.
@@ -229,8 +233,7 @@ int main(int argc, char** argv) {
       if (!parameter_files.save.empty()) cli::save_run_parameters(executed, parameter_files.save);
     }
     if (launch_check->parsed()) {
-      const bool flags_given = launch_check->count("--nnodes") + launch_check->count("--node-rank") + launch_check->count("--master") > 0;
-      const auto place = cli::resolve_launch(multinode, flags_given);
+      const auto place = cli::resolve_launch(multinode, launch_flags_given(launch_check));
       multinode.join_timeout = std::chrono::seconds(launch_timeout_s);
       return cli::check_launch(multinode, place, launch_json, std::cout, std::cerr);
     }

@@ -10,6 +10,11 @@
 
 namespace shardscope {
 
+// The framework threads whose GEMMs PyTorch runs on handles (and workspaces) of their own: forward on the main
+// thread, backward on the autograd engine's (DataParallel's replicas run forward on "parallel_apply worker").
+inline constexpr std::string_view kForwardGemmThread = "main";
+inline constexpr std::string_view kBackwardGemmThread = "autograd";
+
 inline constexpr std::string_view kCublasWorkspacePrefix = "cuBLAS workspace (";
 inline constexpr std::string_view kCublasWorkspaceSuffix = " thread)";
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "plan/cublas_workspace.h"
 #include "plan/program_builder.h"
 #include "scenario/scenario.h"
 #include "strategy/framework_behaviour.h"
@@ -73,8 +74,8 @@ struct PassSettings {
   LossKind loss = LossKind::Mse;
   // The framework version's rules for what kernels allocate (mse_loss's result, reductions' scratch).
   FrameworkBehaviour behaviour;
-  std::string forward_thread = "main";
-  std::string backward_thread = "autograd";
+  std::string forward_thread{kForwardGemmThread};
+  std::string backward_thread{kBackwardGemmThread};
   Bytes param_element_bytes = kFp32Bytes;  // 2 under fp16/bf16 mixed precision: the gradients autograd makes
   // The layers this pass runs: [first_layer, end_layer) (a pipeline stage); end 0 = to the last layer.
   std::size_t first_layer = 0;

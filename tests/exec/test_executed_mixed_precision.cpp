@@ -138,8 +138,11 @@ TEST(ExecutedMixedPrecision, Fp16OverflowSkipsTheStepAndHalvesTheScale) {
     const ModelParameters b = assemble_model_parameters(still.result.ranks);
     EXPECT_EQ(a.values, b.values);
     // The fp32 masters are not in the result, but the losses show training never moved.
-    for (const RankExecution& rank : skipped.result.ranks)
-      if (rank.loss) EXPECT_EQ(rank.step_losses, still.result.ranks[static_cast<std::size_t>(rank.rank)].step_losses);
+    for (const RankExecution& rank : skipped.result.ranks) {
+      if (rank.loss) {
+        EXPECT_EQ(rank.step_losses, still.result.ranks[static_cast<std::size_t>(rank.rank)].step_losses);
+      }
+    }
   }
 }
 

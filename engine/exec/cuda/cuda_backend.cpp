@@ -9,6 +9,7 @@
 #include "exec/cuda/local_collectives.h"
 #include "exec/cuda/nccl_communicator.h"
 #include "exec/cuda_host/tcp_rendezvous.h"
+#include "plan/cublas_workspace.h"
 
 namespace shardscope::exec::cuda {
 
@@ -127,7 +128,7 @@ void CudaRankBackend::copy_to_host(std::span<std::byte> dst, const DeviceBuffer&
 void CudaRankBackend::use_gemm_workspace(const std::string& thread, const DeviceBuffer& workspace) {
   std::lock_guard lock(kernel_mutex_);
   use_device();
-  cublasHandle_t handle = thread.find("autograd") != std::string::npos ? cublas_backward_ : cublas_;
+  cublasHandle_t handle = thread == kBackwardGemmThread ? cublas_backward_ : cublas_;
   // The caching allocator's blocks are 512-byte aligned, more than the 256 bytes cublasSetWorkspace asks for. An
   // absent buffer (the tensor is about to be freed) leaves cuBLAS with no workspace rather than a dangling one.
   check_cublas(cublasSetWorkspace(handle, workspace.data, static_cast<std::size_t>(workspace.bytes)), "cublasSetWorkspace");
