@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,23 @@ struct KernelLaunch {
   // UnscaleGradients: set to true when a gradient is inf or NaN (left alone otherwise).
   bool* found_non_finite = nullptr;
 };
+
+// Mixed precision: how many leading bytes of a kernel's 16-bit operand hold 16-bit values, the rest raw bytes that
+// staging copies as they are (a GPT block's saved buffers end with 1-byte dropout masks:
+// exec/cpu/transformer_dispatch.h gpt_block_value_bytes). Both backends' staging take such a function; null: the
+// whole buffer is values.
+using FloatPrefix = Bytes (*)(const KernelLaunch* launch, std::size_t operand, const DeviceBuffer& buffer);
+
+// float_prefix's answer for operand `index` (the whole buffer without one), checked to be whole 16-bit values
+// inside the buffer.
+inline Bytes staged_value_bytes(FloatPrefix float_prefix, const KernelLaunch* launch, std::size_t index,
+                                const DeviceBuffer& buffer) {
+  const Bytes values = float_prefix != nullptr ? float_prefix(launch, index, buffer) : buffer.bytes;
+  if (values % 2 != 0 || values > buffer.bytes)
+    throw std::invalid_argument("a 16-bit operand of " + std::to_string(buffer.bytes) + " bytes has " +
+                                std::to_string(values) + " bytes of 16-bit values");
+  return values;
+}
 
 // A collective, send or recv of one rank, on operand buffers (plan/kernel.h: all-reduce / broadcast / reduce:
 // [buffer]; reduce-scatter: [input, output]; all-gather: [input, output] or [input, output per member]; send / recv:

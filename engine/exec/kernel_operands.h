@@ -16,6 +16,13 @@ inline const DeviceBuffer& operand(const KernelLaunch& launch, std::size_t index
   return launch.operands[index];
 }
 
+// A GPT-2 kernel's model config, which such a launch must carry.
+inline const TransformerConfig& transformer_config(const KernelLaunch& launch) {
+  if (launch.transformer == nullptr)
+    throw std::invalid_argument(kernel_name(launch.kernel) + ": the launch carries no transformer config");
+  return *launch.transformer;
+}
+
 inline bool has_operand(const KernelLaunch& launch, std::size_t index) {
   return index < launch.operands.size() && launch.operands[index].present();
 }

@@ -193,6 +193,10 @@ def pytorch_gpt2():
         "; ".join(f"{r['variant']}: exit {r['exit']}: {r['result']}" for r in runs), {"runs": runs})
 
 
+def loss_bound(dtype):
+    return LOSS_RELATIVE_BOUND if dtype == "fp32" else LOSS_RELATIVE_BOUND_16_BIT
+
+
 def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="strategies", job=JOB, extra=()):
     rows = []
     batch = int(job[job.index("--batch") + 1])
@@ -232,7 +236,7 @@ def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="
                     rel = abs(a - b) / max(abs(b), 1e-30)
                     losses.append(rel)
             row["loss_max_relative_difference"] = max(losses) if losses else None
-            bound = LOSS_RELATIVE_BOUND if dtype == "fp32" else LOSS_RELATIVE_BOUND_16_BIT
+            bound = loss_bound(dtype)
             if losses and max(losses) > bound:
                 problems.append(f"loss differs from cpu by {max(losses):.2e} relative")
             row["checksum_cuda"] = cuda["model_parameters"].get("param_checksum")
@@ -263,8 +267,8 @@ def strategy_runs(dtypes=("fp32",), strategies=STRATEGIES, worlds=(1, 2), name="
     worst = max((r.get("loss_max_relative_difference") or 0.0 for r in ran), default=0.0)
     add(name, "failed" if failed else "passed",
         f"{len(ran) - len(failed)} of {len(ran)} runs agree (cuda vs cpu loss within "
-        f"{LOSS_RELATIVE_BOUND if dtypes == ('fp32',) else LOSS_RELATIVE_BOUND_16_BIT:g}, largest "
-        f"{worst:.2e}; measured == predicted per phase)", {"runs": rows})
+        f"{', '.join(f'{loss_bound(d):g} ({d})' for d in dtypes)}, largest {worst:.2e}; measured == predicted per "
+        f"phase)", {"runs": rows})
 
 
 def gpt2_step_time():
@@ -532,7 +536,7 @@ def main():
         ("strategies", strategy_runs, False),
         ("strategies_16_bit", lambda: strategy_runs(("bf16", "fp16"), STRATEGIES, (2,), "strategies_16_bit"), False),
         ("strategies_gpt2", lambda: strategy_runs(("fp32", "bf16"), STRATEGIES, (2,), "strategies_gpt2", GPT2_JOB), False),
-        ("gpt2_checkpointing", lambda: gpt2_checkpointing(), False),
+        ("gpt2_checkpointing", gpt2_checkpointing, False),
         ("trace", recorded_trace, False),
         ("out_of_memory", out_of_memory, False),
         ("gpu_tests", gpu_tests, False),

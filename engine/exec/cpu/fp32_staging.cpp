@@ -20,10 +20,7 @@ Fp32Staging::Fp32Staging(std::vector<DeviceBuffer>& operands, const KernelLaunch
     if (same == nullptr) {
       Staged s;
       s.original = operand;
-      s.float_bytes = float_prefix != nullptr ? float_prefix(launch, k, operand) : operand.bytes;
-      if (s.float_bytes % 2 != 0 || s.float_bytes > operand.bytes)
-        throw std::invalid_argument("a 16-bit operand of " + std::to_string(operand.bytes) + " bytes has " +
-                                    std::to_string(s.float_bytes) + " bytes of 16-bit values");
+      s.float_bytes = staged_value_bytes(float_prefix, launch, k, operand);
       const auto values = static_cast<std::size_t>(s.float_bytes / 2);
       const auto tail = static_cast<std::size_t>(operand.bytes - s.float_bytes);
       s.scratch.resize(values + (tail + sizeof(float) - 1) / sizeof(float));

@@ -16,10 +16,8 @@ namespace shardscope::exec::cpu {
 class Fp32Staging {
  public:
   // Stages the 16-bit members of `operands` in place: they then point at fp32 scratch. Operands that are the same
-  // buffer share one scratch (an in-place ReLU stays in place). `float_prefix(k)`: for operand k, how many leading
-  // bytes of the 16-bit buffer hold 16-bit values; the rest are copied as bytes (a GPT block's saved buffers end
-  // with their 1-byte dropout masks). Null: the whole buffer.
-  using FloatPrefix = Bytes (*)(const KernelLaunch*, std::size_t operand, const DeviceBuffer& buffer);
+  // buffer share one scratch (an in-place ReLU stays in place). `float_prefix` (exec/backend.h): how many leading
+  // bytes of each 16-bit operand hold 16-bit values, the rest copied as bytes; null: the whole buffer.
   Fp32Staging(std::vector<DeviceBuffer>& operands, const KernelLaunch* launch = nullptr, FloatPrefix float_prefix = nullptr);
   Fp32Staging(const Fp32Staging&) = delete;
   Fp32Staging& operator=(const Fp32Staging&) = delete;

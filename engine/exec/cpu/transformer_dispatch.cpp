@@ -19,13 +19,8 @@ std::span<std::uint8_t> masks(const KernelLaunch& l, std::size_t index) {
   return has_operand(l, index) ? byte_masks(l.operands[index]) : std::span<std::uint8_t>{};
 }
 
-const TransformerConfig& config(const KernelLaunch& l) {
-  if (!l.transformer) throw std::invalid_argument(kernel_name(l.kernel) + ": the launch carries no transformer config");
-  return *l.transformer;
-}
-
 EmbeddingShape embedding_shape(const KernelLaunch& l) {
-  const TransformerConfig& c = config(l);
+  const TransformerConfig& c = transformer_config(l);
   return {l.rows, l.seq, static_cast<int>(c.hidden), c.vocab, c.max_positions, l.training ? c.embd_pdrop : 0.0,
           l.dropout_key};
 }
@@ -47,7 +42,7 @@ void embedding_backward_launch(const KernelLaunch& l) {
 }
 
 void block_backward_launch(const KernelLaunch& l) {
-  const GptBlockShape shape = gpt_block_shape(config(l), l.rows, l.seq, l.training, l.dropout_key);
+  const GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
   GptBlockGrads grads;
   for (std::size_t k = 0; k < grads.size(); ++k) grads[k] = floats(operand(l, 17 + k, "gradient"));
   gpt_block_backward(shape, floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")), block_params(l, 2),
@@ -64,23 +59,23 @@ void run_transformer_kernel(const KernelLaunch& l) {
                                floats(operand(l, 2, "wpe")), masks(l, 3), floats(operand(l, 4, "output")));
     case Kernel::EmbeddingBackward: return embedding_backward_launch(l);
     case Kernel::LayerNormForward: {
-      const LayerNormShape shape{l.rows, static_cast<int>(config(l).hidden), static_cast<float>(config(l).layer_norm_epsilon)};
+      const LayerNormShape shape{l.rows, static_cast<int>(transformer_config(l).hidden), static_cast<float>(transformer_config(l).layer_norm_epsilon)};
       return layer_norm_forward(shape, floats(operand(l, 0, "input")), floats(operand(l, 1, "weight")),
                                 floats(operand(l, 2, "bias")), floats(operand(l, 3, "output")));
     }
     case Kernel::LayerNormBackward: {
-      const LayerNormShape shape{l.rows, static_cast<int>(config(l).hidden), static_cast<float>(config(l).layer_norm_epsilon)};
+      const LayerNormShape shape{l.rows, static_cast<int>(transformer_config(l).hidden), static_cast<float>(transformer_config(l).layer_norm_epsilon)};
       return layer_norm_backward(shape, floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")),
                                  floats(operand(l, 2, "weight")), has_operand(l, 3) ? floats(l.operands[3]) : std::span<float>{},
                                  false, floats(operand(l, 4, "grad_weight")), floats(operand(l, 5, "grad_bias")));
     }
     case Kernel::GptBlockForward: {
-      const GptBlockShape shape = gpt_block_shape(config(l), l.rows, l.seq, l.training, l.dropout_key);
+      const GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
       return gpt_block_forward(shape, floats(operand(l, 0, "input")), block_params(l, 1), raw_bytes(operand(l, 13, "saved")),
                                raw_bytes(operand(l, 14, "attention")), has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{});
     }
     case Kernel::GptAttentionRecompute: {
-      const GptBlockShape shape = gpt_block_shape(config(l), l.rows, l.seq, l.training, l.dropout_key);
+      const GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
       return gpt_attention_recompute(shape, raw_bytes(operand(l, 0, "saved")), raw_bytes(operand(l, 1, "attention")));
     }
     case Kernel::GptBlockBackward: return block_backward_launch(l);
@@ -98,8 +93,7 @@ Bytes gpt_block_value_bytes(const KernelLaunch* l, std::size_t operand, const De
     default: return buffer.bytes;
   }
   if (operand != saved && operand != saved + 1) return buffer.bytes;
-  if (l->transformer == nullptr) throw std::invalid_argument(kernel_name(l->kernel) + ": the launch carries no transformer config");
-  const GptBlockLayout layout = gpt_block_layout(*l->transformer, l->rows, l->seq, 2);
+  const GptBlockLayout layout = gpt_block_layout(transformer_config(*l), l->rows, l->seq, 2);
   const bool attention = operand == saved + 1;
   const Bytes expected = attention ? layout.attention_bytes : layout.saved_bytes;
   if (buffer.bytes != expected)

@@ -27,11 +27,6 @@ using cpu::GptBlockDims;
 using cpu::GptBlockShape;
 enum Param { Ln1W, Ln1B, AttnW, AttnB, ProjW, ProjB, Ln2W, Ln2B, FcW, FcB, MlpProjW, MlpProjB };
 
-const TransformerConfig& config(const KernelLaunch& l) {
-  if (!l.transformer) throw std::invalid_argument(kernel_name(l.kernel) + ": the launch carries no transformer config");
-  return *l.transformer;
-}
-
 // The layout's tensors (fp32) inside the saved and attention operands, whose sizes must be the layout's.
 struct Views {
   float *ln1, *qkv, *attn_out, *resid1, *ln2, *fc, *gelu, *probs, *dropped;
@@ -39,7 +34,7 @@ struct Views {
 };
 
 Views views_of(const KernelLaunch& l, std::size_t saved_index, std::size_t attention_index) {
-  const GptBlockLayout layout = gpt_block_layout(config(l), l.rows, l.seq, sizeof(float));
+  const GptBlockLayout layout = gpt_block_layout(transformer_config(l), l.rows, l.seq, sizeof(float));
   const DeviceBuffer& saved = operand(l, saved_index, "saved");
   const DeviceBuffer& attention = operand(l, attention_index, "attention");
   if (saved.bytes != layout.saved_bytes || attention.bytes != layout.attention_bytes)
@@ -154,7 +149,7 @@ void attention_backward(const Gpu& g, const GptBlockShape& shape, const GptBlock
 }
 
 GptBlockShape block_shape(const KernelLaunch& l) {
-  return cpu::gpt_block_shape(config(l), l.rows, l.seq, l.training, l.dropout_key);
+  return cpu::gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
 }
 
 // Operands: input, 12 parameters, saved, attention, [output] (absent: a recomputation stops once backward's
@@ -233,7 +228,7 @@ struct EmbeddingDims {
 };
 
 EmbeddingDims embedding_dims(const KernelLaunch& l) {
-  const TransformerConfig& c = config(l);
+  const TransformerConfig& c = transformer_config(l);
   if (l.rows <= 0 || l.seq <= 0 || l.seq > c.max_positions)
     throw std::invalid_argument(kernel_name(l.kernel) + ": " + std::to_string(l.rows) + " samples of " +
                                 std::to_string(l.seq) + " tokens (at most " + std::to_string(c.max_positions) + ")");
@@ -242,7 +237,7 @@ EmbeddingDims embedding_dims(const KernelLaunch& l) {
           cells(static_cast<std::size_t>(c.max_positions), h)};
 }
 
-double embedding_dropout(const KernelLaunch& l) { return l.training ? config(l).embd_pdrop : 0.0; }
+double embedding_dropout(const KernelLaunch& l) { return l.training ? transformer_config(l).embd_pdrop : 0.0; }
 
 // Operands: ids, wte, wpe, [mask], output.
 void embedding_forward(const KernelLaunch& l, const Gpu& g) {
@@ -251,11 +246,11 @@ void embedding_forward(const KernelLaunch& l, const Gpu& g) {
   float* out = floats(l, 4, "output", n);
   const DeviceFlag bad_id(g.stream);
   launch_embedding_gather(int64s(l, 0, "ids", static_cast<std::size_t>(e.tokens)), floats(l, 1, "wte", e.wte),
-                          floats(l, 2, "wpe", e.wpe), out, e.tokens, l.seq, e.hidden, config(l).vocab, bad_id.get(),
+                          floats(l, 2, "wpe", e.wpe), out, e.tokens, l.seq, e.hidden, transformer_config(l).vocab, bad_id.get(),
                           g.stream);
   if (bad_id.is_set())
     throw std::invalid_argument("EmbeddingForward: a token id is outside the vocabulary [0, " +
-                                std::to_string(config(l).vocab) + ")");
+                                std::to_string(transformer_config(l).vocab) + ")");
   const double p = embedding_dropout(l);
   if (!has_operand(l, 3)) {
     if (p > 0) throw std::invalid_argument("EmbeddingForward: dropout needs a mask operand");
@@ -295,8 +290,8 @@ void run_cuda_transformer_kernel(const KernelLaunch& l, cublasHandle_t cublas, c
     case Kernel::EmbeddingBackward: return embedding_backward(l, g);
     case Kernel::LayerNormForward:
     case Kernel::LayerNormBackward: {
-      const int h = static_cast<int>(config(l).hidden);
-      const auto eps = static_cast<float>(config(l).layer_norm_epsilon);
+      const int h = static_cast<int>(transformer_config(l).hidden);
+      const auto eps = static_cast<float>(transformer_config(l).layer_norm_epsilon);
       if (l.rows <= 0) throw std::invalid_argument(kernel_name(l.kernel) + ": rows must be positive");
       const std::size_t n = cells(static_cast<std::size_t>(l.rows), static_cast<std::size_t>(h));
       if (l.kernel == Kernel::LayerNormForward)

@@ -35,10 +35,7 @@ DeviceFp32Staging::DeviceFp32Staging(std::vector<DeviceBuffer>& operands, Device
   for (std::size_t k = 0; k < operands.size(); ++k) {
     const DeviceBuffer& b = operands[k];
     if (!b.present() || !is_16_bit(b.element)) continue;
-    float_bytes[k] = float_prefix != nullptr ? float_prefix(launch, k, b) : b.bytes;
-    if (float_bytes[k] % 2 != 0 || float_bytes[k] > b.bytes)
-      throw std::invalid_argument("a 16-bit operand of " + std::to_string(b.bytes) + " bytes has " +
-                                  std::to_string(float_bytes[k]) + " bytes of 16-bit values");
+    float_bytes[k] = staged_value_bytes(float_prefix, launch, k, b);
     total += static_cast<std::size_t>(float_bytes[k] / 2) + static_cast<std::size_t>(b.bytes - float_bytes[k] + 3) / 4;
   }
   if (total == 0) return;

@@ -32,10 +32,8 @@ class DeviceScratch {
 class DeviceFp32Staging {
  public:
   // Points the 16-bit members of `operands` at fp32 copies in `scratch` (operands that are the same buffer share
-  // one), widened on `stream`. `float_prefix(launch, k, buffer)`: how many leading bytes of operand k hold 16-bit
-  // values, the rest copied as bytes (a GPT block's saved buffers end with 1-byte dropout masks; the CPU's
-  // exec/cpu/fp32_staging.h takes the same function); null: the whole buffer.
-  using FloatPrefix = Bytes (*)(const KernelLaunch*, std::size_t operand, const DeviceBuffer& buffer);
+  // one), widened on `stream`. `float_prefix` (exec/backend.h, as the CPU's exec/cpu/fp32_staging.h): how many
+  // leading bytes of each 16-bit operand hold 16-bit values, the rest copied as bytes; null: the whole buffer.
   DeviceFp32Staging(std::vector<DeviceBuffer>& operands, DeviceScratch& scratch, cudaStream_t stream,
                     const KernelLaunch* launch = nullptr, FloatPrefix float_prefix = nullptr);
   // Rounds every staged copy back into its 16-bit original, on the stream (the caller synchronises).
