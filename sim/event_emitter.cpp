@@ -7,22 +7,23 @@
 namespace shardscope {
 
 EventEmitter::EventEmitter(const Plan& plan, const MemoryReport* memory, TraceSink& sink)
-    : plan_(plan), memory_(memory), sink_(sink), sample_cursor_(plan.programs.size(), 0) {
+    : plan_(plan), memory_(memory), sink_(sink), counting_only_(!sink.keeps_events()) {
+  if (counting_only_) return;
+  rank_offset_.assign(plan.programs.size() + 1, 0);
+  for (std::size_t r = 0; r < plan.programs.size(); ++r)
+    rank_offset_[r + 1] = rank_offset_[r] + static_cast<std::int32_t>(plan.programs[r].ops.size());
+  sample_cursor_.assign(plan.programs.size(), 0);
   held_.reserve(256);
 }
 
-void EventEmitter::record(TimeNs t_ns, int rank, OpIndex op, RecordKind kind) {
-  if (t_ns != held_t_ns_) {
-    flush();
-    held_t_ns_ = t_ns;
-  }
-  held_.push_back({rank, op, kind});
+void EventEmitter::open_timestamp(TimeNs t_ns) {
+  flush();
+  held_t_ns_ = t_ns;
 }
 
 void EventEmitter::flush() {
   std::sort(held_.begin(), held_.end(), [](const Record& a, const Record& b) {
-    if (a.rank != b.rank) return a.rank < b.rank;
-    if (a.op != b.op) return a.op < b.op;
+    if (a.global_op != b.global_op) return a.global_op < b.global_op;
     return a.kind < b.kind;
   });
   for (const Record& record : held_) emit_record(record);
@@ -35,13 +36,16 @@ void EventEmitter::emit_now(const TraceEvent& event) {
 }
 
 void EventEmitter::emit_record(const Record& record) {
-  const Program& program = plan_.programs[static_cast<std::size_t>(record.rank)];
-  const Op& op = program.ops[static_cast<std::size_t>(record.op)];
+  const auto rank = static_cast<int>(std::upper_bound(rank_offset_.begin(), rank_offset_.end(), record.global_op) -
+                                     rank_offset_.begin()) - 1;
+  const OpIndex index = record.global_op - rank_offset_[static_cast<std::size_t>(rank)];
+  const Program& program = plan_.programs[static_cast<std::size_t>(rank)];
+  const Op& op = program.ops[static_cast<std::size_t>(index)];
   TraceEvent event;
-  event.rank = record.rank;
+  event.rank = rank;
   event.t_ns = held_t_ns_;
   event.step = op.step;
-  event.op = record.op;
+  event.op = index;
   event.stream = op.stream;
   if (record.kind != RecordKind::Marker) {
     event.kind = record.kind == RecordKind::Begin ? TraceEventKind::OpBegin : TraceEventKind::OpEnd;
@@ -57,10 +61,10 @@ void EventEmitter::emit_record(const Record& record) {
     if (memory_) {
       // The series holds one sample per alloc / free op in program order, and a rank's alloc / free ops (all on
       // its compute stream) reach the emitter in program order too, so a cursor finds each op's sample.
-      const auto& series = memory_->ranks[static_cast<std::size_t>(record.rank)].series;
-      std::size_t& cursor = sample_cursor_[static_cast<std::size_t>(record.rank)];
-      while (cursor < series.size() && series[cursor].op < record.op) ++cursor;
-      if (cursor < series.size() && series[cursor].op == record.op) {
+      const auto& series = memory_->ranks[static_cast<std::size_t>(rank)].series;
+      std::size_t& cursor = sample_cursor_[static_cast<std::size_t>(rank)];
+      while (cursor < series.size() && series[cursor].op < index) ++cursor;
+      if (cursor < series.size() && series[cursor].op == index) {
         const Bytes before = cursor > 0 ? series[cursor - 1].allocated : 0;
         event.bytes = std::llabs(series[cursor].allocated - before);  // the block as accounted
         event.allocated_after = series[cursor].allocated;

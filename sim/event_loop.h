@@ -1,7 +1,8 @@
 // The discrete-event core: walks a SimGraph in simulated time. An op becomes ready when its stream predecessor
 // and its deps have ended (arrival); a compute / alloc / free / phase op then begins at once, a collective when
 // every member of its group has arrived, a Send / Recv when its partner has (rendezvous). One binary heap of
-// begin / end events; per op O(log in-flight) work and no allocation once the arrays are sized.
+// op ends (an op begins the moment it can, which is always the time being handled); per op O(log in-flight) work
+// and no allocation once the arrays are sized.
 #pragma once
 #include "sim/sim_layer.h"
 #include <cstdint>
@@ -12,14 +13,23 @@
 
 namespace shardscope {
 
-// Per global op; -1 for ops that never became ready / began / ended (a stuck plan).
+// Per global op; -1 for ops that never became ready / began / ended (a stuck plan). Begin times are not stored per op
+// (8 B an op): an op begins when it arrives, unless it belongs to a collective or message, whose members all begin
+// together when the last of them arrives.
 struct OpTimes {
   std::vector<TimeNs> arrival_ns;
-  std::vector<TimeNs> begin_ns;
   std::vector<TimeNs> end_ns;
+  std::vector<TimeNs> instance_begin_ns;  // per SimInstance
   std::size_t ended = 0;  // how many ops ended
+
+  TimeNs begin_ns(const SimGraph& graph, std::size_t id) const {
+    const std::int32_t instance = graph.instance_of[id];
+    return instance < 0 ? arrival_ns[id] : instance_begin_ns[static_cast<std::size_t>(instance)];
+  }
 };
 
-OpTimes run_event_loop(const Plan& plan, const SimGraph& graph, EventEmitter& emitter);
+// Counts graph.pending down in place (ops that ran end at 0): a copy of it cost 4 B an op for nothing. The graph's
+// other arrays are only read.
+OpTimes run_event_loop(const Plan& plan, SimGraph& graph, EventEmitter& emitter);
 
 }  // namespace shardscope

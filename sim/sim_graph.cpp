@@ -1,6 +1,7 @@
 // build_sim_graph: global op ids, stream chains, dependents, and the matching of collectives and messages.
 #include "sim/sim_graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <unordered_map>
@@ -15,30 +16,129 @@ std::uint64_t channel_key(int sender, int receiver, std::int64_t sequence) {
          static_cast<std::uint64_t>(sequence & 0xffffffff);
 }
 
-void link_streams_and_deps(const Plan& plan, SimGraph& g) {
-  const std::size_t n = g.op_count();
+// Collective and message instances as they are first met, and each one's members (ranks ascending, as ops are
+// visited).
+class InstanceMatcher {
+ public:
+  InstanceMatcher(const Plan& plan, SimGraph& g) : plan_(plan), g_(g), collective_instance_(plan.groups.size()) {}
+
+  // The instance op `i` of rank `r` belongs to, or -1 for an op that is not a collective, send or recv.
+  std::int32_t add(std::size_t r, std::size_t i, const Op& op, GlobalOp id) {
+    std::int32_t instance = -1;
+    if (op.kind == OpKind::Collective) {
+      if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan_.groups.size())
+        throw std::invalid_argument("rank " + std::to_string(r) + " op " + std::to_string(i) + " ('" + op.label +
+                                    "') uses group " + std::to_string(op.group) + ", which does not exist");
+      auto& by_sequence = collective_instance_[static_cast<std::size_t>(op.group)];
+      if (op.sequence < 0) throw std::invalid_argument("collective '" + op.label + "' has no sequence number");
+      if (by_sequence.size() <= static_cast<std::size_t>(op.sequence)) by_sequence.resize(static_cast<std::size_t>(op.sequence) + 1, -1);
+      auto& slot = by_sequence[static_cast<std::size_t>(op.sequence)];
+      if (slot < 0) slot = new_instance(false, static_cast<int>(plan_.groups[static_cast<std::size_t>(op.group)].size()));
+      instance = slot;
+    } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
+      const int rank = static_cast<int>(r);
+      const auto key = op.kind == OpKind::Send ? channel_key(rank, op.peer, op.sequence) : channel_key(op.peer, rank, op.sequence);
+      auto [it, inserted] = message_instance_.try_emplace(key, -1);
+      if (inserted) it->second = new_instance(true, 2);
+      instance = it->second;
+    } else {
+      return -1;
+    }
+    members_of_[static_cast<std::size_t>(instance)].push_back(id);
+    return instance;
+  }
+
+  // Lays the members out in SimGraph::members, then sizes and times each instance.
+  void finish(const CostModel& costs) {
+    for (std::size_t k = 0; k < g_.instances.size(); ++k) {
+      SimInstance& instance = g_.instances[k];
+      const auto& members = members_of_[k];
+      instance.member_begin = static_cast<std::int32_t>(g_.members.size());
+      instance.member_count = static_cast<std::int32_t>(members.size());
+      g_.members.insert(g_.members.end(), members.begin(), members.end());
+      const Op& first = g_.op(plan_, members.front());
+      if (instance.message) {
+        // The two ends: the first member (sender or receiver, whichever rank is lower) and its peer.
+        const int a = g_.rank_of(members.front());
+        const LinkCost link = costs.link_between(a, first.peer);
+        instance.shape = {CollectiveKind::Broadcast, 2, first.payload, 0};
+        instance.duration_ns = saturating_duration_ns(point_to_point_ns(first.payload, link));
+        continue;
+      }
+      const auto& group = plan_.groups[static_cast<std::size_t>(first.group)];
+      CollectiveShape shape{first.collective_kind, static_cast<int>(group.size()), first.payload, 0};
+      if (shape.kind == CollectiveKind::AllGather) shape.size_bytes = first.payload * shape.ranks;  // payload: each rank's input
+      if (shape.kind == CollectiveKind::Scatter || shape.kind == CollectiveKind::Gather) {
+        shape.size_bytes = 0;
+        for (GlobalOp m : members) {
+          const Op& member = g_.op(plan_, m);
+          shape.size_bytes += member.payload;
+          if (g_.rank_of(m) == first.root) shape.root_chunk_bytes = member.payload;
+        }
+      }
+      instance.shape = shape;
+      instance.duration_ns = collective_time_ns(shape, costs.link_for_group(group));
+    }
+  }
+
+ private:
+  std::int32_t new_instance(bool message, int expected) {
+    g_.instances.push_back({});
+    g_.instances.back().message = message;
+    g_.instances.back().expected = expected;
+    members_of_.emplace_back();
+    return static_cast<std::int32_t>(g_.instances.size() - 1);
+  }
+
+  const Plan& plan_;
+  SimGraph& g_;
+  std::vector<std::vector<std::int32_t>> collective_instance_;  // [group][sequence]
+  std::unordered_map<std::uint64_t, std::int32_t> message_instance_;
+  std::vector<std::vector<GlobalOp>> members_of_;
+};
+
+}  // namespace
+
+// One pass over the ops for everything but the dependents' CSR fill (a 1,024-rank plan's ops are ~200 MB: each
+// pass over them costs more than the work it does).
+SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
+  SimGraph g;
+  g.rank_offset.assign(plan.programs.size() + 1, 0);
+  for (std::size_t r = 0; r < plan.programs.size(); ++r)
+    g.rank_offset[r + 1] = g.rank_offset[r] + static_cast<GlobalOp>(plan.programs[r].ops.size());
+  const auto n = static_cast<std::size_t>(g.rank_offset.back());
+  g.duration_ns.resize(n);
+  g.instant.resize(n);
   g.next_on_stream.assign(n, -1);
   g.pending.assign(n, 0);
+  g.instance_of.resize(n);
   std::vector<std::int32_t> dependent_count(n + 1, 0);
+  InstanceMatcher matcher(plan, g);
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {
     const auto& ops = plan.programs[r].ops;
     const GlobalOp base = g.rank_offset[r];
     GlobalOp last_on_stream[kStreamCount] = {-1, -1, -1};
     for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
       const GlobalOp id = base + static_cast<GlobalOp>(i);
-      GlobalOp& last = last_on_stream[static_cast<int>(ops[i].stream)];
+      const auto at = static_cast<std::size_t>(id);
+      g.last_step = std::max(g.last_step, op.step);
+      g.duration_ns[at] = costs.compute_ns(op);
+      g.instant[at] = op.kind == OpKind::Alloc || op.kind == OpKind::Free || op.kind == OpKind::Phase;
+      GlobalOp& last = last_on_stream[static_cast<int>(op.stream)];
       if (last >= 0) {
         g.next_on_stream[static_cast<std::size_t>(last)] = id;
-        ++g.pending[static_cast<std::size_t>(id)];
+        ++g.pending[at];
       }
       last = id;
-      for (OpIndex dep : ops[i].deps) {
+      for (OpIndex dep : op.deps) {
         if (dep < 0 || static_cast<std::size_t>(dep) >= ops.size())
           throw std::invalid_argument("rank " + std::to_string(r) + " op " + std::to_string(i) + " depends on op " +
                                       std::to_string(dep) + ", which does not exist");
-        ++g.pending[static_cast<std::size_t>(id)];
+        ++g.pending[at];
         ++dependent_count[static_cast<std::size_t>(base + dep)];
       }
+      g.instance_of[at] = matcher.add(r, i, op, id);
     }
   }
   g.dependents_begin.assign(n + 1, 0);
@@ -52,99 +152,7 @@ void link_streams_and_deps(const Plan& plan, SimGraph& g) {
       for (OpIndex dep : ops[i].deps)
         g.dependents[static_cast<std::size_t>(fill[static_cast<std::size_t>(base + dep)]++)] = base + static_cast<GlobalOp>(i);
   }
-}
-
-// Groups members per instance (ranks ascending, as ops are visited), then sizes and times each instance.
-void match_instances(const Plan& plan, const CostModel& costs, SimGraph& g) {
-  const std::size_t n = g.op_count();
-  g.instance_of.assign(n, -1);
-  std::vector<std::vector<std::int32_t>> collective_instance(plan.groups.size());  // [group][sequence]
-  std::unordered_map<std::uint64_t, std::int32_t> message_instance;
-  std::vector<std::vector<GlobalOp>> members_of;
-  auto new_instance = [&](bool message, int expected) {
-    g.instances.push_back({});
-    g.instances.back().message = message;
-    g.instances.back().expected = expected;
-    members_of.emplace_back();
-    return static_cast<std::int32_t>(g.instances.size() - 1);
-  };
-  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-    const auto& ops = plan.programs[r].ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const Op& op = ops[i];
-      std::int32_t instance = -1;
-      if (op.kind == OpKind::Collective) {
-        if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan.groups.size())
-          throw std::invalid_argument("rank " + std::to_string(r) + " op " + std::to_string(i) + " ('" + op.label +
-                                      "') uses group " + std::to_string(op.group) + ", which does not exist");
-        auto& by_sequence = collective_instance[static_cast<std::size_t>(op.group)];
-        if (op.sequence < 0) throw std::invalid_argument("collective '" + op.label + "' has no sequence number");
-        if (by_sequence.size() <= static_cast<std::size_t>(op.sequence)) by_sequence.resize(static_cast<std::size_t>(op.sequence) + 1, -1);
-        auto& slot = by_sequence[static_cast<std::size_t>(op.sequence)];
-        if (slot < 0) slot = new_instance(false, static_cast<int>(plan.groups[static_cast<std::size_t>(op.group)].size()));
-        instance = slot;
-      } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
-        const int rank = static_cast<int>(r);
-        const auto key = op.kind == OpKind::Send ? channel_key(rank, op.peer, op.sequence) : channel_key(op.peer, rank, op.sequence);
-        auto [it, inserted] = message_instance.try_emplace(key, -1);
-        if (inserted) it->second = new_instance(true, 2);
-        instance = it->second;
-      } else {
-        continue;
-      }
-      g.instance_of[static_cast<std::size_t>(g.rank_offset[r]) + i] = instance;
-      members_of[static_cast<std::size_t>(instance)].push_back(g.rank_offset[r] + static_cast<GlobalOp>(i));
-    }
-  }
-  for (std::size_t k = 0; k < g.instances.size(); ++k) {
-    SimInstance& instance = g.instances[k];
-    instance.member_begin = static_cast<std::int32_t>(g.members.size());
-    instance.member_count = static_cast<std::int32_t>(members_of[k].size());
-    g.members.insert(g.members.end(), members_of[k].begin(), members_of[k].end());
-    const Op& first = g.op(plan, members_of[k].front());
-    if (instance.message) {
-      // The two ends: the first member (sender or receiver, whichever rank is lower) and its peer.
-      const int a = g.rank_of[static_cast<std::size_t>(members_of[k].front())];
-      const LinkCost link = costs.link_between(a, first.peer);
-      instance.shape = {CollectiveKind::Broadcast, 2, first.payload, 0};
-      instance.duration_ns = saturating_duration_ns(point_to_point_ns(first.payload, link));
-      continue;
-    }
-    const auto& group = plan.groups[static_cast<std::size_t>(first.group)];
-    CollectiveShape shape{first.collective_kind, static_cast<int>(group.size()), first.payload, 0};
-    if (shape.kind == CollectiveKind::AllGather) shape.size_bytes = first.payload * shape.ranks;  // payload: each rank's input
-    if (shape.kind == CollectiveKind::Scatter || shape.kind == CollectiveKind::Gather) {
-      shape.size_bytes = 0;
-      for (GlobalOp m : members_of[k]) {
-        const Op& member = g.op(plan, m);
-        shape.size_bytes += member.payload;
-        if (g.rank_of[static_cast<std::size_t>(m)] == first.root) shape.root_chunk_bytes = member.payload;
-      }
-    }
-    instance.shape = shape;
-    instance.duration_ns = collective_time_ns(shape, costs.link_for_group(group));
-  }
-}
-
-}  // namespace
-
-SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
-  SimGraph g;
-  g.rank_offset.assign(plan.programs.size() + 1, 0);
-  for (std::size_t r = 0; r < plan.programs.size(); ++r)
-    g.rank_offset[r + 1] = g.rank_offset[r] + static_cast<GlobalOp>(plan.programs[r].ops.size());
-  g.rank_of.resize(static_cast<std::size_t>(g.rank_offset.back()));
-  g.duration_ns.resize(g.rank_of.size());
-  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-    const auto& ops = plan.programs[r].ops;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto id = static_cast<std::size_t>(g.rank_offset[r]) + i;
-      g.rank_of[id] = static_cast<std::int32_t>(r);
-      g.duration_ns[id] = costs.compute_ns(ops[i]);
-    }
-  }
-  link_streams_and_deps(plan, g);
-  match_instances(plan, costs, g);
+  matcher.finish(costs);
   return g;
 }
 

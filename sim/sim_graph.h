@@ -3,6 +3,7 @@
 // belongs to. Built once per simulation in O(ops + deps); the event loop then only walks these arrays.
 #pragma once
 #include "sim/sim_layer.h"
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,19 +28,25 @@ struct SimInstance {
 
 struct SimGraph {
   std::vector<GlobalOp> rank_offset;       // global id of (rank, op index) = rank_offset[rank] + index; size ranks + 1
-  std::vector<std::int32_t> rank_of;       // per global op
   std::vector<GlobalOp> next_on_stream;    // the op after it on its (rank, stream); -1 for the last
-  std::vector<std::int32_t> pending;       // predecessors to wait for: stream predecessor + deps
+  std::vector<std::int32_t> pending;       // predecessors to wait for: stream predecessor + deps (the event loop counts it down)
   std::vector<std::int32_t> dependents_begin;  // CSR over `dependents`, size ops + 1
   std::vector<GlobalOp> dependents;
   std::vector<TimeNs> duration_ns;         // compute ops; for collectives / messages see the instance
+  std::vector<std::uint8_t> instant;       // 1: an alloc, free or phase op, which ends as it begins
   std::vector<std::int32_t> instance_of;   // -1: not a collective or message
   std::vector<SimInstance> instances;
   std::vector<GlobalOp> members;
+  int last_step = 0;  // the largest step of any op (0: set-up only)
 
-  std::size_t op_count() const { return rank_of.size(); }
+  std::size_t op_count() const { return rank_offset.empty() ? 0 : static_cast<std::size_t>(rank_offset.back()); }
+  // By binary search over rank_offset rather than from a per-op array: 4 B an op fewer, and only the emitter (once
+  // per event) and error paths ask.
+  int rank_of(GlobalOp id) const {
+    return static_cast<int>(std::upper_bound(rank_offset.begin(), rank_offset.end(), id) - rank_offset.begin()) - 1;
+  }
   const Op& op(const Plan& plan, GlobalOp id) const {
-    const int rank = rank_of[static_cast<std::size_t>(id)];
+    const int rank = rank_of(id);
     return plan.programs[static_cast<std::size_t>(rank)].ops[static_cast<std::size_t>(id - rank_offset[static_cast<std::size_t>(rank)])];
   }
 };

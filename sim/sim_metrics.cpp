@@ -84,7 +84,7 @@ Interval schedule_region(const Plan& plan, const SimGraph& graph, const OpTimes&
       const bool forward = op.compute_kind == ComputeKind::Forward;
       if (!forward && op.compute_kind != ComputeKind::Backward) continue;
       if (times.end_ns[base + i] < 0) continue;  // never ran (a stuck plan)
-      if (forward) begin = std::min(begin, times.begin_ns[base + i]);
+      if (forward) begin = std::min(begin, times.begin_ns(graph, base + i));
       end = std::max(end, times.end_ns[base + i]);
     }
   }
@@ -107,8 +107,7 @@ TimeNs covered_length(const std::vector<Interval>& busy, Interval window) {
 
 SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, const OpTimes& times, const MemoryReport& memory) {
   SimulationResult result;
-  for (const auto& program : plan.programs)
-    for (const auto& op : program.ops) result.step = std::max(result.step, op.step);
+  result.step = graph.last_step;
   for (TimeNs end : times.end_ns) result.run_time_ns = std::max(result.run_time_ns, end);
   const Interval region = schedule_region(plan, graph, times, result.step);
   const TimeNs region_ns = region.second - region.first;
@@ -129,7 +128,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     TimeNs earlier_end = -1, first_begin = std::numeric_limits<TimeNs>::max(), first_arrival = std::numeric_limits<TimeNs>::max();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      const TimeNs begin = times.begin_ns[base + i], end = times.end_ns[base + i];
+      const TimeNs begin = times.begin_ns(graph, base + i), end = times.end_ns[base + i];
       if (end < 0) continue;  // never ran (a stuck plan)
       const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
       if (computes && end > begin) compute.emplace_back(begin, end);
@@ -162,7 +161,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
         timing.out_of_memory = label + " (" + format_bytes(oom->requested) + " requested, " + format_bytes(oom->allocated_before) +
                                " allocated, capacity " + format_bytes(memory.capacity) + ")";
         timing.oom = SimulatedOutOfMemory{label, oom->tensor, oom->requested, oom->allocated_before, memory.capacity,
-                                          times.begin_ns[base + static_cast<std::size_t>(oom->op)]};
+                                          times.begin_ns(graph, base + static_cast<std::size_t>(oom->op))};
       }
     }
     result.ranks.push_back(timing);

@@ -28,8 +28,8 @@ TraceHeader make_header(const ResolvedScenario& scenario, const Plan& plan, std:
 // Names the first op (lowest rank, then index) that never began, and what it was waiting for.
 std::string describe_stuck(const Plan& plan, const SimGraph& graph, const OpTimes& times) {
   for (std::size_t id = 0; id < graph.op_count(); ++id) {
-    if (times.begin_ns[id] >= 0) continue;
-    const int rank = graph.rank_of[id];
+    if (times.begin_ns(graph, id) >= 0) continue;
+    const int rank = graph.rank_of(static_cast<GlobalOp>(id));
     const OpIndex index = static_cast<OpIndex>(id) - graph.rank_offset[static_cast<std::size_t>(rank)];
     const Op& op = graph.op(plan, static_cast<GlobalOp>(id));
     const bool arrived = times.arrival_ns[id] >= 0;
@@ -43,11 +43,13 @@ std::string describe_stuck(const Plan& plan, const SimGraph& graph, const OpTime
 SimulationResult simulate_plan(const ResolvedScenario& scenario, const Plan& plan, std::shared_ptr<const Plan> header_plan,
                                TraceSink& sink, const SimulationOptions& options) {
   const CostModel costs = CostModel::from_scenario(scenario);
-  const SimGraph graph = build_sim_graph(plan, costs);
-  const MemoryReport memory = account_memory(plan, scenario.settings.accounting.mode, scenario.device.capacity, options.memory_events);
+  SimGraph graph = build_sim_graph(plan, costs);
+  // The series only gives Alloc / Free events their bytes: a sink that drops events needs none.
+  const bool memory_events = options.memory_events && sink.keeps_events();
+  const MemoryReport memory = account_memory(plan, scenario.settings.accounting.mode, scenario.device.capacity, memory_events);
 
   sink.begin(make_header(scenario, plan, std::move(header_plan)));
-  EventEmitter emitter(plan, options.memory_events ? &memory : nullptr, sink);
+  EventEmitter emitter(plan, memory_events ? &memory : nullptr, sink);
   const OpTimes times = run_event_loop(plan, graph, emitter);
   emitter.flush();
 

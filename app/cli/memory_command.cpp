@@ -10,7 +10,7 @@ namespace shardscope::cli {
 
 MemoryRun run_memory(const Scenario& scenario) {
   MemoryRun run{resolve_scenario(scenario), {}, {}, {}};
-  run.plan = lower_validated_plan(run.scenario);
+  run.plan = lower_validated_plan(run.scenario, {.kernel_operands = false});  // accounted, never executed
   run.report = account_memory(run.plan, run.scenario.settings.accounting.mode, run.scenario.device.capacity, /*keep_series=*/false);
   // A plan of this size takes seconds to lower and account, and the search does it some 40 times: say so, and
   // show each batch tried, rather than sit silent for minutes.

@@ -13,7 +13,7 @@ SimulatedRun simulate_scenario(const Scenario& scenario, TraceSink& sink, const 
   SimulatedRun run{resolve_scenario(scenario), {}, {}};
   // The trace header shares the plan rather than copying it; a sink that kept the header (a TraceStore) still holds
   // it afterwards, so the run gets a copy then, and otherwise the plan itself.
-  auto plan = std::make_shared<Plan>(lower_validated_plan(run.scenario));
+  auto plan = std::make_shared<Plan>(lower_validated_plan(run.scenario, {.kernel_operands = false}));  // never executed
   run.result = simulate(run.scenario, std::shared_ptr<const Plan>(plan), sink, options);
   if (plan.use_count() == 1) {
     run.plan = std::move(*plan);

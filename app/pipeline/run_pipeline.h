@@ -14,7 +14,7 @@ namespace shardscope::pipeline {
 
 struct SimulatedRun {
   ResolvedScenario scenario;
-  Plan plan;
+  Plan plan;  // lowered without kernel operands (LoweringOptions): simulation reads none
   SimulationResult result;
 };
 

@@ -30,7 +30,7 @@ std::string stream_name(Stream stream);
 std::string compute_kind_name(ComputeKind kind);
 std::string collective_kind_name(CollectiveKind kind);
 
-// Fields are grouped by size (1-byte kinds first, then 4- and 8-byte numbers) so that an op packs into 136 bytes:
+// Fields are grouped by size (1-byte kinds first, then 4- and 8-byte numbers) so that an op packs into 128 bytes:
 // a 1,024-rank plan holds over a million of them.
 struct Op {
   OpKind kind = OpKind::Compute;
@@ -50,12 +50,14 @@ struct Op {
   int peer = -1;            // Send: the receiver's global rank; Recv: the sender's
   // Alloc / Free
   TensorId tensor = -1;
+  // Collective, Send, Recv: n-th collective of this group; n-th message on this (sender, receiver) channel. 32 bits,
+  // beside the other ints: an op is 128 bytes, not 136.
+  std::int32_t sequence = -1;
 
   // Compute
   double flops = 0;
   Bytes bytes_accessed = 0;  // memory traffic, for bandwidth-bound ops
   // Collective, Send, Recv
-  std::int64_t sequence = -1;  // n-th collective of this group; n-th message on this (sender, receiver) channel
   Bytes payload = 0;        // bytes each member contributes (the full buffer for all-reduce); message bytes
   double scale = 1;  // Kernel::Scale's and Copy's factor; the loss gradient of MseLossBackward / NllLossBackward
 

@@ -1,5 +1,6 @@
 // A Plan: one Program (ordered ops + the tensors they allocate) per rank, and the process groups of collectives.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,43 @@ struct ParameterInit {
   float value = 0;
 };
 
+// The small fields sit together and the initial values behind a pointer, so that a tensor takes 56 bytes: a
+// 1,024-rank plan holds half a million.
+// A tensor's ParameterInit ranges: most tensors have none (activations, gradients, buffers), so the list lives behind
+// one pointer (8 B) rather than in a std::vector (24 B). Reads like a vector; copies copy the ranges.
+class ParameterInits {
+ public:
+  ParameterInits() = default;
+  ParameterInits(const ParameterInits& other)
+      : ranges_(other.ranges_ ? std::make_unique<std::vector<ParameterInit>>(*other.ranges_) : nullptr) {}
+  ParameterInits(ParameterInits&&) noexcept = default;
+  ParameterInits& operator=(const ParameterInits& other) {
+    if (this != &other) ranges_ = other.ranges_ ? std::make_unique<std::vector<ParameterInit>>(*other.ranges_) : nullptr;
+    return *this;
+  }
+  ParameterInits& operator=(ParameterInits&&) noexcept = default;
+
+  bool empty() const { return !ranges_ || ranges_->empty(); }
+  std::size_t size() const { return ranges_ ? ranges_->size() : 0; }
+  const ParameterInit* begin() const { return ranges_ ? ranges_->data() : nullptr; }
+  const ParameterInit* end() const { return ranges_ ? ranges_->data() + ranges_->size() : nullptr; }
+  const ParameterInit& operator[](std::size_t i) const { return (*ranges_)[i]; }
+  void push_back(ParameterInit init) {
+    if (!ranges_) ranges_ = std::make_unique<std::vector<ParameterInit>>();
+    ranges_->push_back(std::move(init));
+  }
+
+ private:
+  std::unique_ptr<std::vector<ParameterInit>> ranges_;
+};
+
 struct TensorInfo {
   std::string name;   // "fc3.weight", "bucket 2", "adam exp_avg fc3.weight"
   Bytes bytes = 0;    // tensor bytes (numel × element size), before any allocator rounding
   Category category = Category::Temporaries;
   bool persistent = false;  // allowed to be live when the program ends (parameters, states, user-held tensors)
-  std::vector<ParameterInit> initial_values;  // empty: executors zero the tensor
   ElementType element = ElementType::Fp32;  // what its bytes hold, for executors (plan/element_type.h)
+  ParameterInits initial_values;  // empty: executors zero the tensor
 };
 
 // Which share of each step's samples a rank's program loads (its LoadBatch ops): the rank is replica `index` of

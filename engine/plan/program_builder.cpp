@@ -6,7 +6,10 @@
 
 namespace shardscope {
 
-ProgramBuilder::ProgramBuilder(int rank, ElementType compute) : compute_(compute) { program_.rank = rank; }
+ProgramBuilder::ProgramBuilder(int rank, ElementType compute, bool kernel_operands)
+    : compute_(compute), kernel_operands_(kernel_operands) {
+  program_.rank = rank;
+}
 
 OpIndex ProgramBuilder::push(Op op) {
   op.step = step_;
@@ -21,7 +24,7 @@ TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category,
 
 TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category, bool persistent, ElementType element) {
   const auto id = static_cast<TensorId>(program_.tensors.size());
-  program_.tensors.push_back({std::move(name), bytes, category, persistent, {}, element});
+  program_.tensors.push_back({std::move(name), bytes, category, persistent, element, {}});
   refcount_.push_back(1);
   if (bytes > 0) {
     Op op;

@@ -14,8 +14,9 @@ namespace shardscope {
 class ProgramBuilder {
  public:
   // `compute`: the element type of parameters, gradients and activations (16-bit under mixed precision), which
-  // alloc gives a tensor unless told otherwise.
-  explicit ProgramBuilder(int rank, ElementType compute = ElementType::Fp32);
+  // alloc gives a tensor unless told otherwise. `kernel_operands` false: set_kernel keeps the kernel but drops its
+  // operands, for programs that are only simulated or accounted (LoweringOptions).
+  explicit ProgramBuilder(int rank, ElementType compute = ElementType::Fp32, bool kernel_operands = true);
 
   int rank() const { return program_.rank; }
   // Room for this many ops and tensors, so that pushing them never moves the ops already built. Lowerings pass the
@@ -70,7 +71,7 @@ class ProgramBuilder {
   void set_kernel(OpIndex op, Kernel kernel, std::vector<TensorSlice> args) {
     Op& o = program_.ops.at(op);
     o.kernel = kernel;
-    o.args = std::move(args);
+    if (kernel_operands_) o.args = std::move(args);
   }
   OpIndex last_compute() const { return last_compute_; }
 
@@ -81,12 +82,13 @@ class ProgramBuilder {
 
   Program program_;
   ElementType compute_;
+  bool kernel_operands_;
   std::vector<int> refcount_;
   void depend_on_issued_compute(Op& op) const;
   OpIndex point_to_point(OpKind kind, int peer, Bytes payload, std::string label, std::vector<OpIndex> deps);
 
-  std::map<int, std::int64_t> next_sequence_;
-  std::map<std::pair<int, int>, std::int64_t> next_message_;  // (sender, receiver) -> next sequence
+  std::map<int, std::int32_t> next_sequence_;
+  std::map<std::pair<int, int>, std::int32_t> next_message_;  // (sender, receiver) -> next sequence
   int micro_batch_ = -1;
   std::vector<OpIndex> pending_waits_;
   int step_ = 0;

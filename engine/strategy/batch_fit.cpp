@@ -16,7 +16,7 @@ int rank_out_of_memory(const Scenario& scenario, int batch) {
   s.training.batch = batch;
   try {
     const ResolvedScenario resolved = resolve_scenario(s);
-    const MemoryReport report = account_memory(lower_plan(resolved), resolved.settings.accounting.mode,
+    const MemoryReport report = account_memory(lower_plan(resolved, {.kernel_operands = false}), resolved.settings.accounting.mode,
                                                resolved.device.capacity, /*keep_series=*/false);
     for (const RankMemory& rank : report.ranks)
       if (rank.oom) return rank.rank;

@@ -53,10 +53,11 @@ void check_plan_size(const ResolvedScenario& scenario) {
                           " ops a plan may have; use fewer ranks, steps, layers or micro-batches");
 }
 
-Plan lower_plan(const ResolvedScenario& scenario) {
+Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
   check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
   const auto& settings = scenario.settings;
   LoweringContext context{scenario, framework_behaviour(settings.accounting, scenario.gpu_arch, scenario.device)};
+  context.kernel_operands = options.kernel_operands;
   Plan plan;
   plan.strategy = strategy_name(settings.strategy.kind);
   plan.behaviour = context.behaviour.name;
@@ -86,8 +87,8 @@ Plan lower_plan(const ResolvedScenario& scenario) {
   return plan;
 }
 
-Plan lower_validated_plan(const ResolvedScenario& scenario) {
-  Plan plan = lower_plan(scenario);
+Plan lower_validated_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
+  Plan plan = lower_plan(scenario, options);
   const auto validation = validate_plan(plan);
   if (!validation.ok()) {
     std::string message = "internal error: the lowered plan is invalid:";

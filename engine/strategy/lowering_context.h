@@ -13,6 +13,7 @@ struct LoweringContext {
   const ResolvedScenario& scenario;
   FrameworkBehaviour behaviour;
   int world_group = 0;  // index into Plan::groups of the group of all ranks
+  bool kernel_operands = true;  // LoweringOptions::kernel_operands
   int world() const { return scenario.settings.cluster.world; }
   // The element type of parameters, gradients and activations: the training dtype (16-bit under mixed precision).
   ElementType compute_element() const { return element_type_of(scenario.settings.training.dtype); }

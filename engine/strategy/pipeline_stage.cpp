@@ -509,7 +509,7 @@ void lower_pipeline(const LoweringContext& context, Plan& plan, PipelineSchedule
   plan.programs.reserve(static_cast<std::size_t>(context.world()));
   for (int rank = 0; rank < context.world(); ++rank) {
     const int stage = rank / dp;
-    ProgramBuilder builder(rank, context.compute_element());
+    ProgramBuilder builder(rank, context.compute_element(), context.kernel_operands);
     // The replicas of a stage (ranks stage · dp ... stage · dp + dp - 1) have programs of the same length.
     if (rank % dp != 0) builder.reserve(plan.programs.back().ops.size(), plan.programs.back().tensors.size());
     const bool holds_embedding = head >= 0 && stages > 1 && (stage == 0 || stage == stages - 1);

@@ -10,7 +10,7 @@ template <class Training>
 void lower_replicas(const LoweringContext& context, Plan& plan) {
   plan.programs.reserve(static_cast<std::size_t>(context.world()));
   for (int rank = 0; rank < context.world(); ++rank) {
-    ProgramBuilder builder(rank, context.compute_element());
+    ProgramBuilder builder(rank, context.compute_element(), context.kernel_operands);
     if (!plan.programs.empty()) builder.reserve(plan.programs.back().ops.size(), plan.programs.back().tensors.size());
     Training training(context, builder);
     training.lower();

@@ -36,6 +36,7 @@ class StampingTraceSink : public TraceSink {
   void begin(const TraceHeader& header) override;
   void emit(const TraceEvent& event) override { next_.emit(event); }
   void end() override { next_.end(); }
+  bool keeps_events() const override { return next_.keeps_events(); }
 
  private:
   TraceSink& next_;

@@ -265,7 +265,7 @@ Program program_from_json(const json& j, const Legend& legend, std::size_t limit
   get_column<int>(ops, "collective_kind", p.ops,
                   [&](Op& o, int v) { o.collective_kind = mapped(collective_kinds, v, "collective kind"); });
   get_column<int>(ops, "group", p.ops, [](Op& o, int v) { o.group = v; });
-  get_column<std::int64_t>(ops, "sequence", p.ops, [](Op& o, std::int64_t v) { o.sequence = v; });
+  get_column<std::int32_t>(ops, "sequence", p.ops, [](Op& o, std::int32_t v) { o.sequence = v; });
   get_column<ByteCount>(ops, "payload", p.ops, [](Op& o, Bytes v) { o.payload = v; });
   get_column<int>(ops, "root", p.ops, [](Op& o, int v) { o.root = v; });
   get_column<int>(ops, "peer", p.ops, [](Op& o, int v) { o.peer = v; });

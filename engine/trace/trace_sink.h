@@ -15,6 +15,9 @@ class TraceSink {
   virtual void begin(const TraceHeader& header) = 0;
   virtual void emit(const TraceEvent& event) = 0;
   virtual void end() {}
+  // False when every event emitted is dropped unread: a producer may then skip building events (the simulator
+  // still counts them), though it must still call begin(), emit() for run-wide events, and end().
+  virtual bool keeps_events() const { return true; }
 };
 
 // Drops every event: for runs whose summary is all that is wanted.
@@ -22,6 +25,7 @@ class DiscardTraceSink : public TraceSink {
  public:
   void begin(const TraceHeader&) override {}
   void emit(const TraceEvent&) override {}
+  bool keeps_events() const override { return false; }
 };
 
 // Keeps everything in memory; for tests and for producers that hand the events on afterwards.
@@ -53,6 +57,11 @@ class TeeTraceSink : public TraceSink {
   }
   void end() override {
     for (auto* s : sinks_) s->end();
+  }
+  bool keeps_events() const override {
+    for (auto* s : sinks_)
+      if (s->keeps_events()) return true;
+    return false;
   }
 
  private:

@@ -5,11 +5,19 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
 #include "../sim/sim_test_helpers.h"
 #include "pipeline/run_pipeline.h"
+#include "memory/accounting.h"
+#include "plan/validate.h"
+#include "sim/cost_model.h"
+#include "sim/event_emitter.h"
+#include "sim/event_loop.h"
+#include "sim/sim_graph.h"
+#include "sim/sim_metrics.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
 
@@ -67,7 +75,7 @@ void BM_Pipeline1F1B_64Stages_256MicroBatches(benchmark::State& state) {
 // h 12288, 96 heads, context 2048) as a GPT-2 style Hugging Face config, 1F1B over 8 stages × `ranks` / 8
 // data-parallel replicas, 8 micro-batches, ZeRO-1 in each stage's DP group, bf16, batch 8, one step. peak_rss_mib is
 // the process's peak so far (getrusage), so run one case per process: --benchmark_filter=Gpt3Shape.*/1024.
-void BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
+Scenario gpt3_shape_scenario(int ranks) {
   const auto config = std::filesystem::temp_directory_path() / "shardscope-bench-simulate-gpt3-config.json";
   std::ofstream(config) << R"({"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "vocab_size": 50257, "n_positions": 2048})";
   Scenario s;
@@ -76,33 +84,73 @@ void BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
   s.strategy.stages = 8;
   s.strategy.micro_batches = 8;
   s.strategy.dp_zero_stage = 1;
-  s.cluster.world = static_cast<int>(state.range(0));
+  s.cluster.world = ranks;
   s.training.batch = 8;
   s.training.dtype = Dtype::Bf16;
   s.training.steps = 1;
+  return s;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
+  const Scenario s = gpt3_shape_scenario(static_cast<int>(state.range(0)));
   std::size_t ops = 0, events = 0;
   for (auto _ : state) {
-    CountingSink sink;
+    DiscardTraceSink sink;  // as the CLI without --out: the simulator counts the events and builds none
     try {
       const auto run = pipeline::simulate_scenario(s, sink);
       benchmark::DoNotOptimize(run.result.step_time_ns);
       ops = run.plan.op_count();
-      events = sink.events;
+      events = run.result.event_count;
     } catch (const std::exception& error) {  // a plan over kMaxPlanOps
       state.SkipWithError(error.what());
       break;
     }
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
   state.counters["ops"] = static_cast<double>(ops);
   state.counters["events"] = static_cast<double>(events);
-  state.counters["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+  state.counters["peak_rss_mib"] = peak_rss_mib();
+}
+
+// The same pipeline phase by phase, as simulate() runs it for a sink that drops its events (the CLI without --out):
+// milliseconds of each phase (`*_ms`) and the process's peak RSS once it is done (`*_rss_mib`), to say where the end to
+// end figure goes. One case per process, as above.
+void BM_SimulatePhases_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
+  const ResolvedScenario scenario = resolve_scenario(gpt3_shape_scenario(static_cast<int>(state.range(0))));
+  for (auto _ : state) {
+    auto start = std::chrono::steady_clock::now();
+    const auto phase_done = [&](const char* name) {
+      const auto now = std::chrono::steady_clock::now();
+      state.counters[std::string(name) + "_ms"] = std::chrono::duration<double, std::milli>(now - start).count();
+      state.counters[std::string(name) + "_rss_mib"] = peak_rss_mib();
+      start = now;
+    };
+    const Plan plan = lower_plan(scenario, {.kernel_operands = false});
+    phase_done("1_lower");
+    benchmark::DoNotOptimize(validate_plan(plan).ok());
+    phase_done("2_validate");
+    SimGraph graph = build_sim_graph(plan, CostModel::from_scenario(scenario));
+    phase_done("3_graph");
+    const MemoryReport memory = account_memory(plan, scenario.settings.accounting.mode, scenario.device.capacity, false);
+    phase_done("4_account");
+    DiscardTraceSink sink;
+    EventEmitter emitter(plan, nullptr, sink);
+    const OpTimes times = run_event_loop(plan, graph, emitter);
+    phase_done("5_event_loop");
+    benchmark::DoNotOptimize(measure_simulation(plan, graph, times, memory).step_time_ns);
+    phase_done("6_measure");
+  }
 }
 
 // Arg: 1 = the header holds a copy of the plan (as the CLI runs it), 0 = not.
 // 4,096 ranks is beyond kMaxPlanOps today (about 5.4 M ops estimated): that case reports the refusal as an error.
 BENCHMARK(BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_SimulatePhases_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_OneStep)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_TwoSteps)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ddp_DefaultScenario)->Arg(0)->Unit(benchmark::kMicrosecond);

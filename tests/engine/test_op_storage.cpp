@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "plan/op.h"
+#include "plan/plan.h"
 
 namespace shardscope {
 namespace {
@@ -78,8 +79,30 @@ TEST(OpDeps, CopiesAndMovesKeepTheValues) {
 }
 
 TEST(OpDeps, AnOpStaysSmall) {
-  // Two interned names, inline deps and 1-byte kinds: the fields' sizes, not a measured figure.
-  EXPECT_LE(sizeof(Op), 136u);
+  // Two interned names, inline deps, 1-byte kinds and a 32-bit sequence beside the other ints: the fields' sizes, not
+  // a measured figure.
+  EXPECT_LE(sizeof(Op), 128u);
+  // A string, a byte count, the small fields, and the initial values behind one pointer.
+  EXPECT_LE(sizeof(TensorInfo), sizeof(std::string) + 8 + 8 + sizeof(void*));
+}
+
+TEST(ParameterInits, ReadsLikeAVectorAndCopiesItsRanges) {
+  TensorInfo tensor;
+  EXPECT_TRUE(tensor.initial_values.empty());
+  EXPECT_EQ(tensor.initial_values.begin(), tensor.initial_values.end());
+  tensor.initial_values.push_back({.name = "fc1.weight", .numel = 6, .fan_in = 3});
+  tensor.initial_values.push_back({.name = "fc1.bias", .offset = 24, .numel = 2, .constant = true});
+  TensorInfo copy = tensor;
+  tensor.initial_values.push_back({.name = "fc2.weight"});  // the copy keeps its own two ranges
+  ASSERT_EQ(copy.initial_values.size(), 2u);
+  EXPECT_EQ(copy.initial_values[0].name, "fc1.weight");
+  EXPECT_EQ(copy.initial_values[1].offset, 24);
+  std::vector<std::string> names;
+  for (const ParameterInit& init : copy.initial_values) names.push_back(init.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"fc1.weight", "fc1.bias"}));
+  const TensorInfo moved = std::move(copy);
+  EXPECT_EQ(moved.initial_values.size(), 2u);
+  EXPECT_EQ(tensor.initial_values.size(), 3u);
 }
 
 }  // namespace

@@ -59,5 +59,35 @@ TEST(PeakTensors, KeepsTheTenLargestEarliestFirst) {
   for (std::size_t i = 0; i < kPeakTensors; ++i) EXPECT_EQ(rank.peak_tensors[i].name, "t" + std::to_string(i));
 }
 
+// A rank whose program repeats its neighbour's reuses the neighbour's replay (accounting.cpp); one that differs only in
+// a tensor's size, or only in a tensor's name, must get its own figures, and every rank keeps its own number.
+// x (100 B) then y allocated, y freed, x freed: the peak is 100 + y, with x and y live at it.
+TEST(PeakTensors, RepeatedProgramsKeepTheirOwnRankAndFigures) {
+  const auto program = [](int rank, Bytes y_bytes, const char* y_name) {
+    ProgramBuilder b(rank);
+    const TensorId x = b.alloc("x", 100, Category::Activations);
+    const TensorId y = b.alloc(y_name, y_bytes, Category::Temporaries);
+    b.release(y);
+    b.release(x);
+    return b.finish();
+  };
+  Plan plan;
+  plan.programs = {program(0, 50, "y"), program(1, 50, "y"), program(2, 70, "y"), program(3, 70, "z")};
+  const MemoryReport exact = account_memory(plan, AccountingMode::Exact, 1 << 20);
+  ASSERT_EQ(exact.ranks.size(), 4u);
+  const Bytes peaks[] = {150, 150, 170, 170};
+  for (std::size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(exact.ranks[r].rank, static_cast<int>(r));
+    EXPECT_EQ(exact.ranks[r].peak_allocated, peaks[r]) << r;
+    ASSERT_EQ(exact.ranks[r].peak_tensors.size(), 2u);
+    EXPECT_EQ(exact.ranks[r].series.size(), 4u);  // two allocs, two frees
+  }
+  EXPECT_EQ(exact.ranks[1].peak_tensors[1].name, "y");
+  EXPECT_EQ(exact.ranks[2].peak_tensors[1].bytes, 70);
+  EXPECT_EQ(exact.ranks[3].peak_tensors[1].name, "z");
+  // PyTorch's 512 B blocks: 512 + 512 on every rank.
+  for (const RankMemory& rank : account_memory(plan, AccountingMode::PyTorch2, 1 << 20).ranks) EXPECT_EQ(rank.peak_allocated, 1024);
+}
+
 }  // namespace
 }  // namespace shardscope

@@ -1,6 +1,9 @@
 // Plan validation: every strategy and model lowers to a valid plan; hand-made broken plans are caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "memory/accounting.h"
 #include "plan/program_builder.h"
 #include "run_helpers.h"
 
@@ -200,6 +203,45 @@ TEST(PlanValidation, CatchesCrossedBlockingSends) {
   const auto report = validate_plan(plan);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.errors.back().find("cycle"), std::string::npos);
+}
+
+// Simulation and accounting lower without kernel operands (LoweringOptions): the plan must be the executed plan less
+// its ops' args, op for op, and account to the same bytes.
+TEST(PlanValidation, LoweringWithoutKernelOperandsDropsOnlyTheArgs) {
+  for (auto strategy : {StrategyKind::Ddp, StrategyKind::Zero3, StrategyKind::Pipeline1F1B}) {
+    auto s = testing::make("mlp:6x16:relu", strategy, 4, 4, AccountingMode::PyTorch2);
+    if (strategy == StrategyKind::Pipeline1F1B) s.strategy.stages = 2;
+    const auto resolved = resolve_scenario(s);
+    const Plan full = lower_plan(resolved);
+    const Plan bare = lower_plan(resolved, {.kernel_operands = false});
+    EXPECT_TRUE(validate_plan(bare).ok()) << strategy_name(strategy);
+    ASSERT_EQ(bare.programs.size(), full.programs.size());
+    std::size_t full_args = 0, bare_args = 0;
+    for (std::size_t r = 0; r < full.programs.size(); ++r) {
+      const auto &a = full.programs[r], &b = bare.programs[r];
+      ASSERT_EQ(a.ops.size(), b.ops.size()) << strategy_name(strategy) << " rank " << r;
+      ASSERT_EQ(a.tensors.size(), b.tensors.size());
+      for (std::size_t i = 0; i < a.ops.size(); ++i) {
+        EXPECT_EQ(a.ops[i].kind, b.ops[i].kind);
+        EXPECT_EQ(a.ops[i].kernel, b.ops[i].kernel);
+        EXPECT_EQ(a.ops[i].label, b.ops[i].label);
+        EXPECT_EQ(a.ops[i].tensor, b.ops[i].tensor);
+        EXPECT_EQ(a.ops[i].sequence, b.ops[i].sequence);
+        EXPECT_TRUE(std::equal(a.ops[i].deps.begin(), a.ops[i].deps.end(), b.ops[i].deps.begin(), b.ops[i].deps.end()));
+        full_args += a.ops[i].args.size();
+        bare_args += b.ops[i].args.size();
+      }
+    }
+    EXPECT_GT(full_args, 0u) << strategy_name(strategy);
+    EXPECT_EQ(bare_args, 0u) << strategy_name(strategy);
+    const auto peaks = [&](const Plan& plan) {
+      std::vector<Bytes> out;
+      for (const auto& rank : account_memory(plan, AccountingMode::PyTorch2, resolved.device.capacity, false).ranks)
+        out.push_back(rank.peak_allocated);
+      return out;
+    };
+    EXPECT_EQ(peaks(bare), peaks(full)) << strategy_name(strategy);
+  }
 }
 
 }  // namespace

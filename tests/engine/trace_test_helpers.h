@@ -53,7 +53,10 @@ inline std::shared_ptr<const Plan> small_plan() {
   send.sequence = 0;
   send.micro_batch = 0;
   p.ops = {alloc_w, phase, fwd, alloc_a, ar, free_a, send};
-  p.tensors = {{"fc1.weight", 1000, Category::Parameters, true, {}}, {"fc1 out \"x\"", 500, Category::Activations, false, {}}};
+  p.tensors = {{.name = "fc1.weight", .bytes = 1000, .category = Category::Parameters, .persistent = true,
+                .element = ElementType::Fp32, .initial_values = {}},
+               {.name = "fc1 out \"x\"", .bytes = 500, .category = Category::Activations, .persistent = false,
+                .element = ElementType::Fp32, .initial_values = {}}};
 
   Program q;
   Op recv = op(OpKind::Recv, Stream::Copy, "recv activations from rank 0", 1);
@@ -68,7 +71,8 @@ inline std::shared_ptr<const Plan> small_plan() {
   opt.compute_kind = ComputeKind::Optimizer;
   opt.flops = 1.0 / 3.0;
   q.ops = {recv, bcast, opt};
-  q.tensors = {{"adam exp_avg fc1.weight", 80 * kGiB, Category::OptimizerState, true, {}}};
+  q.tensors = {{.name = "adam exp_avg fc1.weight", .bytes = 80 * kGiB, .category = Category::OptimizerState, .persistent = true,
+                 .element = ElementType::Fp32, .initial_values = {}}};
 
   auto plan = std::make_shared<Plan>();
   plan->strategy = "ddp";

@@ -199,6 +199,33 @@ TEST(Simulator, SamePlanSameEventsInTimeOrder) {
   }());
 }
 
+// A sink that drops events unread gets none built (TraceSink::keeps_events), yet the figures and the event count are
+// those of the same run with its events kept.
+TEST(Simulator, DroppedEventsAreCountedNotBuilt) {
+  Scenario s;
+  s.cluster.world = 4;
+  s.training.steps = 2;
+  const ResolvedScenario r = resolve_scenario(s);
+  const Plan plan = lower_plan(r);
+  VectorTraceSink kept;
+  DiscardTraceSink dropped;
+  ASSERT_FALSE(dropped.keeps_events());
+  const SimulationResult with_events = simulate(r, plan, kept);
+  const SimulationResult counted = simulate(r, plan, dropped);
+  EXPECT_EQ(counted.event_count, kept.events().size());
+  EXPECT_EQ(counted.step_time_ns, with_events.step_time_ns);
+  EXPECT_EQ(counted.exposed_comm_ns, with_events.exposed_comm_ns);
+  ASSERT_EQ(counted.ranks.size(), with_events.ranks.size());
+  for (std::size_t i = 0; i < counted.ranks.size(); ++i) {
+    EXPECT_EQ(counted.ranks[i].peak_bytes, with_events.ranks[i].peak_bytes);
+    EXPECT_EQ(counted.ranks[i].wait_ns, with_events.ranks[i].wait_ns);
+  }
+  // A tee keeps events if any of its sinks does.
+  VectorTraceSink vector;
+  EXPECT_TRUE(TeeTraceSink({&dropped, &vector}).keeps_events());
+  EXPECT_FALSE(TeeTraceSink({&dropped}).keeps_events());
+}
+
 // 4 ranks, 2 per node; links 100 B/ns inside a node, 10 B/ns between nodes, α = 0. An all-reduce of 4·10^6 B
 // within node 0 ({0, 1}) takes 2·(1/2)·4·10^6/100 = 40,000 ns; then one over all four ranks crosses nodes:
 // 2·(3/4)·4·10^6/10 = 600,000 ns. Step time 640,000.
