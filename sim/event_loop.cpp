@@ -33,7 +33,6 @@ class EventLoop {
         arrived_(graph.instances.size(), 0), last_arrival_ns_(graph.instances.size(), 0) {
     const std::size_t n = graph.op_count();
     times_.arrival_ns.assign(n, -1);
-    times_.end_ns.assign(n, -1);
     times_.instance_begin_ns.assign(graph.instances.size(), -1);
     std::vector<QueuedEnd> storage;
     storage.reserve(plan.programs.size() * kStreamCount + 16);
@@ -89,14 +88,10 @@ class EventLoop {
       return;
     }
     emitter_.record(t_ns, id, RecordKind::Begin);
-    const std::int32_t instance = g_.instance_of[static_cast<std::size_t>(id)];
-    const TimeNs duration = instance < 0 ? g_.duration_ns[static_cast<std::size_t>(id)]
-                                         : g_.instances[static_cast<std::size_t>(instance)].duration_ns;
-    heap_.push({saturating_add(t_ns, duration), id});  // times stop at kMaxTimeNs
+    heap_.push({saturating_add(t_ns, g_.duration_of(static_cast<std::size_t>(id))), id});  // times stop at kMaxTimeNs
   }
 
   void end_silently(GlobalOp id, TimeNs t_ns) {
-    times_.end_ns[static_cast<std::size_t>(id)] = t_ns;
     ++times_.ended;
     release(g_.next_on_stream[static_cast<std::size_t>(id)], t_ns);
     const auto first = g_.dependents_begin[static_cast<std::size_t>(id)];

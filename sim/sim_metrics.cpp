@@ -83,9 +83,10 @@ Interval schedule_region(const Plan& plan, const SimGraph& graph, const OpTimes&
       if (op.step != step || op.kind != OpKind::Compute || op.stream != Stream::Compute) continue;
       const bool forward = op.compute_kind == ComputeKind::Forward;
       if (!forward && op.compute_kind != ComputeKind::Backward) continue;
-      if (times.end_ns[base + i] < 0) continue;  // never ran (a stuck plan)
+      const TimeNs op_end = times.end_ns(graph, base + i);
+      if (op_end < 0) continue;  // never ran (a stuck plan)
       if (forward) begin = std::min(begin, times.begin_ns(graph, base + i));
-      end = std::max(end, times.end_ns[base + i]);
+      end = std::max(end, op_end);
     }
   }
   if (begin > end) return {0, 0};  // no forward ran in step S
@@ -108,7 +109,8 @@ TimeNs covered_length(const std::vector<Interval>& busy, Interval window) {
 SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, const OpTimes& times, const MemoryReport& memory) {
   SimulationResult result;
   result.step = graph.last_step;
-  for (TimeNs end : times.end_ns) result.run_time_ns = std::max(result.run_time_ns, end);
+  for (std::size_t id = 0; id < graph.op_count(); ++id)
+    result.run_time_ns = std::max(result.run_time_ns, times.end_ns(graph, id));
   const Interval region = schedule_region(plan, graph, times, result.step);
   const TimeNs region_ns = region.second - region.first;
 
@@ -128,7 +130,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     TimeNs earlier_end = -1, first_begin = std::numeric_limits<TimeNs>::max(), first_arrival = std::numeric_limits<TimeNs>::max();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      const TimeNs begin = times.begin_ns(graph, base + i), end = times.end_ns[base + i];
+      const TimeNs begin = times.begin_ns(graph, base + i), end = times.end_ns(graph, base + i);
       if (end < 0) continue;  // never ran (a stuck plan)
       const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
       if (computes && end > begin) compute.emplace_back(begin, end);

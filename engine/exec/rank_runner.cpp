@@ -105,11 +105,11 @@ const std::vector<float>* RankRunner::given_values(const ParameterInit& init) co
 void RankRunner::run_alloc(OpIndex index, const Op& op) {
   const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(op.tensor));
   current_op_ = index;
-  const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name);
+  const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name.str());
   tensors_.on_alloc(op.tensor, allocation, index);
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
   backend_.fill_zero(buffer);
-  if (const auto thread = cublas_workspace_thread(info.name)) backend_.use_gemm_workspace(*thread, buffer);
+  if (const auto thread = cublas_workspace_thread(info.name.str())) backend_.use_gemm_workspace(*thread, buffer);
   if (info.initial_values.empty()) return;
   backend_.copy_from_host(buffer, initial_bytes(info));
 }
@@ -144,7 +144,7 @@ void RankRunner::run_free(OpIndex index, const Op& op) {
     for (OpIndex user : it->second) completion_.wait(user);
     in_flight_.erase(it);
   }
-  if (const auto thread = cublas_workspace_thread(program_.tensors.at(static_cast<std::size_t>(op.tensor)).name))
+  if (const auto thread = cublas_workspace_thread(program_.tensors.at(static_cast<std::size_t>(op.tensor)).name.str()))
     backend_.use_gemm_workspace(*thread, DeviceBuffer{});
   const Allocation allocation = tensors_.on_free(op.tensor, index);
   current_op_ = index;

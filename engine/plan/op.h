@@ -10,6 +10,7 @@
 #include "core/category.h"
 #include "core/units.h"
 #include "plan/kernel.h"
+#include "plan/op_args.h"
 #include "plan/op_deps.h"
 #include "plan/op_label.h"
 
@@ -30,7 +31,7 @@ std::string stream_name(Stream stream);
 std::string compute_kind_name(ComputeKind kind);
 std::string collective_kind_name(CollectiveKind kind);
 
-// Fields are grouped by size (1-byte kinds first, then 4- and 8-byte numbers) so that an op packs into 128 bytes:
+// Fields are grouped by size (1-byte kinds first, then 4- and 8-byte numbers) so that an op packs into 120 bytes:
 // a 1,024-rank plan holds over a million of them.
 struct Op {
   OpKind kind = OpKind::Compute;
@@ -51,7 +52,7 @@ struct Op {
   // Alloc / Free
   TensorId tensor = -1;
   // Collective, Send, Recv: n-th collective of this group; n-th message on this (sender, receiver) channel. 32 bits,
-  // beside the other ints: an op is 128 bytes, not 136.
+  // beside the other ints, where 64 bits took 8 bytes more.
   std::int32_t sequence = -1;
 
   // Compute
@@ -64,7 +65,7 @@ struct Op {
   OpLabel label;  // plain language: "fc3 backward", "all-reduce bucket 2"
   OpLabel phase;  // Phase: "model_created", "wrapped", "forward", "before_step", "after_step"
   OpDeps deps;
-  std::vector<TensorSlice> args;
+  OpArgs args;
 };
 
 }  // namespace shardscope

@@ -11,10 +11,10 @@ namespace shardscope {
 
 // Plans beyond this many ops (all ranks together) are refused before lowering: lowering, accounting and simulating
 // cost about a microsecond and a few hundred bytes per op, and `memory` lowers a plan some 40 times more to find the
-// largest batch that fits. 4 M ops is about 3 s and 2 GB for one lowering and accounting; the largest plans shipped
-// or benchmarked are under 3 M (bench_lowering: 64-rank DDP of mlp:1000x1024, 2.6 M; 1,024-rank PP × DP ×
-// ZeRO-1 of GPT-3's shape, 1.4 M).
-constexpr std::int64_t kMaxPlanOps = 4'000'000;
+// largest batch that fits. 8 M ops is about 3 s and 1.6 GB for one lowering and simulation; the largest plans shipped
+// or benchmarked are under 6 M (bench_lowering: 64-rank DDP of mlp:1000x1024, 2.6 M; PP × DP × ZeRO-1 of GPT-3's
+// shape, 1.4 M at 1,024 ranks and 5.7 M at 4,096).
+constexpr std::int64_t kMaxPlanOps = 8'000'000;
 
 // About how many ops the plan will have, from the scenario alone (no lowering): per rank 64, plus per step 11 ops
 // for each layer on the rank and micro-batch (forward, backward, their allocations and frees) and 8 for each

@@ -148,7 +148,6 @@ void BM_SimulatePhases_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
 }
 
 // Arg: 1 = the header holds a copy of the plan (as the CLI runs it), 0 = not.
-// 4,096 ranks is beyond kMaxPlanOps today (about 5.4 M ops estimated): that case reports the refusal as an error.
 BENCHMARK(BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
 BENCHMARK(BM_SimulatePhases_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_OneStep)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);

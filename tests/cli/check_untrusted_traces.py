@@ -40,8 +40,8 @@ print("ok: header-1e12-ops.sstrace: exit 2,", done.stderr.strip())
 if "--sanitized" in sys.argv:
     print("skipped: too-big.sstrace under 512 MiB of address space (AddressSanitizer needs more)")
     sys.exit(0)
-# 8,000,000 ops of 128 B (plan/op.h) are 1,024 MB: half of that cannot hold them, whatever else the process has mapped
-# (1 GiB did until OpenBLAS was no longer loaded at start-up and an op shrank from 136 B).
+# 8,000,000 ops of 120 B (plan/op.h) are 960 MB: 512 MiB cannot hold them, whatever else the process has mapped (1 GiB
+# did until OpenBLAS was no longer loaded at start-up and an op shrank from 136 B).
 done = compare("too-big.sstrace", limit_bytes=512 << 20)
 assert done.returncode == 2, (done.returncode, done.stderr)
 assert "not enough memory" in done.stderr and "too-big.sstrace" in done.stderr, done.stderr

@@ -35,7 +35,7 @@ TEST(PlanSize, AHugeWorldIsRefusedBeforeLowering) {
   } catch (const ScenarioError& error) {
     const std::string message = error.what();
     EXPECT_EQ(error.field(), "cluster.world");
-    EXPECT_NE(message.find("more than the limit of 4.0 M ops"), std::string::npos) << message;  // kMaxPlanOps
+    EXPECT_NE(message.find("more than the limit of 8.0 M ops"), std::string::npos) << message;  // kMaxPlanOps
     EXPECT_NE(message.find("65536 ranks"), std::string::npos) << message;
     EXPECT_NE(message.find("about " + std::to_string(estimate / 100000 / 10) + "."), std::string::npos) << message;
   }
@@ -81,6 +81,8 @@ TEST(PlanSize, EstimatesKeepTheShippedAndBenchmarkedPlans) {
     pp.training.dtype = Dtype::Bf16;
     pp.training.batch = 8;
     EXPECT_LE(estimate_plan_ops(resolve_scenario(pp)), kMaxPlanOps) << model;
+    pp.cluster.world = 4096;  // issue 22's second simulate row
+    EXPECT_LE(estimate_plan_ops(resolve_scenario(pp)), kMaxPlanOps) << model << " on 4,096 ranks";
   }
 }
 

@@ -66,7 +66,7 @@ TEST(PyTorch2, NoCatMetadataBuffer) {
   const auto r = run(make("mlp:20x2000", StrategyKind::Ddp, 2, 20, AccountingMode::PyTorch2));
   for (const Op& op : r.plan.programs[0].ops) {
     if (op.kind != OpKind::Alloc) continue;
-    EXPECT_EQ(r.plan.programs[0].tensors[static_cast<std::size_t>(op.tensor)].name.rfind("cat metadata", 0), std::string::npos);
+    EXPECT_EQ(r.plan.programs[0].tensors[static_cast<std::size_t>(op.tensor)].name.str().rfind("cat metadata", 0), std::string::npos);
   }
 }
 
@@ -116,7 +116,7 @@ TEST(PyTorch2, CublasLtWorkspaceKeptFromTheFirstBiasedForwardGemm) {
     for (std::size_t i = 0; i < p.ops.size(); ++i) {
       const Op& op = p.ops[i];
       if (op.kind == OpKind::Compute && op.compute_kind == ComputeKind::Forward) first_forward = std::min(first_forward, i);
-      if (op.tensor < 0 || p.tensors[static_cast<std::size_t>(op.tensor)].name.rfind("cuBLASLt", 0) != 0) continue;
+      if (op.tensor < 0 || p.tensors[static_cast<std::size_t>(op.tensor)].name.str().rfind("cuBLASLt", 0) != 0) continue;
       if (op.kind == OpKind::Alloc) lt_allocs.push_back(i);
       if (op.kind == OpKind::Free) freed = true;
     }

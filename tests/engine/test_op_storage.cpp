@@ -79,11 +79,32 @@ TEST(OpDeps, CopiesAndMovesKeepTheValues) {
 }
 
 TEST(OpDeps, AnOpStaysSmall) {
-  // Two interned names, inline deps, 1-byte kinds and a 32-bit sequence beside the other ints: the fields' sizes, not
-  // a measured figure.
-  EXPECT_LE(sizeof(Op), 128u);
-  // A string, a byte count, the small fields, and the initial values behind one pointer.
-  EXPECT_LE(sizeof(TensorInfo), sizeof(std::string) + 8 + 8 + sizeof(void*));
+  // Two interned names, inline deps, operands behind one pointer and a count, 1-byte kinds and a 32-bit sequence
+  // beside the other ints: the fields' sizes, not a measured figure.
+  EXPECT_LE(sizeof(Op), 120u);
+  // An interned name, a byte count, the small fields, and the initial values behind one pointer.
+  EXPECT_LE(sizeof(TensorInfo), 32u);
+}
+
+TEST(OpArgs, ReadsLikeAVectorAndCopiesItsOperands) {
+  Op op;
+  EXPECT_TRUE(op.args.empty());
+  EXPECT_EQ(op.args.begin(), op.args.end());
+  const std::vector<TensorSlice> built = {whole(3), TensorSlice{4, 16, 32}};
+  op.args = built;
+  Op copy = op;
+  op.args = {whole(7)};  // the copy keeps its own two
+  ASSERT_EQ(copy.args.size(), 2u);
+  EXPECT_EQ(copy.args[0].tensor, 3);
+  EXPECT_EQ(copy.args[1].offset, 16);
+  EXPECT_EQ(copy.args[1].bytes, 32);
+  std::vector<TensorId> tensors;
+  for (const TensorSlice& slice : copy.args) tensors.push_back(slice.tensor);
+  EXPECT_EQ(tensors, (std::vector<TensorId>{3, 4}));
+  const Op moved = std::move(copy);
+  EXPECT_EQ(moved.args.size(), 2u);
+  ASSERT_EQ(op.args.size(), 1u);
+  EXPECT_EQ(op.args[0].tensor, 7);
 }
 
 TEST(ParameterInits, ReadsLikeAVectorAndCopiesItsRanges) {
