@@ -45,6 +45,19 @@ class TraceMemorySeries {
   TraceMemorySample operator[](std::size_t i) const;
   TraceMemorySample back() const { return (*this)[size() - 1]; }
   TimeNs latest_t_ns() const { return core_.back().t_ns; }  // back().t_ns; not empty()
+  // (*this)[i].allocated without rebuilding the sample's categories (up to kCheckpointEvery changes replayed): what the
+  // peak index asks of every sample, which made it most of a live frame's time.
+  Bytes allocated_at(std::size_t i) const { return core_[i].allocated; }
+  TimeNs t_ns_at(std::size_t i) const { return core_[i].t_ns; }
+  // The first sample of [first, last) later than t (last if none), as std::upper_bound by t_ns, reading times only.
+  std::size_t first_after(std::size_t first, std::size_t last, TimeNs t) const {
+    while (first < last) {
+      const std::size_t middle = first + (last - first) / 2;
+      if (core_[middle].t_ns <= t) first = middle + 1;
+      else last = middle;
+    }
+    return first;
+  }
   const CategoryBytes& latest_by_category() const { return latest_; }  // back().by_category, without rebuilding
   TraceAllocation allocation(std::size_t i) const;
 

@@ -14,17 +14,17 @@ std::pair<std::size_t, std::size_t> StreamSpans::overlapping(TimeNs t0, TimeNs t
 }
 
 TraceMemorySample RankTimeline::memory_at(TimeNs t) const {
-  const auto it = std::upper_bound(memory.begin(), memory.end(), t, [](TimeNs x, const TraceMemorySample& s) { return x < s.t_ns; });
-  if (it == memory.begin()) {
+  const std::size_t after = memory.first_after(0, memory.size(), t);
+  if (after == 0) {
     TraceMemorySample zero;
     zero.t_ns = t;
     return zero;
   }
-  return *(it - 1);
+  return memory[after - 1];
 }
 
 std::size_t RankTimeline::highest_allocated(std::size_t first, std::size_t last) const {
-  return memory_highest.argmax(first, last, [&](std::size_t i) { return memory[i].allocated; });
+  return memory_highest.argmax(first, last, [&](std::size_t i) { return memory.allocated_at(i); });
 }
 
 namespace {
@@ -158,7 +158,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved_t_ns = t;
           }
           r.memory.append(t, e.allocated_after, e.reserved_after, e.category, change, e.tensor);
-          r.memory_highest.push_back(r.memory.size() - 1, [&](std::size_t i) { return r.memory[i].allocated; });
+          r.memory_highest.push_back(r.memory.size() - 1, [&](std::size_t i) { return r.memory.allocated_at(i); });
           r.memory_signature = fold(r.memory_signature, t, e.allocated_after);
           break;
         }

@@ -34,14 +34,11 @@ std::string ranks_label(const std::vector<int>& ranks) {
 // left to right, so each search gallops from where the previous one ended instead of across the whole series.
 std::size_t samples_up_to(const TraceMemorySeries& m, std::size_t from, TimeNs t) {
   std::size_t below = from, above = from + 1;
-  while (above <= m.size() && m[above - 1].t_ns <= t) {
+  while (above <= m.size() && m.t_ns_at(above - 1) <= t) {
     below = above;
     above = from + 2 * (above - from) + 1;
   }
-  above = std::min(above, m.size());
-  return static_cast<std::size_t>(std::upper_bound(m.begin() + static_cast<std::ptrdiff_t>(below), m.begin() + static_cast<std::ptrdiff_t>(above), t,
-                                                   [](TimeNs x, const TraceMemorySample& s) { return x < s.t_ns; }) -
-                                  m.begin());
+  return m.first_after(below, std::min(above, m.size()), t);
 }
 
 // What a column ending at t shows of the samples [from, to) that fall in it: the one with the highest allocated
