@@ -150,8 +150,13 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
   };
   std::vector<Held> dense(program ? program->tensors.size() : 0);
   std::map<TensorId, Held> sparse;
-  for (const TraceAllocation a : timeline->allocations()) {
-    if (a.t_ns > t_ns || a.tensor < 0) continue;
+  // The series is ordered by time (the store keeps a late change at the latest time): only its prefix up to t_ns is
+  // replayed. Replaying all of it, to skip the later ones, made a growing run's peak lookup 10 times dearer (15 ms a
+  // rank on a 9 M-event trace, a stall at every refresh).
+  const std::size_t through = timeline->memory.first_after(0, timeline->memory.size(), t_ns);
+  for (std::size_t i = 0; i < through; ++i) {
+    const TraceAllocation a = timeline->memory.allocation(i);
+    if (a.tensor < 0) continue;
     const auto id = static_cast<std::size_t>(a.tensor);
     if (program && id >= dense.size()) continue;  // not a tensor of the plan (TraceStore ignores those)
     Held& held = program ? dense[id] : sparse[a.tensor];
