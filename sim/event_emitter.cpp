@@ -6,12 +6,9 @@
 
 namespace shardscope {
 
-EventEmitter::EventEmitter(const Plan& plan, const MemoryReport* memory, TraceSink& sink)
-    : plan_(plan), memory_(memory), sink_(sink), counting_only_(!sink.keeps_events()) {
+EventEmitter::EventEmitter(const Plan& plan, const SimGraph& graph, const MemoryReport* memory, TraceSink& sink)
+    : plan_(plan), graph_(graph), memory_(memory), sink_(sink), counting_only_(!sink.keeps_events()) {
   if (counting_only_) return;
-  rank_offset_.assign(plan.programs.size() + 1, 0);
-  for (std::size_t r = 0; r < plan.programs.size(); ++r)
-    rank_offset_[r + 1] = rank_offset_[r] + static_cast<std::int32_t>(plan.programs[r].ops.size());
   sample_cursor_.assign(plan.programs.size(), 0);
   held_.reserve(256);
 }
@@ -36,9 +33,8 @@ void EventEmitter::emit_now(const TraceEvent& event) {
 }
 
 void EventEmitter::emit_record(const Record& record) {
-  const auto rank = static_cast<int>(std::upper_bound(rank_offset_.begin(), rank_offset_.end(), record.global_op) -
-                                     rank_offset_.begin()) - 1;
-  const OpIndex index = record.global_op - rank_offset_[static_cast<std::size_t>(rank)];
+  const int rank = graph_.rank_of(record.global_op);
+  const OpIndex index = record.global_op - graph_.rank_offset[static_cast<std::size_t>(rank)];
   const Program& program = plan_.programs[static_cast<std::size_t>(rank)];
   const Op& op = program.ops[static_cast<std::size_t>(index)];
   TraceEvent event;

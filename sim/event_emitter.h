@@ -10,6 +10,7 @@
 
 #include "memory/accounting.h"
 #include "plan/plan.h"
+#include "sim/sim_graph.h"
 #include "trace/trace_sink.h"
 
 namespace shardscope {
@@ -19,11 +20,12 @@ enum class RecordKind : std::uint8_t { Begin, Marker, End };  // Marker: an Allo
 class EventEmitter {
  public:
   // `memory` (series kept) gives Alloc / Free bytes; nullptr: Alloc / Free events carry the tensor bytes only.
-  EventEmitter(const Plan& plan, const MemoryReport* memory, TraceSink& sink);
+  // `graph`: the plan's, whose global op ids the records name.
+  EventEmitter(const Plan& plan, const SimGraph& graph, const MemoryReport* memory, TraceSink& sink);
 
-  // `global_op`: the op's index over all ranks' ops, rank-major (rank r's ops follow rank r - 1's), as the simulator
-  // numbers them; the emitter finds its rank only when it builds the event. Records must come in non-decreasing t.
-  void record(TimeNs t_ns, std::int32_t global_op, RecordKind kind) {
+  // `global_op`: the op's id in the graph (rank-major: rank r's ops follow rank r - 1's); the emitter finds its rank
+  // only when it builds the event. Records must come in non-decreasing t.
+  void record(TimeNs t_ns, GlobalOp global_op, RecordKind kind) {
     if (counting_only_) {
       ++emitted_;
       return;
@@ -37,16 +39,16 @@ class EventEmitter {
 
  private:
   struct Record {
-    std::int32_t global_op;  // rank-major, so sorting by it sorts by (rank, op index)
+    GlobalOp global_op;  // rank-major, so sorting by it sorts by (rank, op index)
     RecordKind kind;
   };
   void open_timestamp(TimeNs t_ns);  // emits the held records of the previous timestamp
   void emit_record(const Record& record);
 
   const Plan& plan_;
+  const SimGraph& graph_;
   const MemoryReport* memory_;
   TraceSink& sink_;
-  std::vector<std::int32_t> rank_offset_;  // global index of each rank's first op; size ranks + 1
   TimeNs held_t_ns_ = -1;
   std::vector<Record> held_;
   std::vector<std::size_t> sample_cursor_;  // per rank: the next memory sample (alloc / free ops in program order)

@@ -49,7 +49,7 @@ SimulationResult simulate_plan(const ResolvedScenario& scenario, const Plan& pla
   const MemoryReport memory = account_memory(plan, scenario.settings.accounting.mode, scenario.device.capacity, memory_events);
 
   sink.begin(make_header(scenario, plan, std::move(header_plan)));
-  EventEmitter emitter(plan, memory_events ? &memory : nullptr, sink);
+  EventEmitter emitter(plan, graph, memory_events ? &memory : nullptr, sink);
   const OpTimes times = run_event_loop(plan, graph, emitter);
   emitter.flush();
 

@@ -139,7 +139,7 @@ void BM_SimulatePhases_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
     const MemoryReport memory = account_memory(plan, scenario.settings.accounting.mode, scenario.device.capacity, false);
     phase_done("4_account");
     DiscardTraceSink sink;
-    EventEmitter emitter(plan, nullptr, sink);
+    EventEmitter emitter(plan, graph, nullptr, sink);
     const OpTimes times = run_event_loop(plan, graph, emitter);
     phase_done("5_event_loop");
     benchmark::DoNotOptimize(measure_simulation(plan, graph, times, memory).step_time_ns);

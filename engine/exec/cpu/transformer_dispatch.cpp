@@ -19,6 +19,15 @@ std::span<std::uint8_t> masks(const KernelLaunch& l, std::size_t index) {
   return has_operand(l, index) ? byte_masks(l.operands[index]) : std::span<std::uint8_t>{};
 }
 
+GptBlockShape block_shape(const KernelLaunch& l) {
+  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+}
+
+LayerNormShape layer_norm_shape(const KernelLaunch& l) {
+  const TransformerConfig& c = transformer_config(l);
+  return {l.rows, static_cast<int>(c.hidden), static_cast<float>(c.layer_norm_epsilon)};
+}
+
 EmbeddingShape embedding_shape(const KernelLaunch& l) {
   const TransformerConfig& c = transformer_config(l);
   return {l.rows, l.seq, static_cast<int>(c.hidden), c.vocab, c.max_positions, l.training ? c.embd_pdrop : 0.0,
@@ -42,7 +51,7 @@ void embedding_backward_launch(const KernelLaunch& l) {
 }
 
 void block_backward_launch(const KernelLaunch& l) {
-  const GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+  const GptBlockShape shape = block_shape(l);
   GptBlockGrads grads;
   for (std::size_t k = 0; k < grads.size(); ++k) grads[k] = floats(operand(l, 17 + k, "gradient"));
   gpt_block_backward(shape, floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")), block_params(l, 2),
@@ -58,24 +67,20 @@ void run_transformer_kernel(const KernelLaunch& l) {
       return embedding_forward(embedding_shape(l), int64s(operand(l, 0, "ids")), floats(operand(l, 1, "wte")),
                                floats(operand(l, 2, "wpe")), masks(l, 3), floats(operand(l, 4, "output")));
     case Kernel::EmbeddingBackward: return embedding_backward_launch(l);
-    case Kernel::LayerNormForward: {
-      const LayerNormShape shape{l.rows, static_cast<int>(transformer_config(l).hidden), static_cast<float>(transformer_config(l).layer_norm_epsilon)};
-      return layer_norm_forward(shape, floats(operand(l, 0, "input")), floats(operand(l, 1, "weight")),
+    case Kernel::LayerNormForward:
+      return layer_norm_forward(layer_norm_shape(l), floats(operand(l, 0, "input")), floats(operand(l, 1, "weight")),
                                 floats(operand(l, 2, "bias")), floats(operand(l, 3, "output")));
-    }
-    case Kernel::LayerNormBackward: {
-      const LayerNormShape shape{l.rows, static_cast<int>(transformer_config(l).hidden), static_cast<float>(transformer_config(l).layer_norm_epsilon)};
-      return layer_norm_backward(shape, floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")),
+    case Kernel::LayerNormBackward:
+      return layer_norm_backward(layer_norm_shape(l), floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")),
                                  floats(operand(l, 2, "weight")), has_operand(l, 3) ? floats(l.operands[3]) : std::span<float>{},
                                  false, floats(operand(l, 4, "grad_weight")), floats(operand(l, 5, "grad_bias")));
-    }
     case Kernel::GptBlockForward: {
-      const GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+      const GptBlockShape shape = block_shape(l);
       return gpt_block_forward(shape, floats(operand(l, 0, "input")), block_params(l, 1), raw_bytes(operand(l, 13, "saved")),
                                raw_bytes(operand(l, 14, "attention")), has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{});
     }
     case Kernel::GptAttentionRecompute: {
-      const GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+      const GptBlockShape shape = block_shape(l);
       return gpt_attention_recompute(shape, raw_bytes(operand(l, 0, "saved")), raw_bytes(operand(l, 1, "attention")));
     }
     case Kernel::GptBlockBackward: return block_backward_launch(l);
