@@ -165,13 +165,31 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
       held.bytes = a.bytes > 0 ? std::numeric_limits<Bytes>::max() : std::numeric_limits<Bytes>::min();
     held.category = a.category;
   }
-  std::vector<LiveTensorAt> live;
+  // Only the `count` largest get a name: at a peak thousands of tensors are live, and naming and sorting them all
+  // was most of a live run's refresh. Ties keep id order (dense ids, then the sparse ones), as a stable sort would.
+  struct Candidate {
+    Bytes bytes;
+    std::size_t order;  // dense id, or dense.size() + position among the sparse ones
+    TensorId sparse_id;
+    Category category;
+  };
+  std::vector<Candidate> candidates;
   for (std::size_t id = 0; id < dense.size(); ++id)
-    if (dense[id].bytes > 0) live.push_back({program->tensors[id].name, dense[id].category, dense[id].bytes});
+    if (dense[id].bytes > 0) candidates.push_back({dense[id].bytes, id, -1, dense[id].category});
   for (const auto& [id, held] : sparse)
-    if (held.bytes > 0) live.push_back({"tensor " + std::to_string(id), held.category, held.bytes});
-  std::stable_sort(live.begin(), live.end(), [](const LiveTensorAt& a, const LiveTensorAt& b) { return a.bytes > b.bytes; });
-  if (live.size() > count) live.resize(count);
+    if (held.bytes > 0) candidates.push_back({held.bytes, dense.size() + candidates.size(), id, held.category});
+  const auto largest_first = [](const Candidate& a, const Candidate& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.order < b.order;
+  };
+  const std::size_t kept = std::min(count, candidates.size());
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept), candidates.end(), largest_first);
+  std::vector<LiveTensorAt> live;
+  live.reserve(kept);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const Candidate& c = candidates[i];
+    live.push_back({c.sparse_id < 0 ? std::string(program->tensors[c.order].name) : "tensor " + std::to_string(c.sparse_id),
+                    c.category, c.bytes});
+  }
   return live;
 }
 

@@ -16,6 +16,29 @@
 
 namespace shardscope::gui {
 
+namespace {
+
+// A frame's share of moving a run's events into the store: sources are taken a slice at a time until this much time
+// has passed, so a run (or followed file) faster than the window fills it over several frames instead of stalling
+// one (100,000 events in one frame took 15 ms here, on top of drawing).
+constexpr auto kIngestBudget = std::chrono::milliseconds(8);
+constexpr std::size_t kQueueSlice = 8192;             // events, about 1 ms
+constexpr std::size_t kFollowSlice = std::size_t{64} << 10;  // bytes, about 6,000 events
+
+// Polls a follower (file or stream) a slice at a time until it has nothing more or the deadline passes; returns the
+// events it emitted.
+template <class Follower>
+std::uint64_t poll_until(Follower& follower, TraceSink& sink, std::chrono::steady_clock::time_point deadline) {
+  std::uint64_t events = 0;
+  for (;;) {
+    const std::uint64_t before = follower.received();
+    events += follower.poll(sink, kFollowSlice);
+    if (follower.received() - before < kFollowSlice || std::chrono::steady_clock::now() >= deadline) return events;
+  }
+}
+
+}  // namespace
+
 Session::~Session() {
   if (running_.valid()) running_.wait();
   std::error_code ignored;
@@ -96,13 +119,21 @@ void Session::start(const Request& request) {
 }
 
 void Session::poll() {
-  poll_followed();
-  // The run's events so far move into the store the panels draw; the run never waits for this thread.
-  if (running_queue_) running_queue_->drain_into(*running_store_);
+  const auto deadline = std::chrono::steady_clock::now() + kIngestBudget;
+  poll_followed(deadline);
+  // The run's events so far move into the store the panels draw (a frame's budget of them); the run never waits for
+  // this thread.
+  bool drained = true;
+  while (running_queue_ && running_queue_->drain_into(*running_store_, kQueueSlice) == kQueueSlice)
+    if (std::chrono::steady_clock::now() >= deadline) {
+      drained = false;
+      break;
+    }
   // A run replaces the picture once it has begun emitting (so a long simulation draws while it grows); a run
   // that fails before that leaves the previous picture on screen.
   if (running_store_ && running_store_ != store_ && running_store_->generation() > 0) show_running_store();
   if (!running_.valid() || running_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  if (!drained) return;  // a finished run's backlog still moves in a frame's budget at a time
   RunOutput out = running_.get();
   running_queue_->drain_into(*running_store_);  // what arrived since the drain above
   if (running_store_->generation() > 0 && running_store_ != store_) show_running_store();
@@ -195,20 +226,20 @@ void Session::connect(const net::Endpoint& server, const std::string& token) {
 
 bool Session::following() const { return follows() && !follow_done_; }
 
-void Session::poll_followed() {
+void Session::poll_followed(std::chrono::steady_clock::time_point deadline) {
   if (!following()) return;
   const std::uint64_t before = followed_events_;
   bool header = false, finished = false, corrupt = false;
   std::string problem;
   try {
     if (file_follower_) {
-      followed_events_ += file_follower_->poll(*followed_store_);
+      followed_events_ += poll_until(*file_follower_, *followed_store_, deadline);
       header = file_follower_->has_header();
       finished = file_follower_->finished();
       corrupt = file_follower_->corrupt();
       problem = file_follower_->problem();
     } else {
-      followed_events_ += stream_follower_->poll(*followed_store_);
+      followed_events_ += poll_until(*stream_follower_, *followed_store_, deadline);
       header = stream_follower_->has_header();
       finished = stream_follower_->finished();
       corrupt = stream_follower_->corrupt();

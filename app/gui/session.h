@@ -51,6 +51,7 @@ class Session {
   // "the run finished: N events" while a whole trace is on screen (opened complete, or followed to its End); "" else.
   std::string finished_text() const;
   // Once a frame: starts a waiting run when the previous one is done, collects finished results, polls a followed trace.
+  // Events are moved into the store for at most about 8 ms a call: a source faster than that catches up over frames.
   void poll();
 
   std::shared_ptr<const TraceStore> store() const { return store_; }
@@ -111,7 +112,7 @@ class Session {
   // A followed trace (follow_file / connect): one of the two followers, the store it fills, what it has said.
   void start_following(const std::string& name);
   void stop_following();
-  void poll_followed();
+  void poll_followed(std::chrono::steady_clock::time_point deadline);
   std::unique_ptr<TraceFileFollower> file_follower_;
   std::unique_ptr<TraceStreamFollower> stream_follower_;
   std::shared_ptr<TraceStore> followed_store_;

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "trace/segmented_array.h"
+
 namespace shardscope {
 
 class RangeArgMax {
@@ -22,7 +24,7 @@ class RangeArgMax {
         levels_.emplace_back();
         if (k > 0) levels_[k].push_back(levels_[k - 1][0]);  // block 0 so far: the level below's first block
       }
-      std::vector<std::size_t>& level = levels_[k];
+      SegmentedArray<std::size_t>& level = levels_[k];
       const std::size_t block = index >> (kShift * (k + 1));
       if (block == level.size()) level.push_back(candidate);
       else if (value_of(candidate) > value_of(level[block])) level[block] = candidate;
@@ -60,7 +62,7 @@ class RangeArgMax {
 
  private:
   static constexpr std::size_t kShift = 2;  // blocks of 4: about 3 × log4(n) values read per query
-  std::vector<std::vector<std::size_t>> levels_;
+  std::vector<SegmentedArray<std::size_t>> levels_;  // grown without moving what they hold (segmented_array.h)
 };
 
 }  // namespace shardscope

@@ -271,7 +271,7 @@ void replay_trace(const TraceReadResult& trace, TraceSink& sink) {
   }
 }
 
-std::size_t TraceFileFollower::poll(TraceSink& sink) {
+std::size_t TraceFileFollower::poll(TraceSink& sink, std::size_t max_bytes) {
   if (finished() || corrupt()) return 0;
   std::FILE* f = std::fopen(path_.c_str(), "rb");
   if (!f) return 0;
@@ -279,7 +279,9 @@ std::size_t TraceFileFollower::poll(TraceSink& sink) {
   if (std::fseek(f, static_cast<long>(bytes_.received()), SEEK_SET) == 0) {
     char chunk[1 << 16];
     std::size_t n = 0;
-    while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0) appended.append(chunk, n);
+    while (appended.size() < max_bytes &&
+           (n = std::fread(chunk, 1, std::min(sizeof chunk, max_bytes - appended.size()), f)) > 0)
+      appended.append(chunk, n);
   }
   std::fclose(f);
   return bytes_.feed(appended, sink);

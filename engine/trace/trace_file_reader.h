@@ -23,6 +23,7 @@
 //   from read_trace_file and from replay_trace, never a bare std::bad_alloc.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -124,7 +125,10 @@ class TraceBytesFollower {
 class TraceFileFollower {
  public:
   explicit TraceFileFollower(std::string path) : path_(path), bytes_(std::move(path)) {}
-  std::size_t poll(TraceSink& sink);  // returns the number of events emitted
+  // Returns the number of events emitted. Reads at most `max_bytes` of the file (the rest waits for the next call), so
+  // a window following a run that writes faster than a frame can take keeps its frame time.
+  std::size_t poll(TraceSink& sink, std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
+  std::uint64_t received() const { return bytes_.received(); }  // file bytes read so far
 
   bool has_header() const { return bytes_.has_header(); }
   bool finished() const { return bytes_.finished(); }  // End record read

@@ -1,17 +1,17 @@
-// One rank's memory series in a trace (its Alloc / Free events), stored compactly: 40 bytes a sample in fixed-size
-// blocks (a std::deque: no reallocation, no spare capacity to speak of), with each sample's category breakdown
-// rebuilt from the category totals kept every kCheckpointEvery samples and the changes since. A 9 M-event trace
+// One rank's memory series in a trace (its Alloc / Free events), stored compactly: 40 bytes a sample in blocks that
+// are never moved (SegmentedArray: no copy as a run grows), with each sample's category breakdown rebuilt from the
+// category totals kept every kCheckpointEvery samples and the changes since. A 9 M-event trace
 // is mostly allocations; the 80-byte TraceMemorySample plus a 32-byte TraceAllocation each took was most of its
 // memory. Reads return TraceMemorySample / TraceAllocation values; iterators are random access (binary search works).
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <iterator>
 #include <vector>
 
 #include "core/category.h"
 #include "core/units.h"
+#include "trace/segmented_array.h"
 #include "trace/trace_event.h"
 
 namespace shardscope {
@@ -127,9 +127,9 @@ class TraceMemorySeries {
     TensorId tensor;
     Category category;
   };
-  std::deque<Core> core_;
-  std::deque<Tag> tags_;
-  std::vector<CategoryBytes> checkpoints_;  // checkpoints_[k]: by_category after sample k * kCheckpointEvery
+  SegmentedArray<Core> core_;
+  SegmentedArray<Tag> tags_;
+  SegmentedArray<CategoryBytes> checkpoints_;  // checkpoints_[k]: by_category after sample k * kCheckpointEvery
   CategoryBytes latest_;
 };
 

@@ -8,6 +8,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -22,9 +23,10 @@ class TraceQueue : public TraceSink {
   void emit(const TraceEvent& event) override;
   void end() override;
 
-  // Moves what arrived since the last drain into `store`, in arrival order (a begin first, an end last). Returns
-  // the number of events moved.
-  std::size_t drain_into(TraceStore& store);
+  // Moves what arrived since the last drain into `store`, in arrival order (a begin first, an end last), at most
+  // `max_events` of it (the rest goes first at the next call: a frame's share of a run faster than the window).
+  // Returns the number of events moved.
+  std::size_t drain_into(TraceStore& store, std::size_t max_events = std::numeric_limits<std::size_t>::max());
   // Events emitted so far; lock-free, for progress displays.
   std::uint64_t produced() const { return produced_.load(std::memory_order_relaxed); }
 
@@ -34,6 +36,8 @@ class TraceQueue : public TraceSink {
   std::vector<TraceEvent> pending_;
   bool ended_ = false;
   std::vector<TraceEvent> draining_;   // the consumer's buffer, swapped with pending_ (its capacity is reused)
+  std::size_t drained_ = 0;            // draining_[0, drained_) are in the store
+  bool end_after_draining_ = false;    // the producers ended before draining_ was taken
   std::atomic<std::uint64_t> produced_{0};
 };
 

@@ -213,21 +213,21 @@ void TraceStore::close_span(const TraceEvent& e) {
 // whatever threads handed over): a time before the newest waits in an unsorted tail, and the tail is merged in once,
 // when the store is next read, instead of one insertion (and a move of everything after it) per event.
 void TraceStore::add_boundary(TimeNs t) {
-  std::vector<TimeNs>& times = data_.boundaries;
+  SegmentedArray<TimeNs>& times = data_.boundaries;
   if (times.empty() || times.back() < t) times.push_back(t);
   else if (times.back() != t) boundary_tail_.push_back(t);
 }
 
 void TraceStore::merge_boundary_tail() const {
   // Only a store that was written to has a tail: the data is not const where this writes it.
-  auto& times = const_cast<std::vector<TimeNs>&>(data_.boundaries);
+  auto& times = const_cast<SegmentedArray<TimeNs>&>(data_.boundaries);
   std::sort(boundary_tail_.begin(), boundary_tail_.end());
   boundary_tail_.erase(std::unique(boundary_tail_.begin(), boundary_tail_.end()), boundary_tail_.end());
   const auto from = static_cast<std::ptrdiff_t>(std::lower_bound(times.begin(), times.end(), boundary_tail_.front()) - times.begin());
   const auto middle = static_cast<std::ptrdiff_t>(times.size());
-  times.insert(times.end(), boundary_tail_.begin(), boundary_tail_.end());
+  times.append(boundary_tail_.begin(), boundary_tail_.end());
   std::inplace_merge(times.begin() + from, times.begin() + middle, times.end());
-  times.erase(std::unique(times.begin() + from, times.end()), times.end());
+  times.erase_to_end(std::unique(times.begin() + from, times.end()));
   boundary_tail_.clear();
 }
 

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "trace/range_argmax.h"
+#include "trace/segmented_array.h"
 #include "trace/trace_memory_series.h"
 #include "trace/trace_sink.h"
 
@@ -53,12 +54,14 @@ struct TraceSpan {
 
 // Spans of one stream of one rank, ordered by begin_ns. Ops on one stream do not overlap, so ends are ordered
 // too; the lookups stay correct if they do (reach holds the running maximum of ends).
+// The arrays a run appends to for its whole length are SegmentedArrays: they grow without moving what they hold, so
+// a live run never stalls the window while a vector of millions is copied.
 struct StreamSpans {
-  std::vector<TraceSpan> spans;
-  std::vector<TimeNs> reach;  // reach[i] = max(end_ns of spans[0..i]), open spans counting as kSpanOpen
+  SegmentedArray<TraceSpan> spans;
+  SegmentedArray<TimeNs> reach;  // reach[i] = max(end_ns of spans[0..i]), open spans counting as kSpanOpen
   // begin_ns of every Send / Recv span, sorted: a timeline that jumps over thousands of sub-pixel spans at once
   // still finds each pipeline message among them (it draws every message, however short).
-  std::vector<TimeNs> message_begins;
+  SegmentedArray<TimeNs> message_begins;
 
   // Index range [first, last) holding every span that overlaps [t0, t1] (begin <= t1 and end >= t0; an open span
   // reaches to +infinity); O(log n). Without overlapping spans every span in the range overlaps.
@@ -137,8 +140,8 @@ struct TraceData {
   std::optional<TraceRunEnd> run_end;
   TimeNs t_min = 0, t_max = 0;        // time range of all events; both 0 before the first event
   // Every op begin and end time over all ranks, sorted and unique, kept so as events arrive (the playhead steps
-  // through them without re-sorting).
-  std::vector<TimeNs> boundaries;
+  // through them without re-sorting). A SegmentedArray, as StreamSpans' arrays are.
+  SegmentedArray<TimeNs> boundaries;
   std::uint64_t event_count = 0;
   std::uint64_t unmatched_op_ends = 0;  // OpEnd with no open OpBegin of that (rank, op)
   std::uint64_t ignored_events = 0;

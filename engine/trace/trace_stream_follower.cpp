@@ -40,11 +40,22 @@ TraceStreamFollower::~TraceStreamFollower() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::size_t TraceStreamFollower::poll(TraceSink& sink) {
+std::size_t TraceStreamFollower::poll(TraceSink& sink, std::size_t max_bytes) {
   std::string bytes;
   {
     std::lock_guard lock(mutex_);
-    bytes.swap(inbox_);
+    const std::size_t count = std::min(max_bytes, inbox_.size() - inbox_parsed_);
+    if (inbox_parsed_ == 0 && count == inbox_.size()) {
+      bytes.swap(inbox_);
+    } else {
+      bytes.assign(inbox_, inbox_parsed_, count);
+      inbox_parsed_ += count;
+      // The parsed front goes once it is half the inbox, so taking a long inbox a slice at a time stays linear.
+      if (inbox_parsed_ * 2 >= inbox_.size()) {
+        inbox_.erase(0, inbox_parsed_);
+        inbox_parsed_ = 0;
+      }
+    }
   }
   const std::size_t events = parser_.feed(bytes, sink);
   if (parser_.finished() || parser_.corrupt()) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,7 +35,9 @@ class TraceStreamFollower {
   TraceStreamFollower(const TraceStreamFollower&) = delete;
   TraceStreamFollower& operator=(const TraceStreamFollower&) = delete;
 
-  std::size_t poll(TraceSink& sink);  // never blocks; returns the number of events emitted
+  // Never blocks; returns the number of events emitted. Parses at most `max_bytes` of what was received (the rest
+  // waits for the next call), as TraceFileFollower::poll.
+  std::size_t poll(TraceSink& sink, std::size_t max_bytes = std::numeric_limits<std::size_t>::max());
 
   bool has_header() const { return parser_.has_header(); }
   bool finished() const { return parser_.finished(); }  // End record read
@@ -60,7 +63,8 @@ class TraceStreamFollower {
 
   mutable std::mutex mutex_;
   std::condition_variable stop_signal_;
-  std::string inbox_;          // received, not yet parsed
+  std::string inbox_;          // received; parsed up to inbox_parsed_
+  std::size_t inbox_parsed_ = 0;
   std::uint64_t received_ = 0; // stream bytes received in all (the resume point)
   std::string status_;
   bool refused_ = false;

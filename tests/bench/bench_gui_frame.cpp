@@ -69,12 +69,13 @@ void BM_Frame_ZoomedIn(benchmark::State& state) {
 BENCHMARK(BM_Frame_WholeRun)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Frame_ZoomedIn)->Unit(benchmark::kMillisecond);
 
-// Bytes the store holds for a trace (its vectors' capacities): what a trace of N events costs in memory.
+// Bytes the store holds for a trace (its arrays' sizes: a SegmentedArray's unfilled tail is never touched): what a
+// trace of N events costs in memory.
 std::size_t store_bytes(const TraceData& d) {
-  std::size_t bytes = d.boundaries.capacity() * sizeof(TimeNs);
+  std::size_t bytes = d.boundaries.size() * sizeof(TimeNs);
   for (const RankTimeline& r : d.ranks) {
     for (const StreamSpans& s : r.streams)
-      bytes += s.spans.capacity() * sizeof(TraceSpan) + s.reach.capacity() * sizeof(TimeNs) + s.message_begins.capacity() * sizeof(TimeNs);
+      bytes += s.spans.size() * sizeof(TraceSpan) + s.reach.size() * sizeof(TimeNs) + s.message_begins.size() * sizeof(TimeNs);
     bytes += r.memory.size() * 40;  // TraceMemorySeries: 40 B a sample, allocations included (trace_memory_series.h)
     bytes += r.memory.size() * sizeof(std::size_t) / 3;  // RangeArgMax over the samples (blocks of 4)
   }

@@ -2,7 +2,7 @@
 // `shardscope --follow FILE` beside `shardscope-cli run --out FILE`); each benchmark iteration appends N more events
 // to the file and draws one frame, which reads them, stores them and refreshes what depends on them (the playhead's
 // boundaries and rank groups, a few times a second). worst_frame_ms is the longest such frame: a stall the user sees
-// when it passes 16 ms. Run: build/tests/bench/bench_live_refresh
+// when it passes 16 ms. events_behind: what the window has yet to take in when a run writes faster than it reads. Run: build/tests/bench/bench_live_refresh
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -78,6 +78,8 @@ void BM_LiveRefresh(benchmark::State& state) {
   }
   state.counters["worst_frame_ms"] = worst_ms;
   state.counters["trace_events"] = static_cast<double>(f.stored());
+  // A run faster than the window is taken a frame's budget at a time (Session::poll): how far the store is behind.
+  state.counters["events_behind"] = static_cast<double>(f.trace->emitted() - f.stored());
 }
 
 // 60 frames: a second of a live run at 60 Hz, which holds four refreshes of the playhead's boundaries.

@@ -305,6 +305,36 @@ TEST(TraceFile, FollowerSeesTheEnd) {
   EXPECT_EQ(follower.poll(sink), 0u);
 }
 
+// A window following a fast run takes the file a slice at a time (Session polls 64 KiB slices until its frame budget
+// is spent): read 100 bytes a call, the follower yields every event, in order, and never reads past the slice.
+TEST(TraceFile, FollowerReadsAtMostTheBytesItIsGiven) {
+  TempFile file("follow_slices");
+  std::vector<TraceEvent> events;
+  for (int i = 0; i < 3000; ++i) events.push_back(testing::ev(i % 2 ? TraceEventKind::OpEnd : TraceEventKind::OpBegin, i % 3, 10 * i, i / 2, 1));
+  {
+    TraceFileWriter writer(file.path(), {.buffer_bytes = 4096});
+    writer.begin(testing::small_header());
+    for (const auto& e : events) writer.emit(e);
+    writer.end();
+  }
+  const auto file_bytes = static_cast<std::uint64_t>(std::filesystem::file_size(file.path()));
+  VectorTraceSink sink;
+  TraceFileFollower follower(file.path());
+  std::size_t polls = 0;
+  while (!follower.finished() && polls < file_bytes) {
+    const std::uint64_t before = follower.received();
+    follower.poll(sink, 100);
+    EXPECT_LE(follower.received() - before, 100u);
+    ++polls;
+  }
+  EXPECT_TRUE(follower.finished());
+  EXPECT_FALSE(follower.corrupt());
+  EXPECT_EQ(follower.received(), file_bytes);
+  EXPECT_GE(polls, file_bytes / 100);  // every byte came through a slice of 100
+  ASSERT_EQ(sink.events().size(), events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) testing::expect_event_eq(sink.events()[i], events[i], "event " + std::to_string(i));
+}
+
 TEST(TraceFile, SeveralWriterThreadsKeepEachRanksOrder) {
   TempFile file("threads");
   constexpr int kRanks = 4, kPerRank = 5000;

@@ -144,7 +144,8 @@ TEST(TraceStore, MessagesAreListedByBeginTime) {
   TraceStore store;
   fill(store);
   store.read([](const TraceData& d) {
-    EXPECT_EQ(d.rank(0)->stream(Stream::Communication).message_begins, std::vector<TimeNs>{1300000});
+    const auto& messages = d.rank(0)->stream(Stream::Communication).message_begins;
+    EXPECT_EQ(std::vector<TimeNs>(messages.begin(), messages.end()), std::vector<TimeNs>{1300000});
     EXPECT_TRUE(d.rank(0)->stream(Stream::Compute).message_begins.empty());
     EXPECT_TRUE(d.rank(1)->stream(Stream::Communication).message_begins.empty());
   });
@@ -160,10 +161,10 @@ TEST(TraceStore, BoundariesOfRanksArrivingInTurnsAreSortedAndUnique) {
     store.emit(testing::ev(K::OpBegin, rank, begin, 2, 1));
     store.emit(testing::ev(K::OpEnd, rank, end, 2, 1));
   }
-  EXPECT_EQ(store.read([](const TraceData& d) { return d.boundaries; }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 50}));
+  EXPECT_EQ(store.read([](const TraceData& d) { return std::vector<TimeNs>(d.boundaries.begin(), d.boundaries.end()); }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 50}));
   store.emit(testing::ev(K::OpBegin, 1, 45, 2, 1));  // after a read, more arrive out of order
   store.emit(testing::ev(K::OpEnd, 1, 60, 2, 1));
-  EXPECT_EQ(store.read([](const TraceData& d) { return d.boundaries; }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 45, 50, 60}));
+  EXPECT_EQ(store.read([](const TraceData& d) { return std::vector<TimeNs>(d.boundaries.begin(), d.boundaries.end()); }), (std::vector<TimeNs>{5, 10, 20, 30, 35, 40, 45, 50, 60}));
 }
 
 TEST(TraceStore, MemoryAtTime) {
@@ -237,7 +238,7 @@ TEST(TraceStore, LateBeginKeepsSpansOrdered) {
     EXPECT_EQ(s.spans[0].end_ns, 200);
     EXPECT_EQ(s.spans[1].op, 1);
     EXPECT_EQ(s.spans[1].end_ns, 700);
-    EXPECT_EQ(s.reach, (std::vector<TimeNs>{200, 700}));
+    EXPECT_EQ(std::vector<TimeNs>(s.reach.begin(), s.reach.end()), (std::vector<TimeNs>{200, 700}));
   });
   EXPECT_EQ(store.spans_in(0, Stream::Compute, 300, 400).size(), 0u);
   EXPECT_EQ(store.spans_in(0, Stream::Compute, 150, 600).size(), 2u);

@@ -173,6 +173,30 @@ TEST(TraceStream, ManyDropsWhileTheRunGoesOnLoseNothing) {
   expect_events(sink, events, "viewer dropped 24 times");
 }
 
+// A window takes a fast stream a slice at a time: polled 50 bytes a call, the viewer still gets every event once, in
+// order, and parses no more than it was given.
+TEST(TraceStream, APollTakesAtMostTheBytesItIsGiven) {
+  TraceStreamServer server({"127.0.0.1", 0}, settings());
+  const std::vector<TraceEvent> events = make_events(2000);
+  TraceStreamFollower viewer(server.bound(), kToken);
+  Collected sink;
+  server.begin(small_header());
+  for (const auto& e : events) server.emit(e);
+  server.end();
+  const auto deadline = Clock::now() + 10s;
+  while (!viewer.finished() && Clock::now() < deadline) {
+    const std::uint64_t before = viewer.received();
+    viewer.poll(sink, 50);
+    EXPECT_LE(viewer.received() - before, 50u);
+    if (viewer.received() == before) std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(viewer.finished()) << viewer.status();
+  EXPECT_EQ(sink.begins, 1);
+  EXPECT_EQ(sink.ends, 1);
+  expect_events(sink, events, "sliced viewer");
+  EXPECT_EQ(viewer.received(), server.stream_bytes());
+}
+
 // The resumption rests on the parser taking the stream in pieces cut anywhere: fed 7 bytes at a time (cuts inside
 // the preamble, the header and every kind of record), it yields the events the file reader yields whole.
 TEST(TraceStream, TheParserTakesTheEncodingInArbitraryPieces) {

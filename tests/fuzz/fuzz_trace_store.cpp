@@ -58,7 +58,7 @@ void look_at(const TraceData& d) {
     for (const auto& p : d.ranks[0].phases) phases.push_back({p.name, p.step, p.t_ns});
     std::stable_sort(phases.begin(), phases.end(), [](const gui::PhaseMark& a, const gui::PhaseMark& b) { return a.t_ns < b.t_ns; });
     gui::Playback playback;
-    playback.set_timeline(d.boundaries, phases, d.t_max);
+    playback.set_timeline({d.boundaries.begin(), d.boundaries.end()}, phases, d.t_max);
     for (int i = 0; i < 4; ++i) playback.step_forward();
     playback.next_phase();
     playback.previous_phase();

@@ -105,6 +105,28 @@ TEST(Caption, NamesTheLargestTensorsHeldAtAnInstant) {
   });
 }
 
+// Equal sizes keep the order of their ids (a 200 B tensor 7, then the 100 B tensors 3, 5 and 9 allocated out of id
+// order), and only the `count` largest come back.
+TEST(Caption, TensorsOfEqualSizeAreListedByIdAndCutAtCount) {
+  using K = TraceEventKind;
+  TraceStore store;
+  store.begin(TraceHeader{});
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 10, 0, 5, Category::Activations, 100, 100, 100));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 20, 1, 9, Category::Activations, 100, 200, 200));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 30, 2, 3, Category::Activations, 100, 300, 300));
+  store.emit(shardscope::testing::mem(K::Alloc, 0, 40, 3, 7, Category::Gradients, 200, 500, 500));
+  store.read([](const TraceData& d) {
+    auto names = [&](std::size_t n) {
+      std::string text;
+      for (const auto& live : live_tensors_at(d, 0, 50, n)) text += live.name + "=" + std::to_string(live.bytes) + " ";
+      return text;
+    };
+    EXPECT_EQ(names(10), "tensor 7=200 tensor 3=100 tensor 5=100 tensor 9=100 ");
+    EXPECT_EQ(names(3), "tensor 7=200 tensor 3=100 tensor 5=100 ");
+    EXPECT_EQ(names(0), "");
+  });
+}
+
 // PyTorch raises at the first allocation that does not fit and torchrun stops the other workers: what the trace holds
 // from there on (the plan went on as if memory were unlimited) never happened. Capacity 1,000 B: rank 0 holds 400 B
 // at t = 20, then asks for 700 B there (1,100 B: the failure), then 50 B more; rank 1 allocates only at t = 30.
