@@ -17,7 +17,10 @@ void TraceMemorySeries::append(TimeNs t_ns, Bytes allocated, Bytes reserved, Cat
   core_.push_back({t_ns, allocated, reserved, change});
   tags_.push_back({tensor, category});
   add_to(latest_[category], change);
-  if (index % kCheckpointEvery == 0) checkpoints_.push_back(latest_);
+  if (index % kCheckpointEvery == 0) {
+    checkpoints_.push_back(latest_);
+    checkpoint_t_.push_back(t_ns);
+  }
 }
 
 TraceMemorySample TraceMemorySeries::operator[](std::size_t i) const {

@@ -50,7 +50,20 @@ class TraceMemorySeries {
   Bytes allocated_at(std::size_t i) const { return core_[i].allocated; }
   TimeNs t_ns_at(std::size_t i) const { return core_[i].t_ns; }
   // The first sample of [first, last) later than t (last if none), as std::upper_bound by t_ns, reading times only.
+  // The checkpoints' times narrow the range to at most kCheckpointEvery samples first: they are a compact array a
+  // cache holds, where a search over millions of samples missed the cache at nearly every step.
   std::size_t first_after(std::size_t first, std::size_t last, TimeNs t) const {
+    // Checkpoints k in [k_first, k_last) are the samples k · kCheckpointEvery inside [first, last).
+    const std::size_t k_first = (first + kCheckpointEvery - 1) / kCheckpointEvery;
+    const std::size_t k_last = (last + kCheckpointEvery - 1) / kCheckpointEvery;
+    std::size_t k_low = k_first, k_high = k_last;  // the first checkpoint in range later than t, as upper_bound
+    while (k_low < k_high) {
+      const std::size_t middle = k_low + (k_high - k_low) / 2;
+      if (checkpoint_t_[middle] <= t) k_low = middle + 1;
+      else k_high = middle;
+    }
+    if (k_low > k_first) first = (k_low - 1) * kCheckpointEvery + 1;  // that checkpoint's sample is at or before t
+    if (k_low < k_last) last = k_low * kCheckpointEvery;               // and this one's later: the answer is at most it
     while (first < last) {
       const std::size_t middle = first + (last - first) / 2;
       if (core_[middle].t_ns <= t) first = middle + 1;
@@ -130,6 +143,7 @@ class TraceMemorySeries {
   SegmentedArray<Core> core_;
   SegmentedArray<Tag> tags_;
   SegmentedArray<CategoryBytes> checkpoints_;  // checkpoints_[k]: by_category after sample k * kCheckpointEvery
+  SegmentedArray<TimeNs> checkpoint_t_;         // checkpoint_t_[k]: that sample's t_ns
   CategoryBytes latest_;
 };
 

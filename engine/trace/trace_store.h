@@ -120,7 +120,7 @@ struct RankTimeline {
   // A hash of the (t_ns, allocated) of every memory sample, folded in as samples arrive: ranks with identical
   // series (the memory panel draws them as one chart) have equal signatures and sample counts.
   std::uint64_t memory_signature = 0;
-  RangeArgMax memory_highest;  // over memory[i].allocated: see highest_allocated
+  RangeArgMax<Bytes> memory_highest;  // over memory[i].allocated: see highest_allocated
 
   const StreamSpans& stream(Stream s) const { return streams[static_cast<std::size_t>(s)]; }
   // The memory state at time t: the last sample with t_ns <= t (after all changes at t); zeros with t_ns = t

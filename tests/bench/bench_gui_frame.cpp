@@ -77,7 +77,7 @@ std::size_t store_bytes(const TraceData& d) {
     for (const StreamSpans& s : r.streams)
       bytes += s.spans.size() * sizeof(TraceSpan) + s.reach.size() * sizeof(TimeNs) + s.message_begins.size() * sizeof(TimeNs);
     bytes += r.memory.size() * 40;  // TraceMemorySeries: 40 B a sample, allocations included (trace_memory_series.h)
-    bytes += r.memory.size() * sizeof(std::size_t) / 3;  // RangeArgMax over the samples (blocks of 4)
+    bytes += r.memory.size() * 2 * sizeof(std::size_t) / 3;  // RangeArgMax over the samples (blocks of 4)
   }
   return bytes;
 }

@@ -138,6 +138,29 @@ TEST(TraceStore, HighestAllocatedInEveryRangeIsTheFirstHighestSample) {
   });
 }
 
+// first_after narrows by the checkpoints' times (every 64th sample) before it searches the samples; every answer is
+// checked against a left-to-right scan for the first later sample, over every range of 300 samples whose times
+// repeat (a run of 1 to 5 samples at each time, so checkpoints fall inside runs of equal times) and every time.
+TEST(TraceStore, FirstSampleAfterATimeInEveryRangeIsTheScansAnswer) {
+  TraceMemorySeries series;
+  std::uint32_t seed = 777;
+  TimeNs t = 0;
+  for (int i = 0; i < 300; ++i) {
+    seed = seed * 1103515245u + 12345u;
+    if ((seed >> 16) % 3 == 0) t += 10;  // equal times in runs
+    series.append(t, i, i, Category::Activations, 1, i);
+  }
+  const TimeNs last_time = series.t_ns_at(series.size() - 1);
+  for (std::size_t first = 0; first <= series.size(); ++first)
+    for (std::size_t last = first; last <= series.size(); ++last)
+      for (TimeNs probe = -10; probe <= last_time + 10; probe += 5) {
+        std::size_t expected = first;
+        while (expected < last && series.t_ns_at(expected) <= probe) ++expected;
+        ASSERT_EQ(series.first_after(first, last, probe), expected)
+            << "range [" << first << ", " << last << "), t = " << probe;
+      }
+}
+
 // The timeline finds each pipeline message among thousands of folded spans by its begin time: the send of rank 0
 // (op 6, begun at 1300000) is the only message of the hand-made run's communication lanes.
 TEST(TraceStore, MessagesAreListedByBeginTime) {

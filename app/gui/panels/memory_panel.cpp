@@ -30,16 +30,9 @@ std::string ranks_label(const std::vector<int>& ranks) {
   return std::to_string(ranks.size()) + " ranks (" + std::to_string(ranks.front()) + ", " + std::to_string(ranks[1]) + ", …)";
 }
 
-// Index one past the last sample at or before t, searching on from `from` (at or before the answer): the columns go
-// left to right, so each search gallops from where the previous one ended instead of across the whole series.
-std::size_t samples_up_to(const TraceMemorySeries& m, std::size_t from, TimeNs t) {
-  std::size_t below = from, above = from + 1;
-  while (above <= m.size() && m.t_ns_at(above - 1) <= t) {
-    below = above;
-    above = from + 2 * (above - from) + 1;
-  }
-  return m.first_after(below, std::min(above, m.size()), t);
-}
+// Index one past the last sample at or before t, searching on from `from` (at or before the answer): the series'
+// checkpoint times take the search to within 64 samples from a compact array (TraceMemorySeries::first_after).
+std::size_t samples_up_to(const TraceMemorySeries& m, std::size_t from, TimeNs t) { return m.first_after(from, m.size(), t); }
 
 // What a column ending at t shows of the samples [from, to) that fall in it: the one with the highest allocated
 // bytes (the first of equals; the store's index finds it in O(log n)), so a short peak inside one pixel column stays
