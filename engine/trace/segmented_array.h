@@ -10,11 +10,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <iterator>
 #include <memory>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "trace/index_iterator.h"
 
 namespace shardscope {
 
@@ -25,43 +26,26 @@ class SegmentedArray {
 
  public:
   template <class Value, class Owner>
-  class Iterator {
+  class Iterator : public IndexIterator<Iterator<Value, Owner>> {
    public:
-    using iterator_category = std::random_access_iterator_tag;
     using value_type = std::remove_const_t<Value>;
-    using difference_type = std::ptrdiff_t;
     using pointer = Value*;
     using reference = Value&;
 
     Iterator() = default;
-    Iterator(Owner* array, std::size_t index) : array_(array), index_(index) {}
+    Iterator(Owner* array, std::size_t index) : IndexIterator<Iterator>(index), array_(array) {}
     operator Iterator<const Value, const Owner>() const  // NOLINT: converts as a vector's iterator does
       requires(!std::is_const_v<Value>)
     {
-      return {array_, index_};
+      return {array_, this->index()};
     }
 
-    reference operator*() const { return (*array_)[index_]; }
-    pointer operator->() const { return &(*array_)[index_]; }
-    reference operator[](difference_type n) const { return (*array_)[index_ + static_cast<std::size_t>(n)]; }
-    Iterator& operator++() { ++index_; return *this; }
-    Iterator operator++(int) { Iterator old = *this; ++index_; return old; }
-    Iterator& operator--() { --index_; return *this; }
-    Iterator operator--(int) { Iterator old = *this; --index_; return old; }
-    Iterator& operator+=(difference_type n) { index_ += static_cast<std::size_t>(n); return *this; }
-    Iterator& operator-=(difference_type n) { index_ -= static_cast<std::size_t>(n); return *this; }
-    friend Iterator operator+(Iterator it, difference_type n) { return it += n; }
-    friend Iterator operator+(difference_type n, Iterator it) { return it += n; }
-    friend Iterator operator-(Iterator it, difference_type n) { return it -= n; }
-    friend difference_type operator-(const Iterator& a, const Iterator& b) {
-      return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
-    }
-    friend bool operator==(const Iterator& a, const Iterator& b) { return a.index_ == b.index_; }
-    friend auto operator<=>(const Iterator& a, const Iterator& b) { return a.index_ <=> b.index_; }
+    reference operator*() const { return (*array_)[this->index()]; }
+    pointer operator->() const { return &(*array_)[this->index()]; }
+    reference operator[](std::ptrdiff_t n) const { return (*array_)[this->index_at(n)]; }
 
    private:
     Owner* array_ = nullptr;
-    std::size_t index_ = 0;
   };
   using iterator = Iterator<T, SegmentedArray>;
   using const_iterator = Iterator<const T, const SegmentedArray>;

@@ -11,6 +11,7 @@
 
 #include "core/category.h"
 #include "core/units.h"
+#include "trace/index_iterator.h"
 #include "trace/segmented_array.h"
 #include "trace/trace_event.h"
 
@@ -76,11 +77,9 @@ class TraceMemorySeries {
 
   // Random-access iterators over values (T = TraceMemorySample or TraceAllocation).
   template <class T>
-  class Iterator {
+  class Iterator : public IndexIterator<Iterator<T>> {
    public:
-    using iterator_category = std::random_access_iterator_tag;
     using value_type = T;
-    using difference_type = std::ptrdiff_t;
     using pointer = void;
     using reference = T;
     struct Arrow {
@@ -88,24 +87,10 @@ class TraceMemorySeries {
       const T* operator->() const { return &value; }
     };
     Iterator() = default;
-    Iterator(const TraceMemorySeries* s, std::size_t i) : s_(s), i_(i) {}
-    T operator*() const { return get(i_); }
-    Arrow operator->() const { return {get(i_)}; }
-    T operator[](difference_type n) const { return get(static_cast<std::size_t>(static_cast<difference_type>(i_) + n)); }
-    Iterator& operator++() { return ++i_, *this; }
-    Iterator operator++(int) { Iterator t = *this; ++i_; return t; }
-    Iterator& operator--() { return --i_, *this; }
-    Iterator operator--(int) { Iterator t = *this; --i_; return t; }
-    Iterator& operator+=(difference_type n) { i_ = static_cast<std::size_t>(static_cast<difference_type>(i_) + n); return *this; }
-    Iterator& operator-=(difference_type n) { return *this += -n; }
-    friend Iterator operator+(Iterator a, difference_type n) { return a += n; }
-    friend Iterator operator+(difference_type n, Iterator a) { return a += n; }
-    friend Iterator operator-(Iterator a, difference_type n) { return a -= n; }
-    friend difference_type operator-(const Iterator& a, const Iterator& b) {
-      return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-    }
-    friend bool operator==(const Iterator& a, const Iterator& b) { return a.i_ == b.i_; }
-    friend auto operator<=>(const Iterator& a, const Iterator& b) { return a.i_ <=> b.i_; }
+    Iterator(const TraceMemorySeries* s, std::size_t i) : IndexIterator<Iterator>(i), s_(s) {}
+    T operator*() const { return get(this->index()); }
+    Arrow operator->() const { return {get(this->index())}; }
+    T operator[](std::ptrdiff_t n) const { return get(this->index_at(n)); }
 
    private:
     T get(std::size_t i) const {
@@ -113,7 +98,6 @@ class TraceMemorySeries {
       else return s_->allocation(i);
     }
     const TraceMemorySeries* s_ = nullptr;
-    std::size_t i_ = 0;
   };
   using const_iterator = Iterator<TraceMemorySample>;
   const_iterator begin() const { return {this, 0}; }
