@@ -40,13 +40,13 @@ struct SimGraph {
   int last_step = 0;  // the largest step of any op (0: set-up only)
 
   std::size_t op_count() const { return rank_offset.empty() ? 0 : static_cast<std::size_t>(rank_offset.back()); }
-  // By binary search over rank_offset rather than from a per-op array: 4 B an op fewer, and only the emitter (once
-  // per event) and error paths ask.
   // How long op `id` runs once begun: its collective's or message's time, its compute time, 0 for alloc / free / phase.
   TimeNs duration_of(std::size_t id) const {
     const std::int32_t instance = instance_of[id];
     return instance < 0 ? duration_ns[id] : instances[static_cast<std::size_t>(instance)].duration_ns;
   }
+  // By binary search over rank_offset rather than from a per-op array: 4 B an op fewer, and only the emitter (once
+  // per event), the sizing of message and scatter / gather instances and error paths ask.
   int rank_of(GlobalOp id) const {
     return static_cast<int>(std::upper_bound(rank_offset.begin(), rank_offset.end(), id) - rank_offset.begin()) - 1;
   }

@@ -153,7 +153,7 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
   // The series is ordered by time (the store keeps a late change at the latest time): only its prefix up to t_ns is
   // replayed. Replaying all of it, to skip the later ones, made a growing run's peak lookup 10 times dearer (15 ms a
   // rank on a 9 M-event trace, a stall at every refresh).
-  const std::size_t through = timeline->memory.first_after(0, timeline->memory.size(), t_ns);
+  const std::size_t through = timeline->memory.samples_through(t_ns);
   for (std::size_t i = 0; i < through; ++i) {
     const TraceAllocation a = timeline->memory.allocation(i);
     if (a.tensor < 0) continue;
@@ -166,20 +166,20 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
     held.category = a.category;
   }
   // Only the `count` largest get a name: at a peak thousands of tensors are live, and naming and sorting them all
-  // was most of a live run's refresh. Ties keep id order (dense ids, then the sparse ones), as a stable sort would.
+  // was most of a live run's refresh. Ties keep id order, as a stable sort would. (With a plan only `dense` holds
+  // tensors, without one only `sparse`.)
   struct Candidate {
     Bytes bytes;
-    std::size_t order;  // dense id, or dense.size() + position among the sparse ones
-    TensorId sparse_id;
+    TensorId id;
     Category category;
   };
   std::vector<Candidate> candidates;
   for (std::size_t id = 0; id < dense.size(); ++id)
-    if (dense[id].bytes > 0) candidates.push_back({dense[id].bytes, id, -1, dense[id].category});
+    if (dense[id].bytes > 0) candidates.push_back({dense[id].bytes, static_cast<TensorId>(id), dense[id].category});
   for (const auto& [id, held] : sparse)
-    if (held.bytes > 0) candidates.push_back({held.bytes, dense.size() + candidates.size(), id, held.category});
+    if (held.bytes > 0) candidates.push_back({held.bytes, id, held.category});
   const auto largest_first = [](const Candidate& a, const Candidate& b) {
-    return a.bytes != b.bytes ? a.bytes > b.bytes : a.order < b.order;
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.id < b.id;
   };
   const std::size_t kept = std::min(count, candidates.size());
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(kept), candidates.end(), largest_first);
@@ -187,7 +187,7 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
   live.reserve(kept);
   for (std::size_t i = 0; i < kept; ++i) {
     const Candidate& c = candidates[i];
-    live.push_back({c.sparse_id < 0 ? std::string(program->tensors[c.order].name) : "tensor " + std::to_string(c.sparse_id),
+    live.push_back({program ? std::string(program->tensors[static_cast<std::size_t>(c.id)].name) : "tensor " + std::to_string(c.id),
                     c.category, c.bytes});
   }
   return live;

@@ -1,8 +1,7 @@
 // One rank's memory series in a trace (its Alloc / Free events), stored compactly: 40 bytes a sample in blocks that
 // are never moved (SegmentedArray: no copy as a run grows), with each sample's category breakdown rebuilt from the
-// category totals kept every kCheckpointEvery samples and the changes since. A 9 M-event trace
-// is mostly allocations; the 80-byte TraceMemorySample plus a 32-byte TraceAllocation each took was most of its
-// memory. Reads return TraceMemorySample / TraceAllocation values; iterators are random access (binary search works).
+// category totals kept every kCheckpointEvery samples and the changes since. A 9 M-event trace is mostly
+// allocations; the 80-byte TraceMemorySample plus a 32-byte TraceAllocation each took was most of its memory. Reads return TraceMemorySample / TraceAllocation values; iterators are random access (binary search works).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +71,8 @@ class TraceMemorySeries {
     }
     return first;
   }
+  // How many samples lie at or before t: the series up to t.
+  std::size_t samples_through(TimeNs t) const { return first_after(0, size(), t); }
   const CategoryBytes& latest_by_category() const { return latest_; }  // back().by_category, without rebuilding
   TraceAllocation allocation(std::size_t i) const;
 

@@ -14,13 +14,13 @@ std::pair<std::size_t, std::size_t> StreamSpans::overlapping(TimeNs t0, TimeNs t
 }
 
 TraceMemorySample RankTimeline::memory_at(TimeNs t) const {
-  const std::size_t after = memory.first_after(0, memory.size(), t);
-  if (after == 0) {
+  const std::size_t through = memory.samples_through(t);
+  if (through == 0) {
     TraceMemorySample zero;
     zero.t_ns = t;
     return zero;
   }
-  return memory[after - 1];
+  return memory[through - 1];
 }
 
 std::size_t RankTimeline::highest_allocated(std::size_t first, std::size_t last) const {

@@ -35,7 +35,7 @@ void draw_peak_tensors(const std::vector<LiveTensor>& tensors) {
 }  // namespace
 
 const std::vector<LiveTensor>& DevicesPanel::replayed_peak_tensors(const TraceData& data, const RankTimeline& rank, TimeNs t_ns) {
-  const std::size_t before = rank.memory.first_after(0, rank.memory.size(), t_ns);  // allocations at or before t_ns
+  const std::size_t before = rank.memory.samples_through(t_ns);  // allocations at or before t_ns
   for (const PeakTensors& cached : peak_tensors_)
     if (cached.trace == &rank.memory && cached.rank == rank.rank && cached.t_ns == t_ns && cached.allocations_before == before)
       return cached.tensors;
