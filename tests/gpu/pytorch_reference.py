@@ -13,7 +13,8 @@ and beside it, with the same settings (--batch is per rank in both):
     shardscope-cli run --model mlp:20x2000:relu --strategy single --batch 2048 --steps 3 --backend cuda --json
     shardscope-cli memory --model mlp:20x2000:relu --strategy single --batch 2048 --steps 3 --accounting pytorch-2
 
-World 2 starts two processes with the gloo backend that share GPU 0 (gloo, unlike NCCL, allows that), as
+--strategy ddp / zero1 at --world 1 make a process group of one (gloo, or --backend nccl: the NCCL path of a GPU per
+rank, the only one a one-GPU machine can show). World 2 starts two processes with the gloo backend that share GPU 0 (gloo, unlike NCCL, allows that), as
 ../shared/PYTORCH_MEMORY.md suggests; with two GPUs pass --spread to put rank r on GPU r.
 The data are random (ShardScope's batch source is not reproduced): compare memory and time, not losses.
 """
@@ -39,6 +40,13 @@ def parse_args():
                    help="rank 0 records the caching allocator's history (torch.cuda.memory._record_memory_history) "
                         "and writes every alloc / free with its size and Python frames, and where each phase fell, "
                         "to FILE as JSON: what PyTorch allocated, one by one, to hold against ShardScope's plan")
+    p.add_argument("--bucket-cap-mb", type=float, default=None,
+                   help="DistributedDataParallel(bucket_cap_mb=); left out by default, as users do: PyTorch 2.x then "
+                        "makes its first bucket 1 MiB (_DEFAULT_FIRST_BUCKET_BYTES), which an explicit 25 does not")
+    p.add_argument("--gradient-as-bucket-view", action="store_true",
+                   help="DistributedDataParallel(gradient_as_bucket_view=True)")
+    p.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
+                   help="process group backend (nccl needs a GPU per rank: world 1 on a one-GPU machine)")
     p.add_argument("--spread", action="store_true", help="rank r on GPU r instead of all on GPU 0")
     p.add_argument("--port", type=int, default=29511)
     p.add_argument("--json", action="store_true", help="one JSON line per rank instead of text")
@@ -104,10 +112,11 @@ def run(rank, args):
 
     device = torch.device("cuda", rank if args.spread else 0)
     torch.cuda.set_device(device)
-    if args.world > 1:
+    distributed = args.world > 1 or args.strategy != "single"
+    if distributed:
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", str(args.port))
-        dist.init_process_group("gloo", rank=rank, world_size=args.world)
+        dist.init_process_group(args.backend, rank=rank, world_size=args.world)
     torch.manual_seed(1234 + rank)
     phase = PhaseRecorder(torch, device, history=bool(args.history) and rank == 0)
     torch.cuda.reset_peak_memory_stats(device)
@@ -115,7 +124,9 @@ def run(rank, args):
     model = build_model(args, torch).to(device)
     phase("model_created", 0)
     if args.strategy in ("ddp", "zero1"):
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
+        bucket = {} if args.bucket_cap_mb is None else {"bucket_cap_mb": args.bucket_cap_mb}
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index],
+                                                          gradient_as_bucket_view=args.gradient_as_bucket_view, **bucket)
         phase("wrapped", 0)
     cls, kwargs = optimizer_settings(args, torch)
     if args.strategy == "zero1":
@@ -156,14 +167,12 @@ def run(rank, args):
             print(f"  step {r['step']} {r['phase']:<12} allocated {r['allocated']:>14,} B  "
                   f"max {r['max_allocated']:>14,} B  reserved {r['reserved']:>14,} B")
         print("  step times: " + ", ".join(f"{t * 1e3:.3f} ms" for t in step_times), flush=True)
-    if args.world > 1:
+    if distributed:
         dist.destroy_process_group()
 
 
 def main():
     args = parse_args()
-    if args.world == 1 and args.strategy != "single":
-        raise SystemExit(f"--strategy {args.strategy} needs --world 2 or more")
     if args.world > 1 and args.strategy == "single":
         args.strategy = "ddp"
     if args.world == 1:
