@@ -11,7 +11,7 @@
 #include "memory/accounting.h"
 #include "plan/plan.h"
 #include "sim/sim_graph.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope {
 

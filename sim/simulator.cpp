@@ -7,7 +7,7 @@
 #include "sim/cost_model.h"
 #include "sim/event_loop.h"
 #include "sim/sim_metrics.h"
-#include "trace/run_events.h"
+#include "trace/events/run_events.h"
 
 namespace shardscope {
 

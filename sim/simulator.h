@@ -18,7 +18,7 @@
 #include "plan/plan.h"
 #include "run/simulation_result.h"
 #include "scenario/scenario.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope {
 

@@ -12,8 +12,8 @@
 #include "cli/category_json.h"
 #include "cli/memory_command.h"
 #include "core/units.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_store.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/store/trace_store.h"
 
 namespace shardscope::cli {
 

@@ -37,8 +37,8 @@
 #include "exec/cuda_host/tcp_rendezvous.h"
 #include "lessons/lesson.h"
 #include "pipeline/run_pipeline.h"
-#include "trace/recording_stamp.h"
-#include "trace/trace_file_reader.h"
+#include "trace/file/recording_stamp.h"
+#include "trace/file/trace_file_reader.h"
 
 int main(int argc, char** argv) {
   using namespace shardscope;

@@ -11,8 +11,8 @@
 #include "cli/trace_outputs.h"
 #include "core/units.h"
 #include "scenario/scenario.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_store.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/store/trace_store.h"
 
 namespace shardscope::cli {
 

@@ -5,10 +5,10 @@
 #include <ostream>
 
 #include "scenario/scenario.h"
-#include "trace/chrome_trace_export.h"
-#include "trace/memory_csv_export.h"
-#include "trace/recording_stamp.h"
-#include "trace/trace_file_writer.h"
+#include "trace/export/chrome_trace_export.h"
+#include "trace/export/memory_csv_export.h"
+#include "trace/file/recording_stamp.h"
+#include "trace/file/trace_file_writer.h"
 
 namespace shardscope::cli {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "trace/trace_sink.h"
-#include "trace/trace_store.h"
+#include "trace/events/trace_sink.h"
+#include "trace/store/trace_store.h"
 
 namespace shardscope::cli {
 
@@ -21,7 +21,7 @@ struct TraceOutputPaths {
 class TraceOutputs {
  public:
   // Opens the --out file at once, so a bad path fails before any work; throws ScenarioError naming the flag.
-  // The --out file's header records this host, the time now and `command_line` (trace/recording_stamp.h).
+  // The --out file's header records this host, the time now and `command_line` (trace/file/recording_stamp.h).
   // `stream`: another sink to feed (run --serve's server), behind the same recording stamp.
   explicit TraceOutputs(TraceOutputPaths paths, std::string command_line = "", TraceSink* stream = nullptr);
   ~TraceOutputs();

@@ -1,5 +1,5 @@
 // `shardscope-cli run --serve [HOST:]PORT`: serves the run's trace to viewers (`shardscope --connect HOST:PORT`) while
-// it runs, then lingers so viewers still to come get all of it (trace/trace_stream_server.h).
+// it runs, then lingers so viewers still to come get all of it (trace/stream/trace_stream_server.h).
 // On start it prints one line a script can parse on stderr:
 //   serving on 127.0.0.1:41236 token 5f0c...e1
 // The token is --token / SHARDSCOPE_TOKEN when given (at least 16 characters), else 128 random bits in hex.
@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "net/endpoint.h"
-#include "trace/trace_sink.h"
-#include "trace/trace_stream_server.h"
+#include "trace/events/trace_sink.h"
+#include "trace/stream/trace_stream_server.h"
 
 namespace shardscope::cli {
 

@@ -25,7 +25,7 @@
 #include "gui/fonts.h"
 #include "gui/gui_options.h"
 #include "gui/screenshot.h"
-#include "gui/shardscope_ui.h"
+#include "gui/window/shardscope_ui.h"
 
 namespace {
 

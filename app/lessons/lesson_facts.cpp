@@ -13,7 +13,7 @@
 #include "model/transformer.h"
 #include "pipeline/run_pipeline.h"
 #include "scenario/scenario_fields.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::lessons {
 

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "exec/cpu/cpu_communicator.h"
-#include "exec/cpu/ring_chunks.h"
+#include "exec/shared_kernels/ring_chunks.h"
 
 namespace shardscope::lessons {
 
@@ -19,7 +19,7 @@ RingDemo run_ring_all_reduce(const std::vector<std::vector<float>>& buffers) {
   RingDemo demo;
   demo.ranks = n;
   for (int c = 0; c < n; ++c) {
-    const exec::cpu::ChunkRange range = exec::cpu::chunk_range(buffers.front().size(), n, c);
+    const exec::ChunkRange range = exec::chunk_range(buffers.front().size(), n, c);
     demo.chunks.emplace_back(range.begin, range.end());
   }
   const int ring_steps = 2 * (n - 1);

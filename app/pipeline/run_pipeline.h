@@ -8,7 +8,7 @@
 #include "run/simulation_result.h"
 #include "scenario/scenario.h"
 #include "sim/simulator.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::pipeline {
 

@@ -72,7 +72,7 @@ struct KernelLaunch {
 
 // Mixed precision: how many leading bytes of a kernel's 16-bit operand hold 16-bit values, the rest raw bytes that
 // staging copies as they are (a GPT block's saved buffers end with 1-byte dropout masks:
-// exec/cpu/transformer_dispatch.h gpt_block_value_bytes). Both backends' staging take such a function; null: the
+// exec/shared_kernels/gpt_block_staging.h gpt_block_value_bytes). Both backends' staging take such a function; null: the
 // whole buffer is values.
 using FloatPrefix = Bytes (*)(const KernelLaunch* launch, std::size_t operand, const DeviceBuffer& buffer);
 

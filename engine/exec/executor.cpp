@@ -11,7 +11,7 @@
 #include "exec/rank_runner.h"
 #include "memory/accounting.h"
 #include "plan/validate.h"
-#include "trace/run_events.h"
+#include "trace/events/run_events.h"
 
 namespace shardscope::exec {
 

@@ -30,7 +30,7 @@
 #include "exec/tracking_allocator.h"
 #include "plan/plan.h"
 #include "scenario/scenario.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::exec {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "exec/cpu/dropout_mask.h"
+#include "exec/shared_kernels/dropout_mask.h"
 #include "exec/tensor_table.h"
 #include "model/gpt_block_layout.h"
 
@@ -64,7 +64,7 @@ void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex ind
   launch.transformer = &*model_.transformer;
   launch.seq = model_.seq;
   launch.training = training_;
-  launch.dropout_key = cpu::dropout_key(seed_, program.rank, op.step, op.micro_batch, op.layer);
+  launch.dropout_key = exec::dropout_key(seed_, program.rank, op.step, op.micro_batch, op.layer);
   const auto& ops = launch.operands;
   switch (op.kernel) {
     case Kernel::EmbeddingForward:

@@ -42,7 +42,7 @@ class LossScaler {
 // rank's gradients overflowed (DeepSpeed all-reduces its overflow flag over the data-parallel group, Megatron its
 // found_inf over the model-parallel group; ZeRO-2/3 ranks each see only their partition, pipeline stages only
 // their layers). The CPU backend's ranks are threads of one process, so the vote is a rendezvous in memory rather
-// than a collective in the plan; the flag's few bytes are not in the accounting (strategy/mixed_precision.h).
+// than a collective in the plan; the flag's few bytes are not in the accounting (training/mixed_precision.h).
 class OverflowVote {
  public:
   // `voters`: the ranks that step an optimizer each step (those whose programs unscale gradients).

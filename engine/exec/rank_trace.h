@@ -6,7 +6,7 @@
 #include <mutex>
 #include <optional>
 
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::exec {
 

@@ -2,6 +2,7 @@
 // round_to_nearest_even, c10/util/Half.h fp16_ieee_from_fp32_value): fp16 overflow becomes ±inf, its subnormals are
 // kept, NaN stays NaN. Whole buffers convert with widen / narrow.
 #pragma once
+#include "exec/exec_layer.h"
 #include <cstddef>
 #include <cstdint>
 #include <span>

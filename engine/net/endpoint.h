@@ -1,6 +1,7 @@
 // Addresses and job tokens shared by everything that talks TCP (the multi-node rendezvous, trace streaming):
 // "HOST:PORT" parsing, the token rules and a fresh random token. Standard library only; no sockets here.
 #pragma once
+#include "net/net_layer.h"
 #include <cstddef>
 #include <optional>
 #include <string>

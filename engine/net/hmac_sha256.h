@@ -1,8 +1,9 @@
 // SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for the job tokens of the multi-node rendezvous
-// (exec/cuda_host/tcp_rendezvous.h) and of trace streaming (trace/trace_stream_server.h): peers prove they hold the
+// (exec/cuda_host/tcp_rendezvous.h) and of trace streaming (trace/stream/trace_stream_server.h): peers prove they hold the
 // token without sending it. Small inputs only (a handshake's few hundred
 // bytes and the NCCL ids), so a plain one-shot implementation; standard library only.
 #pragma once
+#include "net/net_layer.h"
 #include <array>
 #include <cstddef>
 #include <cstdint>

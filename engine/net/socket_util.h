@@ -3,6 +3,7 @@
 // by deadlines, random nonces, big-endian integers, and length-prefixed frames read without reading past them.
 // Standard library and POSIX only.
 #pragma once
+#include "net/net_layer.h"
 #include <sys/socket.h>
 
 #include <array>

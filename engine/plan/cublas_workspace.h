@@ -1,5 +1,5 @@
 // The tensors a plan allocates for PyTorch 2.x's cached cuBLAS workspaces (one per framework thread that runs a
-// GEMM: "main" for forward, "autograd" for backward; strategy/model_pass.h), named so the executor can find them
+// GEMM: "main" for forward, "autograd" for backward; training/model_pass.h), named so the executor can find them
 // and hand them to cuBLAS (RankBackend::use_gemm_workspace): the workspace cuBLAS works in is then the memory the
 // allocator counts, as in PyTorch (aten/src/ATen/cuda/CublasHandlePool.cpp sets a caching-allocator buffer with
 // cublasSetWorkspace).

@@ -1,7 +1,7 @@
 // Resolution and checks of world × stages × dp, micro-batches, and the options that belong to one strategy.
 #include "scenario/parallel_layout.h"
 
-#include "strategy/registry.h"
+#include "scenario/strategy_rules.h"
 
 namespace shardscope {
 
@@ -15,7 +15,7 @@ void resolve_pipeline(Scenario& s, const Model& model) {
   auto& world = s.cluster.world;
   auto& stages = s.strategy.stages;
   auto& dp = s.strategy.dp;
-  if (strategy_info(s.strategy.kind).layout == RankLayout::Stages) {  // one replica: no dp, no micro-batches
+  if (strategy_rules(s.strategy.kind).layout == RankLayout::Stages) {  // one replica: no dp, no micro-batches
     dp = 1;
     if (stages == 0) stages = world == 0 ? 2 : world;
     if (world == 0) world = stages;
@@ -58,7 +58,7 @@ void resolve_pipeline(Scenario& s, const Model& model) {
 }  // namespace
 
 bool is_pipeline(StrategyKind kind) {
-  const RankLayout layout = strategy_info(kind).layout;
+  const RankLayout layout = strategy_rules(kind).layout;
   return layout == RankLayout::Stages || layout == RankLayout::StagesAndReplicas;
 }
 
@@ -70,7 +70,7 @@ void resolve_parallel_layout(Scenario& s, const Model& model) {
     resolve_pipeline(s, model);
     return;
   }
-  if (s.cluster.world == 0) s.cluster.world = strategy_info(s.strategy.kind).layout == RankLayout::OneDevice ? 1 : 2;
+  if (s.cluster.world == 0) s.cluster.world = strategy_rules(s.strategy.kind).layout == RankLayout::OneDevice ? 1 : 2;
   s.strategy.stages = 1;
   s.strategy.dp = 1;
 }

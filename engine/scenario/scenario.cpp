@@ -3,7 +3,7 @@
 
 #include "scenario/parallel_layout.h"
 #include "scenario/scenario_fields.h"
-#include "strategy/registry.h"
+#include "scenario/strategy_rules.h"
 
 #include <algorithm>
 #include <array>
@@ -130,8 +130,7 @@ void check_byte_counts(const ResolvedScenario& resolved) {
   if (parameter_bytes > kMaxScenarioBytes)
     throw ScenarioError("model.spec", "the model's " + std::to_string(model.parameter_count()) + " parameters would need about " +
                                           bytes_estimate(parameter_bytes) + " B with gradients and optimizer state, " + limit);
-  const bool whole_batch_on_device0 =
-      s.strategy.kind == StrategyKind::DataParallel || s.strategy.kind == StrategyKind::BalancedDataParallel;
+  const bool whole_batch_on_device0 = strategy_rules(s.strategy.kind).layout == RankLayout::DrivenByDevice0;
   const double samples = static_cast<double>(s.training.batch) * (whole_batch_on_device0 ? s.cluster.world : 1);
   double per_sample = static_cast<double>(model.input_numel) * static_cast<double>(model.input_element_bytes) +
                       static_cast<double>(model.output_numel) * 8.0;
@@ -211,7 +210,7 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   check_byte_counts(resolved);
   const auto& strategy = resolved.settings.strategy;
 
-  const StrategyInfo& rules = strategy_info(strategy.kind);
+  const StrategyRules& rules = strategy_rules(strategy.kind);
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
   if (rules.layout == RankLayout::OneDevice && cluster.world != 1)

@@ -1,6 +1,6 @@
 // The scenario's fields, each declared once (key, type, default, range, help, framework name): the JSON
 // reader and writer, the CLI flags and the GUI form are all made from this table, so a field added here appears in
-// all of them. Which strategies use a strategy option is the strategy registry's to say (strategy/registry.h).
+// all of them. Which strategies use a strategy option is the strategy rules' to say (scenario/strategy_rules.h).
 // Depends on scenario.h only; no JSON or GUI library.
 // Usage:
 //   for (const ScenarioField& field : scenario_fields()) { FieldValue v = field.get(s); ... }

@@ -23,11 +23,11 @@
 #include <memory>
 
 #include "strategy/bucket_assignment.h"
-#include "strategy/model_pass.h"
-#include "strategy/mixed_precision.h"
-#include "strategy/optimizer_step.h"
-#include "strategy/param_slot.h"
-#include "strategy/user_tensors.h"
+#include "training/model_pass.h"
+#include "training/mixed_precision.h"
+#include "training/optimizer_step.h"
+#include "training/param_slot.h"
+#include "training/user_tensors.h"
 
 namespace shardscope {
 
@@ -107,7 +107,7 @@ class DataParallelLowering {
     slot_of_ = slots_by_layer(slots_, model_.layers.size());
     all_phase(phase::kModelCreated);
     all_phase(phase::kWrapped);  // DataParallel.__init__ allocates nothing once the module is on device 0
-    // Mixed precision: the optimizer on device 0 keeps fp32 masters of the 16-bit module (strategy/mixed_precision.h).
+    // Mixed precision: the optimizer on device 0 keeps fp32 masters of the 16-bit module (training/mixed_precision.h).
     if (mixed_precision() && !context_.scenario.settings.training.no_grad) create_master_weights(device0(), optimizer_params());
     for (int step = 1; step <= context_.scenario.settings.training.steps; ++step) {
       for (auto& b : builders_) b.set_step(step);
@@ -420,17 +420,6 @@ void lower_data_parallel(const LoweringContext& context, Plan& plan) {
 
 void lower_balanced_data_parallel(const LoweringContext& context, Plan& plan) {
   DataParallelLowering(context, plan, /*balanced=*/true).lower();
-}
-
-void check_balanced_data_parallel(const Scenario& settings) {
-  const auto& gpu0_batch = settings.strategy.gpu0_batch;
-  // In 64 bits: batch (≤ 2^24) × world (≤ 65536) does not fit an int.
-  const int world = settings.cluster.world;
-  const std::int64_t global = static_cast<std::int64_t>(settings.training.batch) * world;
-  if (!gpu0_batch) throw ScenarioError("strategy.gpu0_batch", "balanced-dp needs the device-0 batch (--gpu0-batch)");
-  if (*gpu0_batch < 0 || *gpu0_batch > global)
-    throw ScenarioError("strategy.gpu0_batch", "must be between 0 and the global batch " + std::to_string(global));
-  if (world < 2) throw ScenarioError("cluster.world", "balanced-dp needs at least 2 devices");
 }
 
 }  // namespace shardscope

@@ -18,7 +18,5 @@ std::vector<std::int64_t> balanced_chunk_sizes(std::int64_t batch, int devices, 
 // Fill plan.programs (one per device) for dp and for balanced-dp.
 void lower_data_parallel(const LoweringContext& context, Plan& plan);
 void lower_balanced_data_parallel(const LoweringContext& context, Plan& plan);
-// balanced-dp's own settings: the device-0 batch is given and within the global batch; at least 2 devices.
-void check_balanced_data_parallel(const Scenario& settings);
 
 }  // namespace shardscope

@@ -1,7 +1,7 @@
 // LocalTraining: the per-rank user loop shared by single, ddp and zero1.
 #include "strategy/local_training.h"
 
-#include "strategy/mixed_precision.h"
+#include "training/mixed_precision.h"
 
 namespace shardscope {
 

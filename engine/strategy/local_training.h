@@ -17,10 +17,10 @@
 
 #include "plan/program_builder.h"
 #include "strategy/lowering_context.h"
-#include "strategy/model_pass.h"
-#include "strategy/optimizer_step.h"
-#include "strategy/param_slot.h"
-#include "strategy/user_tensors.h"
+#include "training/model_pass.h"
+#include "training/optimizer_step.h"
+#include "training/param_slot.h"
+#include "training/user_tensors.h"
 
 namespace shardscope {
 

@@ -5,7 +5,7 @@
 
 #include "plan/plan.h"
 #include "scenario/scenario.h"
-#include "strategy/framework_behaviour.h"
+#include "training/framework_behaviour.h"
 
 namespace shardscope {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "strategy/param_slot.h"
+#include "training/param_slot.h"
 
 namespace shardscope {
 

@@ -23,9 +23,9 @@
 #include <stdexcept>
 
 #include "strategy/megatron_grad_buffer.h"
-#include "strategy/mixed_precision.h"
-#include "strategy/user_tensors.h"
-#include "strategy/optimizer_step.h"
+#include "training/mixed_precision.h"
+#include "training/user_tensors.h"
+#include "training/optimizer_step.h"
 
 namespace shardscope {
 

@@ -8,8 +8,8 @@
 
 #include "plan/plan.h"
 #include "strategy/lowering_context.h"
-#include "strategy/model_pass.h"
-#include "strategy/param_slot.h"
+#include "training/model_pass.h"
+#include "training/param_slot.h"
 
 namespace shardscope {
 

@@ -1,10 +1,10 @@
-// The strategy table. A row per strategy, in the order users see them; the lowering files it names do the work.
+// The strategy table's lowering half: what each strategy of scenario/strategy_rules.cpp lowers to, and the notes
+// it adds to a plan. The lowering files it names do the work.
 #include "strategy/registry.h"
 
-#include <algorithm>
 #include <stdexcept>
+#include <string>
 
-#include "scenario/scenario_fields.h"
 #include "strategy/data_parallel.h"
 #include "strategy/ddp.h"
 #include "strategy/pipeline_strategies.h"
@@ -13,84 +13,41 @@
 #include "strategy/zero2.h"
 #include "strategy/zero3.h"
 
-// Each row names only the members it sets, the others keep their defaults on purpose; GCC 12 still warns about the
-// rest of a designated list.
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-
 namespace shardscope {
 
 namespace {
 
-constexpr std::string_view kDataParallelWorld = "DataParallel is single-process; at most 64 devices";
-constexpr std::string_view kZeroInference =
-    "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3";
+struct Lowering {
+  StrategyKind kind;
+  void (*lower)(const LoweringContext& context, Plan& plan);
+  std::vector<std::string> (*notes)(const ResolvedScenario& scenario) = nullptr;
+};
 
 const std::vector<StrategyInfo>& table() {
-  static const std::vector<StrategyInfo> rows = {
-      {.kind = StrategyKind::Single, .name = "single",
-       .description = "One device: the plain training loop the other strategies are measured against",
-       .counterpart = "model.to('cuda'); loss.backward(); optimizer.step()",
-       .layout = RankLayout::OneDevice, .lower = lower_replicas<LocalTraining>},
-      {.kind = StrategyKind::DataParallel, .name = "dp",
-       .description = "One process drives every device: each forward scatters the batch, replicates the model and "
-                      "gathers the outputs on device 0, which holds more than the others",
-       .counterpart = "torch.nn.DataParallel", .layout = RankLayout::DrivenByDevice0, .lower = lower_data_parallel,
-       .max_world = 64, .max_world_reason = kDataParallelWorld},
-      {.kind = StrategyKind::BalancedDataParallel, .name = "balanced-dp",
-       .description = "DataParallel with a smaller batch on device 0, which also gathers the outputs",
-       .counterpart = "BalancedDataParallel (Transformer-XL utils/data_parallel.py)",
-       .layout = RankLayout::DrivenByDevice0, .options = {"strategy.gpu0_batch"},
-       .lower = lower_balanced_data_parallel,
-       .max_world = 64, .max_world_reason = kDataParallelWorld,
-       .check = check_balanced_data_parallel},
-      {.kind = StrategyKind::Ddp, .name = "ddp",
-       .description = "A process per device, a whole replica each; gradients all-reduced in buckets while backward runs",
-       .counterpart = "torch.nn.parallel.DistributedDataParallel", .layout = RankLayout::Replicas,
-       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"},
-       .lower = lower_replicas<DdpTraining>},
-      {.kind = StrategyKind::Zero1, .name = "zero1",
-       .description = "DDP with the optimizer state sharded: each rank updates its share, then broadcasts it",
-       .counterpart = "torch.distributed.optim.ZeroRedundancyOptimizer (ZeRO stage 1)", .layout = RankLayout::Replicas,
-       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"},
-       .lower = lower_replicas<Zero1Training>, .no_inference = kZeroInference},
-      {.kind = StrategyKind::Zero2, .name = "zero2",
-       .description = "Optimizer state and gradients sharded: gradients reduced through a bucket, each rank keeps "
-                      "its partition's, then the parameters are all-gathered",
-       .counterpart = "DeepSpeed ZeRO stage 2 (stage_1_and_2.py)", .layout = RankLayout::Replicas,
-       .options = {"strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce"},
-       .lower = lower_replicas<Zero2Training>, .notes = zero2_notes, .no_inference = kZeroInference},
-      {.kind = StrategyKind::Zero3, .name = "zero3",
-       .description = "Parameters sharded too: each unit all-gathered before its forward and backward, freed after use",
-       .counterpart = "DeepSpeed ZeRO stage 3 (stage3.py) / PyTorch FSDP FULL_SHARD", .layout = RankLayout::Replicas,
-       .options = {"strategy.prefetch", "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb",
-                   "strategy.zero3_init"},
-       .lower = lower_replicas<Zero3Training>, .notes = zero3_notes},
-      {.kind = StrategyKind::ModelParallel, .name = "mp",
-       .description = "Naive model parallelism: consecutive layers per device, the whole batch at once, so one "
-                      "device works while the others wait",
-       .counterpart = "layers placed on devices with .to(device) by hand", .layout = RankLayout::Stages,
-       .options = {"strategy.stages"}, .lower = lower_model_parallel},
-      {.kind = StrategyKind::PipelineGPipe, .name = "pp-gpipe",
-       .description = "Pipeline: every micro-batch forward, then every backward; stage 0 holds all their activations",
-       .counterpart = "GPipe (torch.distributed.pipelining ScheduleGPipe)", .layout = RankLayout::StagesAndReplicas,
-       .options = {"strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage"},
-       .lower = lower_pp_gpipe},
-      {.kind = StrategyKind::Pipeline1F1B, .name = "pp-1f1b",
-       .description = "Pipeline: a few forwards, then one forward one backward; at most `stages` micro-batches in flight",
-       .counterpart = "Megatron-LM 1F1B (torch.distributed.pipelining Schedule1F1B)",
-       .layout = RankLayout::StagesAndReplicas,
-       .options = {"strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage"},
-       .lower = lower_pp_1f1b},
-  };
+  static const std::vector<StrategyInfo> rows = [] {
+    const Lowering lowerings[] = {
+        {StrategyKind::Single, lower_replicas<LocalTraining>},
+        {StrategyKind::DataParallel, lower_data_parallel},
+        {StrategyKind::BalancedDataParallel, lower_balanced_data_parallel},
+        {StrategyKind::Ddp, lower_replicas<DdpTraining>},
+        {StrategyKind::Zero1, lower_replicas<Zero1Training>},
+        {StrategyKind::Zero2, lower_replicas<Zero2Training>, zero2_notes},
+        {StrategyKind::Zero3, lower_replicas<Zero3Training>, zero3_notes},
+        {StrategyKind::ModelParallel, lower_model_parallel},
+        {StrategyKind::PipelineGPipe, lower_pp_gpipe},
+        {StrategyKind::Pipeline1F1B, lower_pp_1f1b},
+    };
+    std::vector<StrategyInfo> joined;
+    for (const StrategyRules& rules : strategy_rules_table()) {
+      const Lowering* found = nullptr;
+      for (const Lowering& l : lowerings)
+        if (l.kind == rules.kind) found = &l;
+      if (!found) throw std::logic_error("strategy '" + std::string(rules.name) + "' has no lowering in strategy/registry.cpp");
+      joined.push_back(StrategyInfo{rules, found->lower, found->notes});
+    }
+    return joined;
+  }();
   return rows;
-}
-
-// "a", "a and b", "a, b and c".
-std::string spoken_list(const std::vector<std::string>& names) {
-  std::string text;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    text += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  return text;
 }
 
 }  // namespace
@@ -107,60 +64,6 @@ const StrategyInfo* find_strategy(std::string_view name) {
   for (const auto& row : table())
     if (row.name == name) return &row;
   return nullptr;
-}
-
-bool strategy_accepts(StrategyKind kind, std::string_view field_key) {
-  const auto& options = strategy_info(kind).options;
-  return std::find(options.begin(), options.end(), field_key) != options.end();
-}
-
-std::vector<std::string> strategies_accepting(std::string_view field_key) {
-  std::vector<std::string> names;
-  for (const auto& row : table())
-    if (strategy_accepts(row.kind, field_key)) names.emplace_back(row.name);
-  return names;
-}
-
-std::string_view batch_unit(RankLayout layout) {
-  switch (layout) {
-    case RankLayout::OneDevice:
-    case RankLayout::Replicas: return "per rank";
-    case RankLayout::DrivenByDevice0: return "per device";
-    case RankLayout::Stages: return "per pipeline";
-    case RankLayout::StagesAndReplicas: return "per replica";
-  }
-  return "per rank";
-}
-
-void check_strategy_options(const Scenario& settings) {
-  for (const auto& field : scenario_fields()) {
-    // A field every scenario file shows (DDP's bucket_cap_mb, gradient_as_bucket_view) is never misplaced there.
-    if (field.section() != "strategy" || field.key == "strategy.name" || field.always_written) continue;
-    if (strategy_accepts(settings.strategy.kind, field.key) || !field_is_set(settings, field)) continue;
-    if (field.inert_value && field.get(settings) == FieldValue{*field.inert_value}) continue;
-    const auto users = strategies_accepting(field.key);
-    throw ScenarioError(std::string(field.key), "only applies to " + spoken_list(users));
-  }
-}
-
-// The names the scenario layer reads (scenario.h), from the table.
-std::string strategy_name(StrategyKind kind) { return std::string(strategy_info(kind).name); }
-
-std::optional<StrategyKind> parse_strategy(const std::string& text) {
-  const StrategyInfo* row = find_strategy(text);
-  return row ? std::optional(row->kind) : std::nullopt;
-}
-
-std::vector<std::string> strategy_names() {
-  std::vector<std::string> names;
-  for (const auto& row : table()) names.emplace_back(row.name);
-  return names;
-}
-
-std::string all_strategy_names() {
-  std::string names;
-  for (const auto& row : table()) names += (names.empty() ? "" : ", ") + std::string(row.name);
-  return names;
 }
 
 }  // namespace shardscope

@@ -1,7 +1,7 @@
-// The strategies, one row each: name, what it is, its PyTorch / DeepSpeed / Megatron counterpart, the options it
-// accepts, how it lays ranks out, what it refuses, its notes and its lowering function. Lowering, validation, the
+// The strategies, one row each: the descriptive rules of scenario/strategy_rules.h (name, counterpart, options, rank
+// layout, refusals) joined with the lowering function and the notes it adds to a plan. Lowering, validation, the
 // CLI's help and `strategies` command, the GUI's strategy list and form, and the reports read this table; nothing
-// else switches on the strategy. A new strategy is one lowering file, one row and its StrategyKind.
+// else switches on the strategy. A new strategy is its StrategyKind, a rules row, one lowering file and a row here.
 // Usage:
 //   const StrategyInfo& info = strategy_info(StrategyKind::Zero3);
 //   info.lower(context, plan);
@@ -14,47 +14,19 @@
 
 #include "plan/plan.h"
 #include "scenario/scenario.h"
+#include "scenario/strategy_rules.h"
 
 namespace shardscope {
 
 struct LoweringContext;
 
-// How a strategy places ranks, which decides how world / stages / dp are derived and what training.batch means.
-enum class RankLayout {
-  OneDevice,         // one rank (single)
-  Replicas,          // every rank a data-parallel replica of the whole model; batch per rank (DDP, ZeRO)
-  DrivenByDevice0,   // one process, device 0 scatters to the others; batch per device (DataParallel)
-  Stages,            // consecutive layers per device, one replica; batch per pipeline (mp)
-  StagesAndReplicas, // stages × dp replicas; batch per replica (pipelines)
-};
-
-struct StrategyInfo {
-  StrategyKind kind;
-  std::string_view name;         // "ddp": the scenario's strategy.name and --strategy
-  std::string_view description;  // one line, for help texts and the GUI
-  std::string_view counterpart;  // what it models, as the framework calls it
-  RankLayout layout;
-  std::vector<std::string_view> options;  // the strategy.* field keys it uses (scenario_fields.h)
-  void (*lower)(const LoweringContext& context, Plan& plan);
+struct StrategyInfo : StrategyRules {
+  void (*lower)(const LoweringContext& context, Plan& plan) = nullptr;
   std::vector<std::string> (*notes)(const ResolvedScenario& scenario) = nullptr;  // added to the plan's notes
-  // What it refuses, and why; empty: supported.
-  std::string_view no_inference;        // training.no_grad
-  int max_world = 65536;
-  std::string_view max_world_reason;
-  // Checks of settings only this strategy has (balanced-dp's device-0 batch); may be null.
-  void (*check)(const Scenario& settings) = nullptr;
 };
 
 std::span<const StrategyInfo> strategies();  // in the order of the CLI help and the GUI list
 const StrategyInfo& strategy_info(StrategyKind kind);
 const StrategyInfo* find_strategy(std::string_view name);
-bool strategy_accepts(StrategyKind kind, std::string_view field_key);
-std::vector<std::string> strategies_accepting(std::string_view field_key);  // names, in table order
-// "per rank", "per device", "per pipeline", "per replica": what training.batch counts under this layout.
-std::string_view batch_unit(RankLayout layout);
-
-// Throws ScenarioError(key, "only applies to zero2 and zero3") for a strategy option that is set (differs from
-// its default) under a strategy that does not use it.
-void check_strategy_options(const Scenario& settings);
 
 }  // namespace shardscope

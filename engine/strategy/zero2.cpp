@@ -32,7 +32,7 @@
 
 #include <algorithm>
 
-#include "strategy/mixed_precision.h"
+#include "training/mixed_precision.h"
 #include "strategy/zero_options.h"
 
 namespace shardscope {

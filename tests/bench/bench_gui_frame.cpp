@@ -13,10 +13,10 @@
 
 #include "../gui/headless_imgui.h"
 #include "growing_trace.h"
-#include "gui/shardscope_ui.h"
+#include "gui/window/shardscope_ui.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
-#include "trace/trace_file_writer.h"
+#include "trace/file/trace_file_writer.h"
 
 namespace shardscope::gui {
 namespace {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "../gui/headless_imgui.h"
-#include "gui/shardscope_ui.h"
+#include "gui/window/shardscope_ui.h"
 #include "pipeline/run_pipeline.h"
-#include "trace/trace_store.h"
+#include "trace/store/trace_store.h"
 
 namespace shardscope::gui {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "../gui/headless_imgui.h"
 #include "growing_trace.h"
-#include "gui/shardscope_ui.h"
-#include "trace/trace_file_writer.h"
+#include "gui/window/shardscope_ui.h"
+#include "trace/file/trace_file_writer.h"
 
 namespace shardscope::gui {
 namespace {

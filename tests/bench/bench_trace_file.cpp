@@ -11,10 +11,10 @@
 #include <random>
 
 #include "strategy/lower.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_format.h"
-#include "trace/trace_store.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
+#include "trace/store/trace_store.h"
 
 namespace {
 

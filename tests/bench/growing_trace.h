@@ -11,7 +11,7 @@
 
 #include "sim/simulator.h"
 #include "strategy/lower.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::bench {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""engine/trace/FORMAT.md's worked example, as `shardscope-cli trace` reads it.
+"""engine/trace/file/FORMAT.md's worked example, as `shardscope-cli trace` reads it.
 
 The hex dump between the example markers is turned back into a file; `trace info --json` must report the numbers
 the document states in its sentence "The example holds N events on R ranks, D ns from the first event to the

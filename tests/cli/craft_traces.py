@@ -8,7 +8,7 @@ header; from it:
   rank-2e9.sstrace       events of rank 2,000,000,000 (the plan has 2)
   header-1e12-ops.sstrace  a header whose rank 0 claims 10^12 ops
   too-big.sstrace        a header that may hold 8,000,000 default ops (it has 8 MB), too many for 512 MiB of memory
-Format: engine/trace/trace_format.h (records: u8 type, varint length, payload, u32 CRC-32 of the three). The files
+Format: engine/trace/file/trace_format.h (records: u8 type, varint length, payload, u32 CRC-32 of the three). The files
 are written in format version 1 (one Event record per event), which readers still read: the real run's events
 (version 2 blocks, decoded by sstrace_records.decode_blocks) are re-encoded after the crafted ones.
 """

@@ -1,4 +1,4 @@
-"""An independent reading of the .sstrace framing (engine/trace/FORMAT.md), for the CLI tests: walks the records,
+"""An independent reading of the .sstrace framing (engine/trace/file/FORMAT.md), for the CLI tests: walks the records,
 checks each CRC with zlib's CRC-32, and counts them by type (events: one per Event record of a version 1 file, the
 count each EventBlock record of a version 2 file states); decode_blocks reads a version 2 file's events. Written from the document, not from the C++ reader, so
 a test that compares the two catches either drifting."""

@@ -3,7 +3,7 @@
 // 32,768,000 B + 64 B pair in every Linear backward, the 2,000 B + 4 B pair in mse_loss's mean).
 #include <gtest/gtest.h>
 
-#include "strategy/reduction_scratch.h"
+#include "training/reduction_scratch.h"
 
 namespace shardscope {
 namespace {

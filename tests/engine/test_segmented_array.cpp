@@ -1,4 +1,4 @@
-// SegmentedArray (trace/segmented_array.h) against std::vector doing the same appends, inserts and truncations:
+// SegmentedArray (trace/store/segmented_array.h) against std::vector doing the same appends, inserts and truncations:
 // equal contents at every size, across the block edges (64, 64 + 128, ..., then every 16,384), and element addresses that never move
 // as the array grows (what spares a live run the vector's copy).
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "trace/segmented_array.h"
+#include "trace/store/segmented_array.h"
 
 namespace shardscope {
 namespace {

@@ -6,11 +6,11 @@
 #include <limits>
 #include <random>
 
-#include "trace/trace_event_codec.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_format.h"
-#include "trace/trace_store.h"
+#include "trace/file/trace_event_codec.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
+#include "trace/store/trace_store.h"
 #include "trace_test_helpers.h"
 
 namespace shardscope {

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "trace/chrome_trace_export.h"
-#include "trace/memory_csv_export.h"
-#include "trace/trace_store.h"
+#include "trace/export/chrome_trace_export.h"
+#include "trace/export/memory_csv_export.h"
+#include "trace/store/trace_store.h"
 #include "trace_test_helpers.h"
 
 namespace shardscope {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_format.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
 #include "trace_test_helpers.h"
 
 namespace shardscope {

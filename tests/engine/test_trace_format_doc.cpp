@@ -1,4 +1,4 @@
-// engine/trace/FORMAT.md's worked example is what the writer produces: the hex dump in the document is compared
+// engine/trace/file/FORMAT.md's worked example is what the writer produces: the hex dump in the document is compared
 // byte for byte with TraceFileWriter's file for the same header and events, so the document cannot drift from the
 // code. (tests/cli/check_format_example.py checks what `trace info` reads from the same bytes.)
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "trace_test_helpers.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_format.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
 
 namespace shardscope {
 namespace {
@@ -85,15 +85,15 @@ TEST(TraceFormatDocument, TheWorkedExampleIsWhatTheWriterWrites) {
     writer.end();
   }
   const std::string written = testing::read_bytes(file.path());
-  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/FORMAT.md");
-  ASSERT_FALSE(doc.empty()) << "engine/trace/FORMAT.md not found";
+  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/file/FORMAT.md");
+  ASSERT_FALSE(doc.empty()) << "engine/trace/file/FORMAT.md not found";
   const std::string documented = document_bytes(doc);
   EXPECT_EQ(hex_dump(documented), hex_dump(written)) << "FORMAT.md's example differs from the writer's bytes; the writer's:\n"
                                                       << hex_dump(written);
 }
 
 TEST(TraceFormatDocument, TheExampleReadsBackAsDescribed) {
-  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/FORMAT.md");
+  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/file/FORMAT.md");
   const TraceReadResult r = read_trace_bytes(document_bytes(doc), "FORMAT.md example");
   EXPECT_FALSE(r.truncated) << r.problem;
   EXPECT_EQ(r.header.host, "lab-pc");
@@ -106,7 +106,7 @@ TEST(TraceFormatDocument, TheExampleReadsBackAsDescribed) {
 // Format version 1 (one Event record per event), as ShardScope wrote it before event blocks: the old code path
 // (trace_format's version 1 encoder) gives the document's version 1 dump, and it reads back as the same events.
 TEST(TraceFormatDocument, TheVersion1ExampleIsWhatTheOldWriterWroteAndStillReads) {
-  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/FORMAT.md");
+  const std::string doc = testing::read_bytes(std::string(SHARDSCOPE_SOURCE_DIR) + "/engine/trace/file/FORMAT.md");
   const std::string documented = document_bytes(doc, "example-v1");
   std::string json = trace_format::encode_header_json(example_header());
   const std::string v2_key = "\"format_version\":2", v1_key = "\"format_version\":1";

@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "trace/trace_queue.h"
+#include "trace/events/trace_queue.h"
 #include "trace_test_helpers.h"
 
 namespace shardscope {

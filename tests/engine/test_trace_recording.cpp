@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "trace_test_helpers.h"
-#include "trace/recording_stamp.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_format.h"
+#include "trace/file/recording_stamp.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
 
 namespace shardscope {
 namespace {

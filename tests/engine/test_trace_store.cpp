@@ -5,9 +5,9 @@
 #include <thread>
 #include <tuple>
 
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_store.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/store/trace_store.h"
 #include "trace_test_helpers.h"
 
 namespace shardscope {

@@ -1,4 +1,4 @@
-// Trace streaming over loopback TCP (trace/trace_stream_server.h, trace/trace_stream_follower.h): several viewers at
+// Trace streaming over loopback TCP (trace/stream/trace_stream_server.h, trace/stream/trace_stream_follower.h): several viewers at
 // once, a silent connection that must not hold them up, a broken connection resumed with no event lost or read
 // twice, a wrong token refused, a handshake timeout. The events received are compared field by field with the list
 // the test emitted, never with what the code itself encoded.
@@ -17,9 +17,9 @@
 
 #include "engine/trace_test_helpers.h"
 #include "net/socket_util.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_stream_follower.h"
-#include "trace/trace_stream_server.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/stream/trace_stream_follower.h"
+#include "trace/stream/trace_stream_server.h"
 
 namespace shardscope {
 namespace {

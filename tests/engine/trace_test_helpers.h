@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::testing {
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "exec/backends/backend_factory.h"
-#include "trace/trace_store.h"
+#include "trace/store/trace_store.h"
 
 namespace shardscope {
 namespace {

@@ -11,7 +11,7 @@
 #include "exec/data/model_parameters.h"
 #include "executor_test_plans.h"
 #include "memory/accounting.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::exec::test {
 namespace {

@@ -9,7 +9,7 @@
 #include "exec/backends/backend_factory.h"
 #include "exec/data/model_parameters.h"
 #include "executor_test_plans.h"
-#include "trace/trace_sink.h"
+#include "trace/events/trace_sink.h"
 
 namespace shardscope::exec::test {
 namespace {

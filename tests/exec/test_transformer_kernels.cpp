@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "exec/cpu/dropout_mask.h"
+#include "exec/shared_kernels/dropout_mask.h"
 #include "exec/cpu/embedding_kernels.h"
 #include "exec/cpu/gpt_block_kernels.h"
 #include "exec/cpu/layer_norm_kernels.h"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "trace/trace_format.h"
+#include "trace/file/trace_format.h"
 
 namespace shardscope::fuzz {
 

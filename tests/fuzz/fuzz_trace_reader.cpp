@@ -9,9 +9,9 @@
 #include <string_view>
 
 #include "fuzz_trace_input.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_format.h"
-#include "trace/trace_sink.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_format.h"
+#include "trace/events/trace_sink.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace shardscope;

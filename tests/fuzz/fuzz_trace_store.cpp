@@ -1,5 +1,5 @@
 // libFuzzer target: a .sstrace file's bytes read, replayed into a TraceStore, then looked at the way the window does
-// (app/gui/caption.h at a few instants for every rank, the playhead over the run's boundaries and phases, a second
+// (app/gui/logic/caption.h at a few instants for every rank, the playhead over the run's boundaries and phases, a second
 // run aligned by phase, the comparison table) and exported (Chrome trace, memory CSV). Nothing may crash, allocate
 // without bound, or trip ASan / UBSan.
 #include <algorithm>
@@ -8,13 +8,13 @@
 #include <sstream>
 
 #include "fuzz_trace_input.h"
-#include "gui/caption.h"
-#include "gui/playback.h"
-#include "gui/run_alignment.h"
-#include "trace/chrome_trace_export.h"
-#include "trace/memory_csv_export.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_store.h"
+#include "gui/logic/caption.h"
+#include "gui/logic/playback.h"
+#include "gui/logic/run_alignment.h"
+#include "trace/export/chrome_trace_export.h"
+#include "trace/export/memory_csv_export.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/store/trace_store.h"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include "scenario/scenario.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
-#include "trace/trace_file_writer.h"
-#include "trace/trace_format.h"
+#include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
 
 namespace {
 

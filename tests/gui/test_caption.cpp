@@ -5,8 +5,8 @@
 #include <limits>
 #include <memory>
 
-#include "gui/caption.h"
-#include "trace/run_events.h"
+#include "gui/logic/caption.h"
+#include "trace/events/run_events.h"
 #include "engine/trace_test_helpers.h"
 #include "plan/program_builder.h"
 

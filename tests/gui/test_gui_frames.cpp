@@ -8,12 +8,12 @@
 #include <fstream>
 #include <thread>
 
-#include "gui/shardscope_ui.h"
+#include "gui/window/shardscope_ui.h"
 #include "headless_imgui.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
-#include "trace/trace_file_reader.h"
-#include "trace/trace_file_writer.h"
+#include "trace/file/trace_file_reader.h"
+#include "trace/file/trace_file_writer.h"
 
 namespace shardscope::gui {
 namespace {

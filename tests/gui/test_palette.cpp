@@ -6,8 +6,8 @@
 #include <cmath>
 #include <vector>
 
-#include "gui/axis_ticks.h"
-#include "gui/palette.h"
+#include "gui/logic/axis_ticks.h"
+#include "gui/logic/palette.h"
 
 namespace shardscope::gui {
 namespace {

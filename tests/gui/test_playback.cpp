@@ -1,7 +1,7 @@
 // Playhead logic: stepping between op boundaries, phase jumps, play to the end, and --at time parsing.
 #include <gtest/gtest.h>
 
-#include "gui/playback.h"
+#include "gui/logic/playback.h"
 
 namespace shardscope::gui {
 namespace {

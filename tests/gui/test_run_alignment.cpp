@@ -3,7 +3,7 @@
 // only one run has.
 #include <gtest/gtest.h>
 
-#include "gui/run_alignment.h"
+#include "gui/logic/run_alignment.h"
 #include "engine/trace_test_helpers.h"
 
 namespace shardscope::gui {

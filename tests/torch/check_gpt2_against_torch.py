@@ -157,7 +157,7 @@ def forward_loss(p, config, ids, targets):
 
 
 def torch_training(config, init, optimizer_name, lr, bf16=False):
-    """fp32, or bf16 mixed precision as ShardScope's plans lower it (strategy/mixed_precision.h, DeepSpeed's and
+    """fp32, or bf16 mixed precision as ShardScope's plans lower it (training/mixed_precision.h, DeepSpeed's and
     Megatron's recipe): bf16 parameters (the fp32 values rounded to nearest even), fp32 master copies that the
     optimizer steps, each bf16 gradient cast to fp32 before the step, and the masters rounded back into the bf16
     parameters after it."""

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "gui/caption.h"
-#include "gui/palette.h"
+#include "gui/logic/caption.h"
+#include "gui/logic/palette.h"
 
 namespace shardscope::gui {
 
@@ -46,8 +46,16 @@ const std::vector<LiveTensor>& DevicesPanel::replayed_peak_tensors(const TraceDa
   return entry.tensors;
 }
 
-void DevicesPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
-                        const std::vector<Bytes>& predicted_peaks, const std::vector<std::vector<LiveTensor>>& peak_tensors) {
+void DevicesPanel::draw(const PanelFrame& frame) {
+  static const std::vector<Bytes> no_peaks;
+  static const std::vector<std::vector<LiveTensor>> no_tensors;
+  draw_cards(frame.store, frame.groups, frame.playback, facts_.predicted_peaks ? *facts_.predicted_peaks : no_peaks,
+             facts_.peak_tensors ? *facts_.peak_tensors : no_tensors);
+}
+
+void DevicesPanel::draw_cards(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
+                              const std::vector<Bytes>& predicted_peaks,
+                              const std::vector<std::vector<LiveTensor>>& peak_tensors) {
   store.read([&](const TraceData& data) {
     if (data.ranks.empty()) return;
     const std::optional<TimeNs> stopped = run_stopped_at(data);

@@ -3,22 +3,23 @@
 #pragma once
 #include <vector>
 
-#include "gui/panels/memory_panel.h"
-#include "gui/playback.h"
+#include "gui/panels/panel.h"
+#include "gui/panels/window_facts.h"
 #include "memory/accounting.h"
-#include "trace/trace_store.h"
 
 namespace shardscope::gui {
 
-class DevicesPanel {
+class DevicesPanel final : public Panel {
  public:
-  // `predicted_peaks` (per rank, may be empty): for executed runs, the exact accounting's peak, shown beside the
-  // measured one with a marker on the bar.
-  // `peak_tensors` (per rank, may be empty): the largest tensors live at the rank's peak, named under its card.
-  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
-            const std::vector<Bytes>& predicted_peaks = {}, const std::vector<std::vector<LiveTensor>>& peak_tensors = {});
+  explicit DevicesPanel(const WindowFacts& facts) : facts_(facts) {}
+  // From the window's facts: for executed runs, per rank, the accounting's peak, shown beside the measured one with a
+  // marker on the bar; per rank, the largest tensors live at its peak, named under its card.
+  void draw(const PanelFrame& frame) override;
 
  private:
+  void draw_cards(const TraceStore& store, const std::vector<RankGroup>& groups, const Playback& playback,
+                  const std::vector<Bytes>& predicted_peaks, const std::vector<std::vector<LiveTensor>>& peak_tensors);
+  const WindowFacts& facts_;
   // An opened trace names the tensors held at each rank's peak by replaying its allocations up to it, which visits
   // them all: done again only when the peak or the allocations before it change, not every frame.
   struct PeakTensors {

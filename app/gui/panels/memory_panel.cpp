@@ -7,28 +7,15 @@
 #include <cmath>
 #include <limits>
 
-#include "gui/caption.h"
-#include "gui/axis_ticks.h"
-#include "gui/palette.h"
-#include "gui/run_alignment.h"
-#include "gui/time_input.h"
+#include "gui/logic/caption.h"
+#include "gui/logic/axis_ticks.h"
+#include "gui/logic/palette.h"
+#include "gui/logic/run_alignment.h"
+#include "gui/widgets/time_input.h"
 
 namespace shardscope::gui {
 
 namespace {
-
-// Identical (t, allocated) series: compared by the signature the store folds as samples arrive, not sample by sample.
-bool same_series(const RankTimeline& a, const RankTimeline& b) {
-  return a.memory.size() == b.memory.size() && a.peak.allocated == b.peak.allocated &&
-         a.memory_signature == b.memory_signature;
-}
-
-std::string ranks_label(const std::vector<int>& ranks) {
-  if (ranks.size() == 1) return "rank " + std::to_string(ranks[0]);
-  const bool contiguous = ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
-  if (contiguous) return "ranks " + std::to_string(ranks.front()) + "–" + std::to_string(ranks.back());
-  return std::to_string(ranks.size()) + " ranks (" + std::to_string(ranks.front()) + ", " + std::to_string(ranks[1]) + ", …)";
-}
 
 // Index one past the last sample at or before t, searching on from `from` (at or before the answer): the series'
 // checkpoint times take the search to within 64 samples from a compact array (TraceMemorySeries::first_after).
@@ -86,22 +73,11 @@ Bytes chart_scale(Bytes highest, Bytes capacity) {
 
 }  // namespace
 
-std::vector<RankGroup> group_identical_ranks(const TraceData& data) {
-  std::vector<RankGroup> groups;
-  for (const auto& rank : data.ranks) {
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const RankGroup& g) { return same_series(data.ranks[static_cast<std::size_t>(g.ranks[0])], rank); });
-    if (it == groups.end()) groups.push_back({{rank.rank}, ""});
-    else it->ranks.push_back(rank.rank);
-  }
-  for (auto& g : groups) g.label = ranks_label(g.ranks);
-  return groups;
-}
-
-void MemoryPanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
-                       const TraceStore* compare) {
-  read_with_compare(store, compare, [&](const TraceData& data, const TraceData* other) {
-    draw_charts(data, groups, view, playback, other);
+void MemoryPanel::draw(const PanelFrame& frame) {
+  one_scale = options_.one_memory_scale;
+  highlight = frame.selection;
+  read_with_compare(frame.store, frame.compared, [&](const TraceData& data, const TraceData* other) {
+    draw_charts(data, frame.groups, frame.view, frame.playback, other);
   });
 }
 

@@ -1,37 +1,27 @@
 // Memory over time: per device a stacked area chart by category, the capacity line, phase markers and the
-// playhead; hover shows the values at that instant. Ranks with identical series share one chart ("ranks 0–7"),
-// so 64 identical DDP ranks are one chart and a pipeline shows one per stage.
+// playhead; hover shows the values at that instant. Ranks with identical series share one chart ("ranks 0–7",
+// logic/rank_group.h), so 64 identical DDP ranks are one chart and a pipeline shows one per stage.
 #pragma once
-#include <string>
 #include <vector>
 
-#include "gui/highlight.h"
-#include "gui/playback.h"
-#include "gui/time_view.h"
-#include "trace/trace_store.h"
+#include "gui/panels/panel.h"
+#include "gui/panels/window_facts.h"
 
 namespace shardscope::gui {
 
-struct RankGroup {
-  std::vector<int> ranks;
-  std::string label;  // "rank 3", "ranks 0–63"
-};
-
-// Groups ranks whose memory series are the same sample for sample.
-std::vector<RankGroup> group_identical_ranks(const TraceData& data);
-
-class MemoryPanel {
+class MemoryPanel final : public Panel {
  public:
-  // `compare`: a second run drawn over each chart as an outline of its total allocated, aligned by step and phase
-  // (run_alignment.h), and counted in the shared scale.
-  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
-            const TraceStore* compare = nullptr);
-  // One scale for every chart (devices compare at a glance), or each chart scaled to its own peak (View menu).
-  bool one_scale = true;
-  // Presenter mode: what the lesson step points at.
-  Highlight highlight;
+  explicit MemoryPanel(const ViewOptions& options) : options_(options) {}
+  // A compared run is drawn over each chart as an outline of its total allocated, aligned by step and phase
+  // (run_alignment.h), and counted in the shared scale. The selection (presenter mode) frames its device's chart,
+  // fades the other categories and shades its span.
+  void draw(const PanelFrame& frame) override;
 
  private:
+  const ViewOptions& options_;
+  bool one_scale = true;  // every chart on one scale, or each to its own peak (View menu), read each frame
+  Highlight highlight;    // the frame's selection, read each frame
+
   void draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
                    const TraceData* compare);
   void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "gui/caption.h"
-#include "gui/palette.h"
-#include "gui/run_alignment.h"
-#include "gui/time_input.h"
+#include "gui/logic/caption.h"
+#include "gui/logic/palette.h"
+#include "gui/logic/run_alignment.h"
+#include "gui/widgets/time_input.h"
 
 namespace shardscope::gui {
 
@@ -285,10 +285,10 @@ void draw_compared_compute(ImDrawList* draw, const TraceData& other_data, const 
 
 }  // namespace
 
-void TimelinePanel::draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
-                         const TraceStore* compare) {
-  read_with_compare(store, compare, [&](const TraceData& data, const TraceData* other) {
-    draw_rows(data, groups, view, playback, other);
+void TimelinePanel::draw(const PanelFrame& frame) {
+  highlight = frame.selection;
+  read_with_compare(frame.store, frame.compared, [&](const TraceData& data, const TraceData* other) {
+    draw_rows(data, frame.groups, frame.view, frame.playback, other);
   });
 }
 

@@ -4,25 +4,19 @@
 #pragma once
 #include <vector>
 
-#include "gui/panels/memory_panel.h"
-#include "gui/highlight.h"
-#include "gui/playback.h"
-#include "gui/time_view.h"
-#include "trace/trace_store.h"
+#include "gui/panels/panel.h"
 
 namespace shardscope::gui {
 
-class TimelinePanel {
+class TimelinePanel final : public Panel {
  public:
-  // `groups`: ranks with identical memory series (group_identical_ranks); a group's row draws its first rank.
-  // `compare`: a second run whose compute ops get a lane of their own under each row, their times mapped onto this
-  // run's clock by step and phase (run_alignment.h).
-  void draw(const TraceStore& store, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
-            const TraceStore* compare = nullptr);
-  // Presenter mode: the device's row framed, the span shaded.
-  Highlight highlight;
+  // A row per group of identical ranks (logic/rank_group.h), drawing its first rank. A compared run's compute ops get
+  // a lane of their own under each row, their times mapped onto this run's clock by step and phase
+  // (run_alignment.h). The selection (presenter mode) frames its device's row and shades its span.
+  void draw(const PanelFrame& frame) override;
 
  private:
+  Highlight highlight;  // the frame's selection, read each frame
   void draw_rows(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
                  const TraceData* compare);
 };

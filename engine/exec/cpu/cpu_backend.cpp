@@ -11,7 +11,7 @@
 #include "exec/cpu/blas_gemm.h"
 #include "exec/cpu/cpu_kernel_dispatch.h"
 #include "exec/cpu/fp32_staging.h"
-#include "exec/cpu/ring_chunks.h"
+#include "exec/shared_kernels/ring_chunks.h"
 #include "exec/cpu/span_checks.h"
 #include "exec/member_parts.h"
 

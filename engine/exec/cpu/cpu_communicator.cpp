@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "exec/cpu/ring_chunks.h"
+#include "exec/shared_kernels/ring_chunks.h"
 
 namespace shardscope::exec::cpu {
 

@@ -17,6 +17,7 @@
 #include "exec/cpu/operand_spans.h"
 #include "exec/cpu/optimizer_kernels.h"
 #include "exec/cpu/transformer_dispatch.h"
+#include "exec/shared_kernels/gpt_block_staging.h"
 
 namespace shardscope::exec::cpu {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/cpu/dropout_mask.h"
+#include "exec/shared_kernels/dropout_mask.h"
 #include "exec/cpu/span_checks.h"
 
 namespace shardscope::exec::cpu {

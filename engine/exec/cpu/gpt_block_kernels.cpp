@@ -8,7 +8,7 @@
 #include <string>
 
 #include "exec/cpu/blas_gemm.h"
-#include "exec/cpu/dropout_mask.h"
+#include "exec/shared_kernels/dropout_mask.h"
 #include "exec/cpu/layer_norm_kernels.h"
 #include "exec/cpu/span_checks.h"
 
@@ -153,42 +153,6 @@ constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/π)
 constexpr float kGeluA = 0.044715f;
 
 }  // namespace
-
-GptBlockDims gpt_block_dims(const GptBlockShape& shape) {
-  const char* kernel = "gpt_block";
-  require_positive(shape.rows, kernel, "rows");
-  require_positive(shape.seq, kernel, "seq");
-  require_positive(shape.hidden, kernel, "hidden");
-  require_positive(shape.heads, kernel, "heads");
-  require_positive(shape.inner, kernel, "inner");
-  if (shape.hidden % shape.heads != 0) throw std::invalid_argument("gpt_block: heads must divide hidden");
-  GptBlockDims d;
-  d.b = shape.rows;
-  d.s = shape.seq;
-  d.n = shape.rows * shape.seq;
-  d.h = shape.hidden;
-  d.i = shape.inner;
-  d.a = shape.heads;
-  d.d = shape.hidden / shape.heads;
-  d.nh = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.h);
-  d.ni = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.i);
-  d.scores = static_cast<std::size_t>(d.b) * static_cast<std::size_t>(d.a) * static_cast<std::size_t>(d.s) * static_cast<std::size_t>(d.s);
-  return d;
-}
-
-GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, bool training, std::uint64_t key) {
-  GptBlockShape s;
-  s.rows = rows;
-  s.seq = seq;
-  s.hidden = static_cast<int>(c.hidden);
-  s.heads = c.heads;
-  s.inner = static_cast<int>(c.intermediate);
-  s.eps = static_cast<float>(c.layer_norm_epsilon);
-  s.attn_dropout = training ? c.attn_pdrop : 0.0;
-  s.resid_dropout = training ? c.resid_pdrop : 0.0;
-  s.dropout_key = key;
-  return s;
-}
 
 void gelu_tanh_forward(std::span<const float> x, std::span<float> y) {
   for (std::size_t k = 0; k < x.size(); ++k) {

@@ -11,31 +11,10 @@
 #include <cstdint>
 #include <span>
 
+#include "exec/shared_kernels/gpt_block_shape.h"
 #include "model/gpt_block_layout.h"
-#include "model/transformer_config.h"
 
 namespace shardscope::exec::cpu {
-
-struct GptBlockShape {
-  int rows = 0;  // samples
-  int seq = 0;
-  int hidden = 0;
-  int heads = 0;
-  int inner = 0;
-  float eps = 1e-5f;
-  double attn_dropout = 0, resid_dropout = 0;  // 0 in eval
-  std::uint64_t dropout_key = 0;
-};
-
-GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key);
-
-// Sizes of one block pass (the CUDA backend's block uses them too), in elements.
-struct GptBlockDims {
-  int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
-  std::size_t nh = 0, ni = 0, scores = 0;                // tokens × hidden, tokens × inner, b·a·s² attention elements
-};
-// Throws std::invalid_argument when a size is not positive or the heads do not divide hidden.
-GptBlockDims gpt_block_dims(const GptBlockShape& shape);
 
 // The block's 12 parameters in state_dict order (ln_1.weight … mlp.c_proj.bias); Conv1D weights in×out.
 using GptBlockParams = std::array<std::span<const float>, 12>;

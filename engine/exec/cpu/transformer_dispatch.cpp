@@ -89,23 +89,4 @@ void run_transformer_kernel(const KernelLaunch& l) {
   }
 }
 
-Bytes gpt_block_value_bytes(const KernelLaunch* l, std::size_t operand, const DeviceBuffer& buffer) {
-  std::size_t saved = 0;
-  switch (l->kernel) {
-    case Kernel::GptBlockForward: saved = 13; break;
-    case Kernel::GptAttentionRecompute: saved = 0; break;
-    case Kernel::GptBlockBackward: saved = 14; break;
-    default: return buffer.bytes;
-  }
-  if (operand != saved && operand != saved + 1) return buffer.bytes;
-  const GptBlockLayout layout = gpt_block_layout(transformer_config(*l), l->rows, l->seq, 2);
-  const bool attention = operand == saved + 1;
-  const Bytes expected = attention ? layout.attention_bytes : layout.saved_bytes;
-  if (buffer.bytes != expected)
-    throw std::invalid_argument(kernel_name(l->kernel) + ": the 16-bit " + (attention ? "attention" : "saved") + " buffer holds " +
-                                std::to_string(buffer.bytes) + " bytes, the layout of " + std::to_string(l->rows) +
-                                " samples " + std::to_string(expected));
-  return attention ? layout.probability_mask : layout.attention_mask;
-}
-
 }  // namespace shardscope::exec::cpu

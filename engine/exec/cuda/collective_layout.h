@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "exec/cpu/ring_chunks.h"
+#include "exec/shared_kernels/ring_chunks.h"
 
 namespace shardscope::exec::cuda {
 
@@ -25,13 +25,13 @@ inline int group_index(const std::vector<int>& group, int rank) {
 // Member `me`'s chunk of a whole buffer of `whole` elements (torch.tensor_split sizes, as the CPU backend), and
 // whether every chunk has the same size: only then do ncclAllGather / ncclReduceScatter (count per rank) apply.
 struct ChunkedLayout {
-  cpu::ChunkRange chunk;
+  exec::ChunkRange chunk;
   bool even = false;
 };
 inline ChunkedLayout chunked_layout(std::size_t whole, int members, int me) {
   if (members < 1 || me < 0 || me >= members)
     throw std::invalid_argument("member " + std::to_string(me) + " of a group of " + std::to_string(members));
-  return {cpu::chunk_range(whole, members, me), whole % static_cast<std::size_t>(members) == 0};
+  return {exec::chunk_range(whole, members, me), whole % static_cast<std::size_t>(members) == 0};
 }
 
 }  // namespace shardscope::exec::cuda

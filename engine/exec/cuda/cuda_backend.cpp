@@ -1,7 +1,7 @@
 // CudaRankBackend and CudaBackend: streams, cuBLAS, host copies, memory info; placement and the communicator choice.
 #include "exec/cuda/cuda_backend.h"
 
-#include "exec/cpu/transformer_dispatch.h"
+#include "exec/shared_kernels/gpt_block_staging.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_devices.h"
 #include "exec/cuda/cuda_kernel_dispatch.h"
@@ -55,7 +55,7 @@ std::optional<TimeNs> CudaRankBackend::run_kernel_timed(const KernelLaunch& laun
   cublasHandle_t handle = backward ? cublas_backward_ : cublas_;
   if (has_16_bit_operand(launch.operands)) {  // device_staging.h: through fp32 and back
     KernelLaunch staged = launch;
-    DeviceFp32Staging staging(staged.operands, kernel_scratch_, compute_, &launch, cpu::gpt_block_value_bytes);
+    DeviceFp32Staging staging(staged.operands, kernel_scratch_, compute_, &launch, gpt_block_value_bytes);
     run_cuda_kernel(staged, handle, compute_);
     staging.write_back();
   } else {

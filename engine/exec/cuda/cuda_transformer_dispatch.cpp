@@ -9,8 +9,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "exec/cpu/dropout_mask.h"
-#include "exec/cpu/gpt_block_kernels.h"
+#include "exec/shared_kernels/dropout_mask.h"
+#include "exec/shared_kernels/gpt_block_shape.h"
 #include "exec/cuda/cublas_gemm.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_kernels.h"
@@ -23,8 +23,8 @@ namespace shardscope::exec::cuda {
 
 namespace {
 
-using cpu::GptBlockDims;
-using cpu::GptBlockShape;
+using exec::GptBlockDims;
+using exec::GptBlockShape;
 enum Param { Ln1W, Ln1B, AttnW, AttnB, ProjW, ProjB, Ln2W, Ln2B, FcW, FcB, MlpProjW, MlpProjB };
 
 // The layout's tensors (fp32) inside the saved and attention operands, whose sizes must be the layout's.
@@ -76,7 +76,7 @@ void conv1d_param_grads(const Gpu& g, int n, int in, int out, const float* x, co
 }
 
 void fill_mask(const Gpu& g, std::uint64_t key, int site, double p, std::uint8_t* mask, std::size_t n) {
-  launch_fill_keep_mask(cpu::keep_mask_site_key(key, site), cpu::keep_mask_threshold(p), mask, n, g.stream);
+  launch_fill_keep_mask(exec::keep_mask_site_key(key, site), exec::keep_mask_threshold(p), mask, n, g.stream);
 }
 
 void layer_norm(const Gpu& g, const float* x, const float* w, const float* b, float* y, int rows, int features, float eps) {
@@ -99,7 +99,7 @@ StridedMatrix square_blocks(const float* first, int s) { return {first, s, stati
 // Scores, causal softmax, attn_dropout's mask and the dropped probabilities, every sample and head.
 void attention_probabilities(const Gpu& g, const GptBlockShape& shape, const GptBlockDims& d, const Views& v) {
   const int ld = 3 * d.h;
-  fill_mask(g, shape.dropout_key, cpu::kAttentionDropoutSite, shape.attn_dropout, v.prob_mask, d.scores);
+  fill_mask(g, shape.dropout_key, exec::kAttentionDropoutSite, shape.attn_dropout, v.prob_mask, d.scores);
   for (int b = 0; b < d.b; ++b) {
     const float* q = v.qkv + cells(static_cast<std::size_t>(b) * d.s, ld);
     float* p = v.probs + cells(static_cast<std::size_t>(b) * d.a, cells(d.s, d.s));
@@ -107,12 +107,12 @@ void attention_probabilities(const Gpu& g, const GptBlockShape& shape, const Gpt
                            0.0f, p, d.s, static_cast<long long>(d.s) * d.s, d.a);
   }
   launch_causal_softmax(v.probs, v.dropped, d.b * d.a * d.s, d.s, std::sqrt(static_cast<float>(d.d)), g.stream);
-  launch_apply_keep_mask(v.dropped, v.prob_mask, cpu::keep_scale(shape.attn_dropout), v.dropped, d.scores, g.stream);
+  launch_apply_keep_mask(v.dropped, v.prob_mask, keep_scale(shape.attn_dropout), v.dropped, d.scores, g.stream);
 }
 
 void residual_dropout(const Gpu& g, const GptBlockShape& shape, int site, float* x, std::uint8_t* mask, std::size_t n) {
   fill_mask(g, shape.dropout_key, site, shape.resid_dropout, mask, n);
-  launch_apply_keep_mask(x, mask, cpu::keep_scale(shape.resid_dropout), x, n, g.stream);
+  launch_apply_keep_mask(x, mask, keep_scale(shape.resid_dropout), x, n, g.stream);
 }
 
 // From d(attention output) (tokens × h) to d(Q, K, V) (tokens × 3h at dqkv), every sample and head.
@@ -135,7 +135,7 @@ void attention_backward(const Gpu& g, const GptBlockShape& shape, const GptBlock
     gemm_row_major_batched(g.cublas, false, true, d.s, d.s, d.d, 1.0f, heads_of(grad, d.h, d.d),
                            heads_of(q + 2 * d.h, ld, d.d), 0.0f, v.dropped + at, d.s, square, d.a);
   }
-  launch_causal_softmax_backward(v.dropped, v.probs, v.prob_mask, cpu::keep_scale(shape.attn_dropout),
+  launch_causal_softmax_backward(v.dropped, v.probs, v.prob_mask, keep_scale(shape.attn_dropout),
                                  1.0f / std::sqrt(static_cast<float>(d.d)), d.b * d.a * d.s, d.s, g.stream);
   for (int b = 0; b < d.b; ++b) {
     const auto [token0, at] = sample(b);
@@ -149,14 +149,14 @@ void attention_backward(const Gpu& g, const GptBlockShape& shape, const GptBlock
 }
 
 GptBlockShape block_shape(const KernelLaunch& l) {
-  return cpu::gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
 }
 
 // Operands: input, 12 parameters, saved, attention, [output] (absent: a recomputation stops once backward's
 // tensors are in place).
 void block_forward(const KernelLaunch& l, const Gpu& g) {
   const GptBlockShape shape = block_shape(l);
-  const GptBlockDims d = cpu::gpt_block_dims(shape);
+  const GptBlockDims d = gpt_block_dims(shape);
   const float* input = floats(l, 0, "input", d.nh);
   const std::array<float*, 12> p = block_tensors(l, 1, d, "parameter");
   const Views v = views_of(l, 13, 14);
@@ -172,18 +172,18 @@ void block_forward(const KernelLaunch& l, const Gpu& g) {
                            d.h, d.d, d.a);
   }
   conv1d(g, d.n, d.h, d.h, v.attn_out, p[ProjW], p[ProjB], v.resid1);
-  residual_dropout(g, shape, cpu::kResidualDropoutSite1, v.resid1, v.attn_mask, d.nh);
+  residual_dropout(g, shape, exec::kResidualDropoutSite1, v.resid1, v.attn_mask, d.nh);
   launch_accumulate(v.resid1, input, d.nh, g.stream);
   layer_norm(g, v.resid1, p[Ln2W], p[Ln2B], v.ln2, d.n, d.h, eps);
   conv1d(g, d.n, d.h, d.i, v.ln2, p[FcW], p[FcB], v.fc);
   launch_gelu_forward(v.fc, v.gelu, d.ni, g.stream);
   if (!has_operand(l, 15)) {  // recomputation: only the mask is still missing from what backward reads
-    fill_mask(g, shape.dropout_key, cpu::kResidualDropoutSite2, shape.resid_dropout, v.mlp_mask, d.nh);
+    fill_mask(g, shape.dropout_key, exec::kResidualDropoutSite2, shape.resid_dropout, v.mlp_mask, d.nh);
     return;
   }
   float* output = floats(l, 15, "output", d.nh);
   conv1d(g, d.n, d.i, d.h, v.gelu, p[MlpProjW], p[MlpProjB], output);
-  residual_dropout(g, shape, cpu::kResidualDropoutSite2, output, v.mlp_mask, d.nh);
+  residual_dropout(g, shape, exec::kResidualDropoutSite2, output, v.mlp_mask, d.nh);
   launch_accumulate(output, v.resid1, d.nh, g.stream);
 }
 
@@ -191,7 +191,7 @@ void block_forward(const KernelLaunch& l, const Gpu& g) {
 // tensors backward has finished with are its scratch, as on the CPU.
 void block_backward(const KernelLaunch& l, const Gpu& g) {
   const GptBlockShape shape = block_shape(l);
-  const GptBlockDims d = cpu::gpt_block_dims(shape);
+  const GptBlockDims d = gpt_block_dims(shape);
   if (2 * d.i < 3 * d.h)
     throw std::invalid_argument("GptBlockBackward: the MLP width must be at least 1.5 × hidden (its two saved tensors "
                                 "hold the Q, K, V gradient)");
@@ -202,7 +202,7 @@ void block_backward(const KernelLaunch& l, const Gpu& g) {
   float* dx = floats(l, 16, "grad_input", d.nh);
   const std::array<float*, 12> grads = block_tensors(l, 17, d, "gradient");
   const float eps = shape.eps;
-  const float resid_scale = cpu::keep_scale(shape.resid_dropout);
+  const float resid_scale = keep_scale(shape.resid_dropout);
   launch_apply_keep_mask(grad_out, v.mlp_mask, resid_scale, dx, d.nh, g.stream);
   conv1d_param_grads(g, d.n, d.i, d.h, v.gelu, dx, grads[MlpProjW], grads[MlpProjB]);
   gemm_row_major(g.cublas, false, true, d.n, d.i, d.h, 1.0f, dx, p[MlpProjW], 0.0f, v.gelu);  // d(gelu) over gelu
@@ -259,8 +259,8 @@ void embedding_forward(const KernelLaunch& l, const Gpu& g) {
   const auto mask = reinterpret_cast<std::uint8_t*>(operand(l, 3, "mask").data);
   if (static_cast<std::size_t>(operand(l, 3, "mask").bytes) < n)
     throw std::invalid_argument("EmbeddingForward: the mask holds fewer bytes than the output has elements");
-  fill_mask(g, l.dropout_key, cpu::kEmbeddingDropoutSite, p, mask, n);
-  launch_apply_keep_mask(out, mask, cpu::keep_scale(p), out, n, g.stream);
+  fill_mask(g, l.dropout_key, exec::kEmbeddingDropoutSite, p, mask, n);
+  launch_apply_keep_mask(out, mask, keep_scale(p), out, n, g.stream);
 }
 
 // Operands: grad_out, ids, [mask], grad_wte, grad_wpe, [tied: lm_head's gradient of wte, which grad_wte is added to].
@@ -276,7 +276,7 @@ void embedding_backward(const KernelLaunch& l, const Gpu& g) {
   float* grad_wte = floats(l, 3, "grad_wte", e.wte);
   // Ids were checked by the forward pass that produced this gradient.
   launch_embedding_scatter(floats(l, 0, "grad_out", n), int64s(l, 1, "ids", static_cast<std::size_t>(e.tokens)), mask,
-                           cpu::keep_scale(embedding_dropout(l)), grad_wte, floats(l, 4, "grad_wpe", e.wpe), e.tokens,
+                           keep_scale(embedding_dropout(l)), grad_wte, floats(l, 4, "grad_wpe", e.wpe), e.tokens,
                            l.seq, e.hidden, e.wte, e.wpe, g.stream);
   if (has_operand(l, 5)) launch_accumulate(floats(l, 5, "tied_grad", e.wte), grad_wte, e.wte, g.stream);
 }
@@ -304,7 +304,7 @@ void run_cuda_transformer_kernel(const KernelLaunch& l, cublasHandle_t cublas, c
     case Kernel::GptBlockForward: return block_forward(l, g);
     case Kernel::GptAttentionRecompute: {
       const GptBlockShape shape = block_shape(l);
-      return attention_probabilities(g, shape, cpu::gpt_block_dims(shape), views_of(l, 0, 1));
+      return attention_probabilities(g, shape, gpt_block_dims(shape), views_of(l, 0, 1));
     }
     case Kernel::GptBlockBackward: return block_backward(l, g);
     default:

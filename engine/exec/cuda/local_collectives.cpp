@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "exec/cpu/ring_chunks.h"
+#include "exec/shared_kernels/ring_chunks.h"
 #include "exec/cuda/cuda_check.h"
 #include "exec/cuda/cuda_kernels.h"
 #include "exec/cuda/rooted_buffers.h"
@@ -131,7 +131,7 @@ void LocalCollectives::perform(const CommunicationLaunch& l, const std::vector<i
       const DeviceBuffer& sum = from.operands[0];
       for (int i = 0; i < count; ++i) {
         const Arrival& to = m.arrived.at(members[static_cast<std::size_t>(i)]);
-        const cpu::ChunkRange chunk = cpu::chunk_range(sum.float_count(), count, i);
+        const exec::ChunkRange chunk = exec::chunk_range(sum.float_count(), count, i);
         const DeviceBuffer& out = operand(to.operands, 1, "output");
         if (out.float_count() != chunk.size) throw std::invalid_argument("reduce-scatter: output size does not match");
         copy(as_floats(out), to.device, as_floats(sum) + chunk.begin, from.device, chunk.size);
@@ -160,7 +160,7 @@ void LocalCollectives::perform(const CommunicationLaunch& l, const std::vector<i
         for (int rank : members) {
           const Arrival& to = m.arrived.at(rank);
           const DeviceBuffer& out = operand(to.operands, 1, "output");
-          const cpu::ChunkRange chunk = cpu::chunk_range(out.float_count(), count, i);
+          const exec::ChunkRange chunk = exec::chunk_range(out.float_count(), count, i);
           if (in.float_count() != chunk.size) throw std::invalid_argument("all-gather: input size does not match");
           copy(as_floats(out) + chunk.begin, to.device, as_floats(in), from.device, chunk.size);
         }

@@ -242,7 +242,7 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       const DeviceBuffer& output = buffer(1, "output");
       const std::size_t count = input.float_count();
       const ChunkedLayout layout = chunked_layout(count, members, me);
-      const cpu::ChunkRange chunk = layout.chunk;
+      const exec::ChunkRange chunk = layout.chunk;
       if (output.float_count() != chunk.size)
         throw std::invalid_argument("reduce-scatter: output has " + std::to_string(output.float_count()) +
                                     " elements, expected " + std::to_string(chunk.size));
@@ -257,7 +257,7 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       // receives it (into the output; in place when the output is that chunk of the input).
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       for (int member = 0; member < members; ++member) {
-        const cpu::ChunkRange part = chunked_layout(count, members, member).chunk;
+        const exec::ChunkRange part = chunked_layout(count, members, member).chunk;
         if (part.size == 0) continue;  // every member skips the same empty chunks
         void* into = member == me ? output.data : static_cast<void*>(in + part.begin);
         check_queued(ncclReduce(in + part.begin, into, part.size, ncclFloat, ncclSum, member, comm, stream), "ncclReduce");
@@ -271,7 +271,7 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       const DeviceBuffer& output = buffer(1, "output");
       const std::size_t count = output.float_count();
       const ChunkedLayout layout = chunked_layout(count, members, me);
-      const cpu::ChunkRange chunk = layout.chunk;
+      const exec::ChunkRange chunk = layout.chunk;
       if (input.float_count() != chunk.size)
         throw std::invalid_argument("all-gather: input has " + std::to_string(input.float_count()) +
                                     " elements, expected " + std::to_string(chunk.size));
@@ -285,7 +285,7 @@ ncclComm_t NcclCommunicator::enqueue(const CommunicationLaunch& l, int rank, cud
       // is its chunk of the output); everyone receives into the chunk's place in the output.
       check_nccl(ncclGroupStart(), "ncclGroupStart");
       for (int member = 0; member < members; ++member) {
-        const cpu::ChunkRange part = chunked_layout(count, members, member).chunk;
+        const exec::ChunkRange part = chunked_layout(count, members, member).chunk;
         if (part.size == 0) continue;
         const void* from = member == me ? static_cast<const void*>(input.data) : static_cast<const void*>(out + part.begin);
         check_queued(ncclBroadcast(from, out + part.begin, part.size, ncclFloat, member, comm, stream), "ncclBroadcast");

@@ -12,7 +12,7 @@
 
 namespace shardscope::exec::cuda {
 
-// Dropout keep masks: exec/cpu/dropout_mask.h's generator (splitmix64 of site_key + first + i, 24-bit uniforms
+// Dropout keep masks: exec/shared_kernels/dropout_mask.h's generator (splitmix64 of site_key + first + i, 24-bit uniforms
 // against `threshold` = p·2^24); site_key = splitmix64(key + site · 0x632be59bd9b4e019) computed on the host.
 void launch_fill_keep_mask(std::uint64_t site_key, std::uint64_t threshold, std::uint8_t* mask, std::size_t n,
                            cudaStream_t stream);

@@ -1,0 +1,32 @@
+// splitmix64 over (key, site, element): 24-bit uniforms compared with p.
+#include "exec/shared_kernels/dropout_mask.h"
+
+#include "exec/data/splitmix64.h"
+
+namespace shardscope::exec {
+
+std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batch, int layer) {
+  std::uint64_t key = splitmix64(seed ^ 0x64726f706f7574ull);  // "dropout"
+  for (const int part : {rank, step, micro_batch, layer}) key = splitmix64(key ^ static_cast<std::uint32_t>(part));
+  return key;
+}
+
+void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, std::span<std::uint8_t> mask) {
+  const std::uint64_t site_key = keep_mask_site_key(key, site);
+  const std::uint64_t threshold = keep_mask_threshold(p);
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    const std::uint64_t unit = splitmix64(site_key + static_cast<std::uint64_t>(first) + i) >> 40;
+    mask[i] = unit >= threshold ? 1 : 0;
+  }
+}
+
+void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p) {
+  apply_keep_mask(std::span<const float>(x), mask.data(), p, x.data());
+}
+
+void apply_keep_mask(std::span<const float> x, const std::uint8_t* mask, double p, float* out) {
+  const float scale = keep_scale(p);
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = mask[i] ? x[i] * scale : 0.0f;
+}
+
+}  // namespace shardscope::exec

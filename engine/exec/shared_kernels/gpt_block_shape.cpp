@@ -1,0 +1,53 @@
+// GPT-2 block sizes, checked once for both backends.
+#include "exec/shared_kernels/gpt_block_shape.h"
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace shardscope::exec {
+
+namespace {
+
+void require_positive(long long value, std::string_view what) {
+  if (value <= 0) throw std::invalid_argument("gpt_block: " + std::string(what) + " must be positive, got " + std::to_string(value));
+}
+
+}  // namespace
+
+GptBlockDims gpt_block_dims(const GptBlockShape& shape) {
+  require_positive(shape.rows, "rows");
+  require_positive(shape.seq, "seq");
+  require_positive(shape.hidden, "hidden");
+  require_positive(shape.heads, "heads");
+  require_positive(shape.inner, "inner");
+  if (shape.hidden % shape.heads != 0) throw std::invalid_argument("gpt_block: heads must divide hidden");
+  GptBlockDims d;
+  d.b = shape.rows;
+  d.s = shape.seq;
+  d.n = shape.rows * shape.seq;
+  d.h = shape.hidden;
+  d.i = shape.inner;
+  d.a = shape.heads;
+  d.d = shape.hidden / shape.heads;
+  d.nh = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.h);
+  d.ni = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.i);
+  d.scores = static_cast<std::size_t>(d.b) * static_cast<std::size_t>(d.a) * static_cast<std::size_t>(d.s) * static_cast<std::size_t>(d.s);
+  return d;
+}
+
+GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, bool training, std::uint64_t key) {
+  GptBlockShape s;
+  s.rows = rows;
+  s.seq = seq;
+  s.hidden = static_cast<int>(c.hidden);
+  s.heads = c.heads;
+  s.inner = static_cast<int>(c.intermediate);
+  s.eps = static_cast<float>(c.layer_norm_epsilon);
+  s.attn_dropout = training ? c.attn_pdrop : 0.0;
+  s.resid_dropout = training ? c.resid_pdrop : 0.0;
+  s.dropout_key = key;
+  return s;
+}
+
+}  // namespace shardscope::exec

@@ -1,0 +1,34 @@
+// The sizes of one GPT-2 block pass (samples, sequence, hidden, heads, inner width, dropout) and the element counts
+// derived from them: what the CPU block (exec/cpu/gpt_block_kernels.h) and the CUDA one
+// (exec/cuda/cuda_transformer_dispatch.cpp) both size their work by, so the two cannot disagree.
+#pragma once
+#include "exec/exec_layer.h"
+#include <cstddef>
+#include <cstdint>
+
+#include "model/transformer_config.h"
+
+namespace shardscope::exec {
+
+struct GptBlockShape {
+  int rows = 0;  // samples
+  int seq = 0;
+  int hidden = 0;
+  int heads = 0;
+  int inner = 0;
+  float eps = 1e-5f;
+  double attn_dropout = 0, resid_dropout = 0;  // 0 in eval
+  std::uint64_t dropout_key = 0;
+};
+
+GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key);
+
+// Sizes of one block pass, in elements.
+struct GptBlockDims {
+  int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
+  std::size_t nh = 0, ni = 0, scores = 0;                // tokens × hidden, tokens × inner, b·a·s² attention elements
+};
+// Throws std::invalid_argument when a size is not positive or the heads do not divide hidden.
+GptBlockDims gpt_block_dims(const GptBlockShape& shape);
+
+}  // namespace shardscope::exec

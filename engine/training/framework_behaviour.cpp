@@ -1,0 +1,38 @@
+// The two version profiles of FrameworkBehaviour, and the allocations of torch.cat that differ between them.
+#include "training/framework_behaviour.h"
+
+#include <algorithm>
+
+namespace shardscope {
+
+FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch,
+                                       const DevicePreset& device) {
+  FrameworkBehaviour b;
+  if (accounting.mode == AccountingMode::PyTorch18) {
+    b.name = "PyTorch 1.8/1.9";
+    b.zero_grad_sets_none = false;
+    b.ddp_single_first_bucket = false;
+    b.optimizer_foreach = false;
+    b.cublas_workspace_bytes = 0;
+    b.zero_partition_sorted_by_size = false;
+    b.cat_metadata_bytes = 128 * 24;
+    b.mse_loss_keeps_input_sized_result = false;
+    return b;
+  }
+  b.name = "PyTorch 2.x";
+  b.cublas_workspace_bytes = gpu_arch == "sm90" ? 4096 * 8 * 1024 : 4096 * 1024 * 2 + 16 * 1024 * 8;
+  b.forward_threads_hold_workspace = accounting.cublas_workspaces != "autograd-only";
+  b.cublaslt_workspace_bytes = std::min<Bytes>(1024 * 1024, b.cublas_workspace_bytes);  // capped by the cuBLAS size
+  b.reduction_multiprocessors = device.multiprocessors;
+  b.reduction_max_threads_per_multiprocessor = device.max_threads_per_multiprocessor;
+  return b;
+}
+
+void lower_cat_scratch(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, std::size_t inputs,
+                       const std::string& what) {
+  if (inputs < 2 || behaviour.cat_metadata_bytes <= 0) return;  // one input: flatten is a view, no cat
+  builder.release(builder.alloc("cat metadata (" + what + ")", behaviour.cat_metadata_bytes, Category::Temporaries, false,
+                                ElementType::Opaque));
+}
+
+}  // namespace shardscope
