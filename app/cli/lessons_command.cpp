@@ -40,12 +40,23 @@ void print_lessons(const std::string& dir, bool json, std::ostream& out) {
   const std::vector<lessons::Lesson> all = lessons::load_lessons_dir(dir);
   if (json) {
     ordered_json root{{"lessons", ordered_json::array()}};
-    for (const auto& l : all) root["lessons"].push_back({{"id", l.id}, {"title", l.title}, {"question", l.question}});
+    for (const auto& l : all)
+      root["lessons"].push_back({{"id", l.id}, {"title", l.title}, {"question", l.question}, {"steps", l.steps.size()},
+                                 {"short_path_steps", l.short_path().size()}});
     out << root.dump(2) << "\n";
     return;
   }
-  for (const auto& l : all) out << fmt::format("{:<24} {}\n{:<24} “{}”\n", l.id, l.title, "", l.question);
-  out << "\nshardscope --presenter --lesson ID   opens one in the window's presenter mode\n";
+  std::size_t steps = 0, short_steps = 0;
+  for (const auto& l : all) {
+    out << fmt::format("{:<24} {}\n{:<24} “{}”\n{:<24} {} steps, short path {}\n", l.id, l.title, "", l.question, "", l.steps.size(),
+                       l.short_path().size());
+    steps += l.steps.size();
+    short_steps += l.short_path().size();
+  }
+  // A class reads, predicts and discusses a step in about a minute and a half.
+  out << fmt::format("\n{} lessons: {} steps in all (about {:.0f} minutes), {} on the short paths (about {:.0f} minutes)\n", all.size(), steps,
+                     1.5 * static_cast<double>(steps), short_steps, 1.5 * static_cast<double>(short_steps));
+  out << "shardscope --presenter --lesson ID [--path short]   opens one in the window's presenter mode\n";
 }
 
 bool check_lessons(const std::string& dir, const std::vector<std::string>& ids, bool json, std::ostream& out) {

@@ -15,6 +15,7 @@ struct GuiOptions {
   // what it shows and exits 2 (--screenshot-timeout SECONDS).
   double screenshot_timeout_s = 120;
   std::string compare_file;    // --compare: a second run (scenario or trace) laid over the first, with a table
+  bool align_by_time = false;  // --align time: the compared run as it ran (durations kept), not matched by phase
   std::string screenshot;      // --screenshot: render once, save this PNG, exit
   std::string at;              // --at: playhead for --screenshot: a phase name ("forward", "step 2 before_step") or a time ("12.5ms")
   float font_scale = 1.0f;     // --font-scale
@@ -24,6 +25,8 @@ struct GuiOptions {
   int lesson_step = 1;         // --lesson-step N: open the lesson at step N (1-based; for screenshots and rehearsals)
   bool reveal = false;         // --reveal: show the step's prediction answered (screenshots)
   std::string lessons_dir;     // --lessons-dir: where lesson files are (default assets/lessons)
+  bool short_path = false;     // --path short: PageDown / PageUp walk the lesson's short path (a 50-minute class)
+  std::string export_dir;      // --export DIR: write each step of --lesson as a PNG and an HTML page, then exit
   bool execute = false;        // --execute: start in "Execute on CPU" mode instead of simulating
   bool execute_gpu = false;    // --execute-gpu: start in "Execute on GPU" mode
   int width = 1600;

@@ -49,6 +49,7 @@ struct Prediction {
   std::string question;
   std::string answer;
   std::string format;  // as a narration placeholder's format ("" = by the value's unit)
+  std::string unit;    // what a bare number counts ("MB", "all-reduces"): answers always come with a unit
 };
 
 struct LessonStep {
@@ -60,6 +61,8 @@ struct LessonStep {
   Highlight highlight;
   std::optional<Prediction> predict;
   int ring_step = -1;  // all-reduce demo: after this many ring steps (0 = the buffers as given)
+  bool short_path = false;  // one of the steps a 50-minute class walks through (the lesson's short path)
+  bool align_by_time = false;  // "align": "time": the compared run as it ran (a lesson about speed), not by phase
 };
 
 struct Claim {
@@ -79,6 +82,8 @@ struct Lesson {
   std::vector<LessonStep> steps;
 
   const LessonScenario* find_scenario(const std::string& id) const;
+  // The steps of the short path, in order (the steps marked "short"; every step when none is marked).
+  std::vector<int> short_path() const;
 };
 
 // Throws LessonError("path: steps[2].predict: unknown key 'answr'"). Scenario files are read relative to

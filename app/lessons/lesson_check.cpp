@@ -2,6 +2,7 @@
 #include "lessons/lesson_check.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "lessons/expression.h"
@@ -67,7 +68,44 @@ std::string EvaluatedLesson::fill(const std::string& text, std::vector<double>* 
 
 std::string EvaluatedLesson::prediction_answer(const Prediction& prediction) const {
   const Value v = evaluate(prediction.answer);
-  return format_value(v.number, v.unit, prediction.format);
+  const std::string number = format_value(v.number, v.unit, prediction.format);
+  return prediction.unit.empty() ? number : number + " " + prediction.unit;
+}
+
+namespace {
+
+// True for a formatted value that says what it counts: "4,004,352 B", "3.82 MiB", "28.3 %", "2.00×" — not "1,361".
+bool has_unit(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    return !std::isdigit(static_cast<unsigned char>(c)) && c != ',' && c != '.' && c != '-' && c != ' ';
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> EvaluatedLesson::answer_giveaways(const Prediction& prediction) const {
+  const Value v = evaluate(prediction.answer);
+  std::vector<std::string> formats = {prediction.format, ""};
+  switch (v.unit) {
+    case Unit::Bytes: formats.insert(formats.end(), {"bytes", "B", "GB", "int"}); break;
+    case Unit::Nanoseconds: formats.insert(formats.end(), {"ms", "us"}); break;
+    case Unit::Fraction: formats.insert(formats.end(), {"percent", "x", "num"}); break;
+    case Unit::Count:
+    case Unit::Number: formats.insert(formats.end(), {"int", "num", "x"}); break;
+  }
+  std::vector<std::string> texts;
+  for (const std::string& f : formats) {
+    std::string text = format_value(v.number, v.unit, f);
+    // "8,008,704" also shows as "8008704"; the digits alone say as much as the figure with its unit.
+    std::string digits;
+    for (char c : text)
+      if (c != ',') digits += c;
+    for (std::string candidate : {text, digits}) {
+      if (candidate.size() < 4 && !has_unit(candidate)) continue;  // "11" or "2" occur in any caption
+      if (std::find(texts.begin(), texts.end(), candidate) == texts.end()) texts.push_back(candidate);
+    }
+  }
+  return texts;
 }
 
 namespace {
@@ -98,6 +136,8 @@ void EvaluatedLesson::check_step(const LessonStep& step, const std::string& wher
     try {
       // Predict, then reveal: the narration shown before P must not already print the answer, in any format.
       const std::string answer = prediction_answer(*step.predict);
+      // A count or a size needs its unit; a plain value ("num": an element of the all-reduce demo) has none.
+      if (!has_unit(answer) && step.predict->format != "num") problem("predict: the answer " + answer + " is a bare number; give it a unit (\"unit\": \"MB\", \"all-reduces\")");
       const double number = evaluate(step.predict->answer).number;
       std::vector<double> shown;
       const std::string narration = fill(step.narration, &shown);

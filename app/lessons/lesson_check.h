@@ -37,6 +37,9 @@ class EvaluatedLesson {
   // `values`, when given, receives each placeholder's value.
   std::string fill(const std::string& text, std::vector<double>* values = nullptr) const;
   std::string prediction_answer(const Prediction& prediction) const;
+  // Every way the window could print the prediction's answer (its format, the other formats of its unit, the bare
+  // digits), leaving out strings so short that they occur anywhere ("2"): what must not be on screen before reveal.
+  std::vector<std::string> answer_giveaways(const Prediction& prediction) const;
 
  private:
   friend EvaluatedLesson evaluate_lesson(const Lesson& lesson);

@@ -258,6 +258,19 @@ Value fact_value(const ScenarioFacts& facts, const std::string& path) {
   return memory_value(facts, path, parts);
 }
 
+namespace {
+
+// Three significant digits in fixed notation, thousands grouped: 0.00123, 1.23, 123, 1,230, 12,300.
+std::string significant(double value) {
+  if (value == 0 || !std::isfinite(value)) return fmt::format("{:g}", value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(value))));
+  const int decimals = std::max(0, 2 - magnitude);
+  if (decimals > 0) return fmt::format("{:.{}f}", value, decimals);
+  return grouped(std::round(value / std::pow(10.0, magnitude - 2)) * std::pow(10.0, magnitude - 2));
+}
+
+}  // namespace
+
 std::string format_value(double number, Unit unit, const std::string& format) {
   std::string f = format;
   if (f.empty()) {
@@ -273,8 +286,9 @@ std::string format_value(double number, Unit unit, const std::string& format) {
   if (f == "B") return grouped(number) + " B";
   if (f == "GB") return fmt::format("{:.3g} GB", number / 1e9);
   if (f == "duration") return format_duration(static_cast<TimeNs>(std::llround(number)));
-  if (f == "ms") return fmt::format("{:.3g} ms", number / 1e6);
-  if (f == "us") return fmt::format("{:.3g} µs", number / 1e3);
+  // Three significant digits, never in scientific notation ("1,070 µs", not "1.07e+03 µs"): a class reads these aloud.
+  if (f == "ms") return significant(number / 1e6) + " ms";
+  if (f == "us") return significant(number / 1e3) + " µs";
   if (f == "percent") return fmt::format("{:.1f} %", number * 100);
   if (f == "int") return grouped(number);
   if (f == "x") return fmt::format("{:.2f}×", number);

@@ -134,7 +134,7 @@ class Reader {
   }
 
   LessonStep step(const json& s, const std::string& where, const Lesson& lesson) const {
-    only_keys(s, where, {"title", "scenario", "compare", "at", "narration", "highlight", "predict", "ring_step"});
+    only_keys(s, where, {"title", "scenario", "compare", "at", "narration", "highlight", "predict", "ring_step", "short", "align"});
     LessonStep result;
     result.title = text(s, "title", where, true);
     result.scenario = text(s, "scenario", where, false);
@@ -153,13 +153,22 @@ class Reader {
     if (s.contains("highlight")) result.highlight = highlight(s["highlight"], where + ".highlight");
     if (s.contains("predict")) {
       const json& p = s["predict"];
-      only_keys(p, where + ".predict", {"question", "answer", "format"});
+      only_keys(p, where + ".predict", {"question", "answer", "format", "unit"});
       result.predict = Prediction{text(p, "question", where + ".predict", true), text(p, "answer", where + ".predict", true),
-                                  text(p, "format", where + ".predict", false)};
+                                  text(p, "format", where + ".predict", false), text(p, "unit", where + ".predict", false)};
     }
     result.ring_step = integer(s, "ring_step", where, -1);
     if (result.ring_step >= 0 && !shown->is_demo()) fail(where + ".ring_step", "only for an all-reduce demo scenario");
     if (shown->is_demo() && result.ring_step < 0) result.ring_step = 0;
+    if (const std::string align = text(s, "align", where, false); !align.empty()) {
+      if (align != "phase" && align != "time") fail(where + ".align", "must be 'phase' or 'time' (got '" + align + "')");
+      if (result.compare.empty()) fail(where + ".align", "only for a step that compares two runs");
+      result.align_by_time = align == "time";
+    }
+    if (s.contains("short")) {
+      if (!s["short"].is_boolean()) fail(where + ".short", "must be true or false (is this step on the lesson's short path?)");
+      result.short_path = s["short"].get<bool>();
+    }
     return result;
   }
 
@@ -204,6 +213,15 @@ const LessonScenario* Lesson::find_scenario(const std::string& wanted) const {
   for (const LessonScenario& s : scenarios)
     if (s.id == wanted) return &s;
   return nullptr;
+}
+
+std::vector<int> Lesson::short_path() const {
+  std::vector<int> path;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].short_path) path.push_back(static_cast<int>(i));
+  if (path.empty())
+    for (std::size_t i = 0; i < steps.size(); ++i) path.push_back(static_cast<int>(i));
+  return path;
 }
 
 Lesson parse_lesson_json(const std::string& text, const std::string& path, const std::string& base_dir) {

@@ -31,6 +31,7 @@ TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category,
     op.kind = OpKind::Alloc;
     op.tensor = id;
     op.label = "alloc " + program_.tensors.back().name;
+    op.deps = pending_waits_;  // after what the script waited for (wait())
     push(std::move(op));
   }
   return id;
@@ -48,7 +49,17 @@ void ProgramBuilder::release(TensorId tensor) {
   op.kind = OpKind::Free;
   op.tensor = tensor;
   op.label = "free " + program_.tensors[tensor].name;
+  op.deps = pending_waits_;
   push(std::move(op));
+}
+
+void ProgramBuilder::allocate_with(TensorId tensor, OpIndex op) {
+  for (auto it = program_.ops.rbegin(); it != program_.ops.rend(); ++it)
+    if (it->kind == OpKind::Alloc && it->tensor == tensor) {
+      it->deps.push_back(op);
+      return;
+    }
+  throw std::logic_error("allocate_with: no allocation of tensor " + program_.tensors.at(tensor).name);
 }
 
 OpIndex ProgramBuilder::compute(ComputeKind kind, std::string label, double flops, Bytes bytes_accessed, int layer) {
@@ -125,6 +136,7 @@ void ProgramBuilder::phase(const std::string& name) {
   op.kind = OpKind::Phase;
   op.phase = name;
   op.label = name;
+  op.deps = pending_waits_;
   push(std::move(op));
 }
 

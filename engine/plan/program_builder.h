@@ -47,8 +47,14 @@ class ProgramBuilder {
   // A copy kernel on the communication stream (e.g. FSDP's copy-out of an all-gather), after the stream's
   // previous op; the compute stream is not held up. Use wait() where compute needs its result.
   OpIndex communication_stream_copy(std::string label, Bytes bytes_accessed, std::vector<OpIndex> deps = {});
+  // `tensor`'s allocation waits for `op` (issued after it), as a collective's output buffer appears when the collective
+  // has its inputs: DataParallel's gathered output is made when the gather runs, not when device 0 finishes its own
+  // forward. The host still allocates in program order (executors); only simulated time moves.
+  void allocate_with(TensorId tensor, OpIndex op);
   // The next compute op waits for `op` (a blocking collective: work.wait() / a synchronous call makes the
-  // compute stream wait for the NCCL stream).
+  // compute stream wait for the NCCL stream). The allocations, frees and phase markers emitted before that compute op
+  // come after `op` too: the script is past the wait (DDP's constructor returns after its broadcasts, so "wrapped"
+  // and the Reducer's buckets come after them, not at the same instant as "model created").
   void wait(OpIndex op) {
     if (op >= 0) pending_waits_.push_back(op);
   }

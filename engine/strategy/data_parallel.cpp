@@ -259,7 +259,10 @@ class DataParallelLowering {
       // plan/kernel.h: root [own input, output], others [input]; rows land in device order (Gather.forward, comm.gather)
       const TensorId output = outputs[static_cast<std::size_t>(d)];
       std::vector<TensorSlice> buffers{output >= 0 ? whole(output) : TensorSlice{}};
-      if (d == 0) buffers.push_back(whole(gathered));
+      if (d == 0) {
+        buffers.push_back(whole(gathered));
+        b.allocate_with(gathered, gather);  // the gathered output appears with the gather, not with device 0's forward
+      }
       b.set_kernel(gather, Kernel::None, std::move(buffers));
       b.wait(gather);
       if (output >= 0) b.release(output);

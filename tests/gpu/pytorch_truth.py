@@ -251,7 +251,9 @@ def fsdp2_rank(rank, spec, out):
         for step in range(1, spec["steps"] + 1):
             optimizer.zero_grad(set_to_none=True)
             x = torch.randn(spec["batch"], spec["width"], device=device)
-            y = torch.randn(spec["batch"], spec["width"], device=device)
+            # The target in the output's dtype (MixedPrecisionPolicy's param dtype: FSDP2's output is bf16 then), as a
+            # user's script must for mse_loss.
+            y = torch.randn(spec["batch"], spec["width"], device=device, dtype=dtypes[spec.get("param_dtype")] or torch.float32)
             loss = torch.nn.functional.mse_loss(model(x), y)
             counters(torch, device, log, "forward", step)
             loss.backward()
@@ -572,6 +574,7 @@ def main():
     ap.add_argument("--sweep", type=int, default=60, help="how many random sweep jobs")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--sweep-from", type=int, default=0, help="run the sweep's jobs from this index on")
+    ap.add_argument("--only", default="", help="run only the jobs whose name contains this text (fsdp2, hf)")
     args = ap.parse_args()
     import torch
     cuda = torch.cuda.is_available()
@@ -592,7 +595,7 @@ def main():
             n_positions=256, n_embd=256, n_layer=2, n_head=4, vocab_size=8192, resid_pdrop=0.0, embd_pdrop=0.0,
             attn_pdrop=0.0))], 1, 30900, 120))
     if "fsdp2" in parts:
-        threads.append(("fsdp2", fsdp2_jobs(toy, cuda), 3, 31000, 180))
+        threads.append(("fsdp2", [j for j in fsdp2_jobs(toy, cuda) if args.only in j["name"]], 3, 31000, 180))
     if "sweep" in parts and cuda:
         threads.append(("sweep", sweep_jobs(args.sweep, args.seed, toy)[args.sweep_from:], args.jobs, 32000, 180))
     with futures.ThreadPoolExecutor(max_workers=max(1, len(threads))) as pool:

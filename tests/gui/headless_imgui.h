@@ -15,6 +15,7 @@ class HeadlessImGui {
     io.IniFilename = nullptr;
     io.DisplaySize = ImVec2(width, height);
     io.DeltaTime = 1.0f / 60.0f;
+    io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;  // as the OpenGL 3 backend: big draw lists are fine
     // The GLFW backend's key codes, so tests can press keys as the window would see them.
     io.KeyMap[ImGuiKey_Space] = 32;
     io.KeyMap[ImGuiKey_RightArrow] = 262;

@@ -60,6 +60,35 @@ TEST(Caption, PicksTheRankThatOverlapsCommunicationWithCompute) {
   });
 }
 
+// An op whose label already holds its size is not given it again: "bucket 0 (3.82 MiB) (3.82 MiB)".
+TEST(Caption, ASizeInTheLabelIsNotRepeated) {
+  auto plan = std::make_shared<Plan>();
+  plan->groups = {{0}};
+  ProgramBuilder b(0);
+  b.collective(CollectiveKind::Broadcast, 0, 4004352, "broadcast module states, bucket 0 (3.82 MiB)", 0);
+  plan->programs.push_back(b.finish());
+  TraceStore store;
+  TraceHeader header;
+  header.plan = plan;
+  store.begin(header);
+  store.emit(shardscope::testing::ev(TraceEventKind::OpBegin, 0, 0, 0, 0, Stream::Communication));
+  store.emit(shardscope::testing::ev(TraceEventKind::OpEnd, 0, 10, 0, 0, Stream::Communication));
+  store.end();
+  store.read([](const TraceData& data) {
+    EXPECT_EQ(describe_rank_at(data, 0, 5), "rank 0: broadcast module states, bucket 0 (3.82 MiB), compute idle");
+  });
+}
+
+// With the playhead on a marker (--at forward), the caption names the phase just reached; a moment later, the next.
+TEST(Caption, OnAMarkerNamesThePhaseReached) {
+  RankTimeline rank;
+  rank.phases = {{"model_created", 0, 10}, {"wrapped", 0, 20}, {"forward", 1, 100}, {"before_step", 1, 300}};
+  EXPECT_EQ(phase_under_way_at(rank, 100), "step 1, after forward");
+  EXPECT_EQ(phase_under_way_at(rank, 101), "step 1, backward");
+  EXPECT_EQ(phase_under_way_at(rank, 99), "step 1, forward");
+  EXPECT_EQ(phase_under_way_at(rank, 20), "wrapped");
+}
+
 // The markers of two steps as a run emits them (a marker sits where its phase ends): what the caption says between.
 TEST(Caption, NamesThePhaseUnderWayNotTheLastOneEnded) {
   Playback p;

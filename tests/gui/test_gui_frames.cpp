@@ -320,7 +320,7 @@ TEST(GuiFrames, PresenterModeStepsThroughALesson) {
   ASSERT_NE(ui.deck().evaluated(), nullptr);
   EXPECT_TRUE(ui.deck().evaluated()->ok());
   EXPECT_FLOAT_EQ(ui.font_scale(), 2.0f);  // large type unless --font-scale says otherwise
-  EXPECT_EQ(ui.session().scenario().model.spec, "mlp:1x1000");  // the lesson's scenario, not the window's default
+  EXPECT_EQ(ui.session().scenario().model.spec, "mlp:4x4096");  // the lesson's scenario, not the window's default
   EXPECT_EQ(ui.playback().now_ns(), phase_time(ui, "model_created", 0));
 
   imgui.frame([&] { ui.frame(); }, kPageDown);

@@ -2,6 +2,8 @@
 // claims, narration numbers and anchors against a small run whose bytes are worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "lessons/lesson_check.h"
 
 namespace shardscope::lessons {
@@ -99,6 +101,34 @@ TEST(LessonFormat, ANarrationThatGivesThePredictionAwayIsAProblem) {
   const EvaluatedLesson evaluated = evaluate_lesson(lesson);
   ASSERT_EQ(evaluated.problems().size(), 1u);
   EXPECT_NE(evaluated.problems()[0].find("gives the prediction's answer (4,004,352 B) away"), std::string::npos) << evaluated.problems()[0];
+}
+
+// Times a class reads aloud: three significant digits, never "1.07e+03 µs".
+TEST(LessonFormat, TimesHaveThreeDigitsAndNoExponent) {
+  EXPECT_EQ(format_value(1'070'000, Unit::Nanoseconds, "us"), "1,070 µs");
+  EXPECT_EQ(format_value(1'234'000, Unit::Nanoseconds, "ms"), "1.23 ms");
+  EXPECT_EQ(format_value(98'760'000'000, Unit::Nanoseconds, "ms"), "98,800 ms");
+  EXPECT_EQ(format_value(4'560, Unit::Nanoseconds, "us"), "4.56 µs");
+  EXPECT_EQ(format_value(12, Unit::Nanoseconds, "us"), "0.0120 µs");
+}
+
+// What must not be on screen before a prediction is revealed: the answer in its own format, in the other formats of
+// its unit, and as bare digits; never a string so short it occurs anywhere.
+TEST(LessonFormat, AnAnswersGiveawaysAreEveryFormOfIt) {
+  const Lesson lesson = parse(lesson_text("",
+      R"j({"title": "a", "narration": "n", "short": true,
+          "predict": {"question": "what does it print?", "answer": "one.allocated.model_created.rank0", "format": "B"}},
+         {"title": "b", "narration": "m"})j"));
+  const EvaluatedLesson evaluated = evaluate_lesson(lesson);
+  const std::vector<std::string> giveaways = evaluated.answer_giveaways(*lesson.steps[0].predict);
+  for (const std::string expected : {"4,004,352 B", "4004352 B", "3.82 MiB", "4,004,352", "4004352"})
+    EXPECT_NE(std::find(giveaways.begin(), giveaways.end(), expected), giveaways.end()) << expected;
+  EXPECT_EQ(lesson.short_path(), std::vector<int>{0}) << "the steps marked short";
+}
+
+TEST(LessonFormat, ShortMustBeTrueOrFalse) {
+  EXPECT_NE(error_of(lesson_text("", R"j({"title": "a", "narration": "n", "short": "yes"})j")).find("steps[0].short: must be true or false"),
+            std::string::npos);
 }
 
 }  // namespace

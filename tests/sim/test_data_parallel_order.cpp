@@ -97,6 +97,20 @@ TEST(DataParallelOrder, BalancedWorkersWaitForDeviceZerosThread) {
   expect_device0_order(simulate_dp(StrategyKind::BalancedDataParallel, 3, 100), 3);
 }
 
+// The gathered output appears on device 0 with the gather, after the slowest replica's forward: with a small device-0
+// share its own forward ends long before, and the output (and the loss after it) must not fill its memory meanwhile.
+TEST(DataParallelOrder, GatheredOutputAppearsWithTheGather) {
+  const auto run = simulate_dp(StrategyKind::BalancedDataParallel, 3, 100);
+  for (int step = 1; step <= 2; ++step) {
+    const TimeNs device0_forward_end = last_end(run, 0, step, ComputeKind::Forward);
+    const TimeNs slowest_forward_end = last_end(run, -1, step, ComputeKind::Forward);
+    ASSERT_GT(slowest_forward_end, device0_forward_end) << "the scenario must make device 0 finish first";
+    const auto gathered = first_alloc(run, step, "gathered output");
+    ASSERT_EQ(gathered.count(0), 1u);
+    EXPECT_GE(gathered.at(0), slowest_forward_end) << "step " << step;
+  }
+}
+
 // A barrier moves nothing: no traffic in the step's collective summary.
 TEST(DataParallelOrder, BarriersAreNotTraffic) {
   Scenario s;

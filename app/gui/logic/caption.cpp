@@ -30,7 +30,10 @@ const Op* active_op(const TraceData& data, int rank, Stream stream, TimeNs t) {
 }
 
 std::string describe_comm(const Op& op) {
-  std::string text = op.label + " (" + format_bytes(op.payload) + ")";
+  // A label that already names its size ("broadcast module states, bucket 0 (3.82 MiB)") does not get it twice.
+  const std::string size = "(" + format_bytes(op.payload) + ")";
+  const std::string label = op.label.str();
+  std::string text = label.find(size) == std::string::npos ? label + " " + size : label;
   if (op.kind == OpKind::Send) text += " to rank " + std::to_string(op.peer);
   if (op.kind == OpKind::Recv) text += " from rank " + std::to_string(op.peer);
   return text;
@@ -89,6 +92,9 @@ std::optional<std::string> phase_under_way_at(const RankTimeline& rank, TimeNs t
     }
     last = PhaseMark{p.name, p.step, p.t_ns};
   }
+  // On a marker (--at forward puts the playhead there) the news is the phase just reached ("step 1, after forward"),
+  // not the one that starts next.
+  if (last && last->t_ns == t_ns) return phase_under_way(nullptr, &*last);
   return phase_under_way(upcoming ? &*upcoming : nullptr, last ? &*last : nullptr);
 }
 

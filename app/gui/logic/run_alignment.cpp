@@ -5,7 +5,9 @@
 
 namespace shardscope::gui {
 
-PhaseAlignment::PhaseAlignment(const std::vector<TracePhaseMarker>& first, const std::vector<TracePhaseMarker>& second) {
+PhaseAlignment::PhaseAlignment(const std::vector<TracePhaseMarker>& first, const std::vector<TracePhaseMarker>& second,
+                               Align align) {
+  if (align == Align::Time) return;  // no pairs: every time maps to itself
   // Walk both in order; a marker of the second run matches the next marker of the first with its name and step.
   std::size_t next = 0;
   for (const TracePhaseMarker& b : second)

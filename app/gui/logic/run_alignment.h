@@ -1,7 +1,8 @@
 // Lays a second run over the first by step and phase, not by absolute time: the phase markers both runs share (same
 // name and step, in order) are matched, and a time of the second run maps linearly between its two neighbouring
 // matched markers onto the first run's clock. So a faster run's step 2 lines up with the slower run's step 2.
-// Before the first match and after the last, times shift by that match's offset.
+// Before the first match and after the last, times shift by that match's offset. Aligned by time instead (a lesson
+// about speed: a phase-aligned run's durations would be stretched onto the other's), times are taken as they are.
 #pragma once
 #include <utility>
 #include <vector>
@@ -10,9 +11,12 @@
 
 namespace shardscope::gui {
 
+enum class Align { Phase, Time };
+
 class PhaseAlignment {
  public:
-  PhaseAlignment(const std::vector<TracePhaseMarker>& first, const std::vector<TracePhaseMarker>& second);
+  PhaseAlignment(const std::vector<TracePhaseMarker>& first, const std::vector<TracePhaseMarker>& second,
+                 Align align = Align::Phase);
   // A time of the second run, on the first run's clock.
   TimeNs first_time_of(TimeNs second_t) const;
   std::size_t matched() const { return pairs_.size(); }

@@ -31,6 +31,7 @@ class TimeView {
   }
   void pan(double delta_ns) { set(t0_ + static_cast<TimeNs>(delta_ns), t1_ + static_cast<TimeNs>(delta_ns)); }
   void reset() { set(run_begin_, run_end_); }
+  void show(TimeNs begin_ns, TimeNs end_ns) { set(begin_ns, end_ns); }  // a range to look at (a lesson step's span)
   // Keeps `t` visible, scrolling by whole views (follow the playhead).
   void follow(TimeNs t) {
     if (t < t0_ || t > t1_) pan(static_cast<double>(t - t0_) - span_ns() * 0.1);

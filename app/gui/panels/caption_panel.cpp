@@ -38,7 +38,10 @@ class CaptionPanel final : public Panel {
         }
     });
     if (!out_of_memory.empty()) caption = out_of_memory;
-    const std::string phase = rank_phase ? *rank_phase : phase_under_way(playback.upcoming_phase(), playback.current_phase());
+    caption = redact(frame.hidden, caption);
+    const PhaseMark* reached = playback.current_phase();
+    const bool on_marker = reached && reached->t_ns == playback.now_ns();
+    const std::string phase = rank_phase ? *rank_phase : phase_under_way(on_marker ? nullptr : playback.upcoming_phase(), reached);
     const ImVec4 colour = out_of_memory.empty() ? ImGui::GetStyleColorVec4(ImGuiCol_Text) : ImVec4(0.8f, 0.0f, 0.0f, 1);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextColored(colour, "%s  ·  %s%s", format_duration(playback.now_ns()).c_str(), phase.empty() ? "" : (phase + " · ").c_str(),

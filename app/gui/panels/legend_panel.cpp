@@ -1,10 +1,14 @@
 // The legend at the bottom of the window: the memory categories with the accounting rules and the last status
 // message, then the timeline's op colours and its idle hatching, each group on its own line(s). On a small screen at
 // a projector's font scale the timeline's colours fold into one line with a tooltip, so the charts keep their room.
+// Presenter mode's legend (make_lesson_legend_panel) names both groups too, but only the op kinds the run on screen
+// has, never folded (a class cannot hover), and without the rules line.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,31 +27,39 @@ struct LegendItem {
   bool memory = true;  // a memory category (else a timeline op kind)
 };
 
-std::vector<LegendItem> legend_items() {
-  std::vector<LegendItem> items;
-  for (Category c : kStackingOrder) items.push_back({std::string(category_label(c)), category_rgb(c), true});
-  for (TimelineKind k : kAllTimelineKinds)
-    if (k != TimelineKind::Other) items.push_back({timeline_label(k), timeline_rgb(k), false});
-  return items;
+// The op kinds a plan's programs hold (for the lesson legend, which names only what is on screen).
+std::vector<bool> kinds_in(const Plan& plan) {
+  std::vector<bool> present(std::size(kAllTimelineKinds), false);
+  for (const Program& program : plan.programs)
+    for (const Op& op : program.ops) present[static_cast<std::size_t>(timeline_kind(op))] = true;
+  return present;
 }
+
+struct LegendStyle {
+  bool rules = true;         // the accounting rules and the status message after the memory colours
+  bool foldable = true;      // the timeline colours may fold into a tooltip when room is short
+  bool only_present = false;  // only the op kinds the run on screen has
+  std::function<bool()> hidden;  // nothing drawn while it holds (its room stays kept)
+};
 
 class LegendPanel final : public Panel {
  public:
-  explicit LegendPanel(const WindowFacts& facts) : facts_(facts) {}
+  LegendPanel(const WindowFacts& facts, LegendStyle style) : facts_(facts), style_(std::move(style)) {}
 
   // Two groups (memory, timeline), each starting on its own line; the timeline's fold into one line when the two
   // would take more than three.
-  ContentHeight content_height(const PanelFrame&, float width) override {
+  ContentHeight content_height(const PanelFrame& frame, float width) override {
     float memory_width = 0, timeline_width = ImGui::GetFontSize() * 12;  // the timeline's own idle swatch
-    for (const auto& item : legend_items())
+    for (const auto& item : legend_items(frame))
       (item.memory ? memory_width : timeline_width) += ImGui::GetFontSize() * 3 + ImGui::CalcTextSize(item.label.c_str()).x;
     const float avail = std::max(1.0f, width);
     const float memory_lines = std::ceil(memory_width / avail), timeline_lines = std::ceil(timeline_width / avail);
-    compact_ = memory_lines + timeline_lines > 3;
+    compact_ = style_.foldable && memory_lines + timeline_lines > 3;
     return {memory_lines + (compact_ ? 1 : timeline_lines), 0};
   }
 
   void draw(const PanelFrame& frame) override {
+    if (style_.hidden && style_.hidden()) return;
     const float right_edge = ImGui::GetWindowContentRegionMax().x;
     const float square = ImGui::GetFontSize();
     bool first = true, memory = true;
@@ -58,16 +70,20 @@ class LegendPanel final : public Panel {
     };
     ImGui::TextDisabled("memory");
     ImGui::SameLine();
-    for (const LegendItem& item : legend_items()) {
+    for (const LegendItem& item : legend_items(frame)) {
       if (memory && !item.memory) {
-        const std::string rules = frame.store.header().accounting_rules;
-        const std::string rules_text = rules + (facts_.status.empty() ? "" : " · ") + facts_.status;
-        place(ImGui::CalcTextSize(rules_text.c_str()).x);
-        ImGui::TextDisabled("%s", rules_text.c_str());
+        if (style_.rules) {
+          const std::string rules = frame.store.header().accounting_rules;
+          const std::string rules_text = rules + (facts_.status.empty() ? "" : " · ") + facts_.status;
+          place(ImGui::CalcTextSize(rules_text.c_str()).x);
+          ImGui::TextDisabled("%s", rules_text.c_str());
+        } else {
+          ImGui::NewLine();
+        }
         memory = false;
         first = true;
         if (compact_) {
-          draw_folded_timeline_colours(square);
+          draw_folded_timeline_colours(frame, square);
           return;
         }
         ImGui::TextDisabled("timeline");
@@ -96,11 +112,11 @@ class LegendPanel final : public Panel {
   }
 
  private:
-  static void draw_folded_timeline_colours(float square) {
+  void draw_folded_timeline_colours(const PanelFrame& frame, float square) {
     ImGui::TextDisabled("timeline colours: hover here");
     if (!ImGui::IsItemHovered()) return;
     ImGui::BeginTooltip();
-    for (const LegendItem& entry : legend_items())
+    for (const LegendItem& entry : legend_items(frame))
       if (!entry.memory) {
         ImGui::ColorButton(entry.label.c_str(), ImGui::ColorConvertU32ToFloat4(to_imgui_color(entry.rgb)),
                            ImGuiColorEditFlags_NoTooltip, ImVec2(square, square));
@@ -111,12 +127,36 @@ class LegendPanel final : public Panel {
     ImGui::EndTooltip();
   }
 
+  std::vector<LegendItem> legend_items(const PanelFrame& frame) {
+    std::vector<LegendItem> items;
+    for (Category c : kStackingOrder) items.push_back({std::string(category_label(c)), category_rgb(c), true});
+    std::vector<bool> present(std::size(kAllTimelineKinds), true);
+    if (style_.only_present) {
+      const auto plan = frame.store.header().plan;
+      if (plan.get() != plan_) {  // scanned once a plan: a plan holds up to millions of ops
+        plan_ = plan.get();
+        present_ = plan ? kinds_in(*plan) : std::vector<bool>(std::size(kAllTimelineKinds), false);
+      }
+      present = present_;
+    }
+    for (TimelineKind k : kAllTimelineKinds)
+      if (k != TimelineKind::Other && present[static_cast<std::size_t>(k)]) items.push_back({timeline_label(k), timeline_rgb(k), false});
+    return items;
+  }
+
   const WindowFacts& facts_;
+  LegendStyle style_;
   bool compact_ = false;  // the timeline's colours folded into a tooltip (little room)
+  const Plan* plan_ = nullptr;
+  std::vector<bool> present_;
 };
 
 }  // namespace
 
-std::unique_ptr<Panel> make_legend_panel(PanelContext& context) { return std::make_unique<LegendPanel>(context.facts); }
+std::unique_ptr<Panel> make_legend_panel(PanelContext& context) { return std::make_unique<LegendPanel>(context.facts, LegendStyle{}); }
+
+std::unique_ptr<Panel> make_lesson_legend_panel(PanelContext& context, std::function<bool()> hidden) {
+  return std::make_unique<LegendPanel>(context.facts, LegendStyle{false, false, true, std::move(hidden)});
+}
 
 }  // namespace shardscope::gui

@@ -17,11 +17,12 @@ std::unique_ptr<Panel> make_comparison_table_panel(PanelContext& context);
 std::unique_ptr<Panel> make_caption_panel(PanelContext& context);
 std::unique_ptr<Panel> make_transport_panel(PanelContext& context);
 std::unique_ptr<Panel> make_legend_panel(PanelContext& context);
+std::unique_ptr<Panel> make_scenario_fields_panel(PanelContext& context);
 
 LayoutCell chart_column(PanelContext& context) {
   return rows(/*gaps=*/true,
               fraction(0.55f, child("memory", true, leaf(panel(std::make_unique<MemoryPanel>(context.view))))),
-              child("timeline", true, leaf(panel(std::make_unique<TimelinePanel>()))),
+              child("timeline", true, leaf(panel(std::make_unique<TimelinePanel>(context.view)))),
               content(leaf(panel(make_caption_panel(context)))));
 }
 
@@ -29,9 +30,12 @@ LayoutCell main_layout(PanelContext& context) {
   return rows(/*gaps=*/false,
               columns(fraction(0.24f,
                                child("left", true,
+                                     // What a run shows comes first (at 1600 x 900 above the fold), its settings after.
                                      leaf(panel(make_run_source_panel(context)), panel(make_result_figures_panel(context)),
-                                          panel(make_plan_notes_panel(context)), panel(make_comparison_table_panel(context)),
-                                          panel(std::make_unique<DevicesPanel>(context.facts), /*separator_before=*/true))),
+                                          panel(make_comparison_table_panel(context)),
+                                          panel(std::make_unique<DevicesPanel>(context.facts), /*separator_before=*/true),
+                                          panel(make_scenario_fields_panel(context), /*separator_before=*/true),
+                                          panel(make_plan_notes_panel(context)))),
                                /*min_em=*/16, /*max_em=*/26),
                       child("right", false, chart_column(context))),
               content(leaf(panel(make_transport_panel(context)))),

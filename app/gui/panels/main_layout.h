@@ -6,8 +6,8 @@
 
 namespace shardscope::gui {
 
-// Left: where the run comes from, its figures, the plan's notes, the comparison, the device cards. Right: the chart
-// column. Bottom: the transport bar and the legend.
+// Left: where the run comes from, its figures, the comparison, the device cards, then the scenario's fields and the
+// plan's notes. Right: the chart column. Bottom: the transport bar and the legend.
 LayoutCell main_layout(PanelContext& context);
 // Memory charts (55 % of the room), the timeline under them, the caption's two lines below.
 LayoutCell chart_column(PanelContext& context);

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "gui/logic/caption.h"
 #include "gui/logic/axis_ticks.h"
 #include "gui/logic/palette.h"
 #include "gui/logic/run_alignment.h"
+#include "gui/logic/setting_differences.h"
 #include "gui/widgets/time_input.h"
 
 namespace shardscope::gui {
@@ -31,11 +33,12 @@ TraceMemorySample column_sample(const RankTimeline& rank, std::size_t from, std:
 }
 
 // The second run's total allocated as a dark outline over the first run's stack, its times mapped onto the first
-// run's clock by phase; per pixel column the highest value, so a short peak stays visible.
+// run's clock by phase (or taken as they are); per pixel column the highest value, so a short peak stays visible. A
+// second run that ran out of memory ends where it stopped, marked, instead of climbing on through the capacity.
 template <class YOf>
-void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const RankTimeline& other, const TimeView& view,
-                          float x0, float width, YOf y_of) {
-  const PhaseAlignment alignment(rank.phases, other.phases);
+void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const RankTimeline& other, std::optional<TimeNs> other_stop,
+                          Align align, const TimeView& view, float x0, float width, float data_top, YOf y_of) {
+  const PhaseAlignment alignment(rank.phases, other.phases, align);
   std::vector<ImVec2> points;  // at most three per pixel column: enter, column maximum, leave
   float column = std::numeric_limits<float>::lowest();
   Bytes level = 0, column_max = 0;
@@ -44,7 +47,9 @@ void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const Rank
     points.emplace_back(column, y_of(column_max));
     points.emplace_back(column + 1, y_of(level));
   };
+  float stop_x = -1;
   for (const TraceMemorySample& s : other.memory) {
+    if (other_stop && s.t_ns > *other_stop) break;
     const float x = static_cast<float>(view.x_of(alignment.first_time_of(s.t_ns), x0, width));
     if (x < x0) {
       level = s.allocated;
@@ -62,8 +67,23 @@ void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const Rank
   }
   close_column();
   if (points.empty()) points.emplace_back(x0, y_of(level));
-  points.emplace_back(x0 + width, y_of(level));
+  if (other_stop) {
+    stop_x = std::clamp(static_cast<float>(view.x_of(alignment.first_time_of(*other_stop), x0, width)), x0, x0 + width);
+    points.emplace_back(stop_x, y_of(level));
+  } else {
+    points.emplace_back(x0 + width, y_of(level));
+  }
   if (points.size() > 1) draw->AddPolyline(points.data(), static_cast<int>(points.size()), IM_COL32(15, 15, 15, 255), 0, 2.0f);
+  if (stop_x >= 0) {  // a cross where the compared run stopped, and what stopped it
+    const float y = y_of(level), r = ImGui::GetFontSize() * 0.3f;
+    draw->AddLine(ImVec2(stop_x - r, y - r), ImVec2(stop_x + r, y + r), IM_COL32(210, 0, 0, 255), 2.5f);
+    draw->AddLine(ImVec2(stop_x - r, y + r), ImVec2(stop_x + r, y - r), IM_COL32(210, 0, 0, 255), 2.5f);
+    const char* label = "b: out of memory";
+    const float label_width = ImGui::CalcTextSize(label).x;
+    const float label_x = stop_x + r + label_width <= x0 + width ? stop_x + r + 2 : std::max(x0, stop_x - r - 2 - label_width);
+    // Beside the cross, never up in the phase labels' strip.
+    draw->AddText(ImVec2(label_x, std::max(data_top, y - ImGui::GetFontSize() * 0.5f)), IM_COL32(210, 0, 0, 255), label);
+  }
 }
 
 // A chart's top: the capacity (and a margin) once usage passes half of it, else the highest usage and a margin.
@@ -76,9 +96,29 @@ Bytes chart_scale(Bytes highest, Bytes capacity) {
 void MemoryPanel::draw(const PanelFrame& frame) {
   one_scale = options_.one_memory_scale;
   highlight = frame.selection;
+  hidden_ = frame.hidden;
   read_with_compare(frame.store, frame.compared, [&](const TraceData& data, const TraceData* other) {
     draw_charts(data, frame.groups, frame.view, frame.playback, other);
   });
+}
+
+// The focused band's largest height over the visible time range of the focused rank's chart (every chart when no
+// rank is focused); 0 without a focused category.
+Bytes MemoryPanel::focused_band(const TraceData& data, const std::vector<RankGroup>& groups, const TimeView& view) const {
+  if (!highlight.category || !one_scale) return 0;
+  constexpr std::size_t kMaxSamples = 1'000'000;  // a lesson's runs are small; a huge trace keeps the plain scale
+  Bytes band = 0;
+  for (const RankGroup& group : groups) {
+    if (highlight.rank >= 0 && std::find(group.ranks.begin(), group.ranks.end(), highlight.rank) == group.ranks.end()) continue;
+    const RankTimeline* rank = data.rank(group.ranks.front());
+    if (!rank) continue;
+    const std::size_t first = rank->memory.first_after(0, rank->memory.size(), view.t0());
+    const std::size_t last = rank->memory.first_after(first, rank->memory.size(), view.t1());
+    if (last - first > kMaxSamples) return 0;
+    for (std::size_t i = first == 0 ? 0 : first - 1; i < last; ++i)
+      band = std::max(band, rank->memory[i].by_category[*highlight.category]);
+  }
+  return band;
 }
 
 void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view,
@@ -95,14 +135,33 @@ void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup
   }
   if (compare)  // one scale for both runs, so their heights compare
     for (const auto& r : compare->ranks) highest = std::max(highest, r.peak.allocated);
-  // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it.
-  const Bytes scale = chart_scale(highest, capacity);
-  ImGui::TextDisabled("Memory allocated by category · %s · %s%s", data.header.accounting_rules.c_str(),
-                      one_scale ? ("scale " + format_bytes(scale)).c_str() : "each device to its own peak",
-                      compare ? " · black outline: the compared run's total, aligned by step and phase" : "");
-  const float chart_height = std::max(ImGui::GetFontSize() * 5.0f,
-                                      (ImGui::GetContentRegionAvail().y) / static_cast<float>(std::min<std::size_t>(groups.size(), 4)) -
-                                          ImGui::GetFrameHeightWithSpacing());
+  // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it. A step's
+  // focused band gets the room instead: the scale stops just above the band's top, so bands above it run off the
+  // chart (said in the header) and the band is as tall as the stack under it allows.
+  Bytes scale = chart_scale(highest, capacity);
+  // A step's focused band is stacked first, on the axis, and gets the room: the scale is twice its largest height in
+  // view, so it fills half of each chart, what is stacked on it shows above and the rest runs off the top.
+  // (Not while comparing: the other run's outline is the point then, and must stay on the chart.)
+  const Bytes band = compare ? 0 : focused_band(data, groups, view);
+  const bool focus_scaled = band > 0 && band * 2 < scale;
+  if (focus_scaled) scale = band * 2;
+  ImGui::PushTextWrapPos(0.0f);  // a projector's font scale wraps the line rather than cutting it at the edge
+  std::string scale_text = one_scale ? redact(hidden_, "scale " + format_bytes(scale)) : "each device to its own peak";
+  if (focus_scaled) scale_text += ", set by the " + std::string(category_label(*highlight.category)) + " band (stacked first)";
+  ImGui::TextDisabled("Memory by category · %s · %s", data.header.accounting_rules.c_str(), scale_text.c_str());
+  // Before anyone reads the two runs' bars: what the compared run is, and what it changes.
+  if (compare) {
+    const std::string differences = describe_differences(data.header, compare->header);
+    ImGui::TextDisabled("outline: b's total, aligned by %s%s%s", options_.align == Align::Time ? "time" : "phase",
+                        differences.empty() ? "" : "; b ", differences.c_str());
+  }
+  ImGui::PopTextWrapPos();
+  // Every chart on screen at once (a projector shows 4 and 8 ranks at font scale 2 without scrolling): the room is
+  // shared out, down to a line and a half a chart; only past that do the charts scroll.
+  const std::size_t charts = std::min(groups.size(), kMaxCharts) + (groups.size() > kMaxCharts ? 1 : 0);
+  const float spacing = ImGui::GetStyle().ItemSpacing.y;
+  const float chart_height = std::max(ImGui::GetTextLineHeight() * 1.5f,
+                                      ImGui::GetContentRegionAvail().y / static_cast<float>(std::max<std::size_t>(charts, 1)) - spacing);
   ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
   if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
   for (const auto& group : groups)
@@ -212,13 +271,16 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   const TraceMemoryPeak peak = peak_before_stop(rank, stopped, capacity);  // nothing after an out of memory happened
   const bool oom = (capacity > 0 && peak.allocated > capacity) || first_out_of_memory(data, rank.rank);
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  // The margin: which ranks, their peak, and the scale.
+  // The margin: which ranks, their peak, whether they ran out of memory, and the axis' 0 — as many as the chart's
+  // height holds, in that order, so a short chart never prints one over another.
   const float line = ImGui::GetTextLineHeight();
+  const int margin_lines = static_cast<int>(height / line);
   draw->AddText(corner, IM_COL32(20, 20, 20, 255), group.label.c_str());
-  draw->AddText(ImVec2(corner.x, corner.y + line), oom ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255),
-                ("peak " + format_bytes(peak.allocated)).c_str());
-  if (oom) draw->AddText(ImVec2(corner.x, corner.y + 2 * line), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY");
-  draw->AddText(ImVec2(corner.x, corner.y + height - line), IM_COL32(130, 130, 130, 255), "0");
+  if (margin_lines >= 2)
+    draw->AddText(ImVec2(corner.x, corner.y + line), oom ? IM_COL32(210, 0, 0, 255) : IM_COL32(90, 90, 90, 255),
+                  redact(hidden_, "peak " + format_bytes(peak.allocated)).c_str());
+  if (oom && margin_lines >= 3) draw->AddText(ImVec2(corner.x, corner.y + 2 * line), IM_COL32(210, 0, 0, 255), "OUT OF MEMORY");
+  if (margin_lines >= (oom ? 4 : 3)) draw->AddText(ImVec2(corner.x, corner.y + height - line), IM_COL32(130, 130, 130, 255), "0");
   ImGui::SetCursorScreenPos(ImVec2(corner.x + margin, corner.y));
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x);
@@ -227,7 +289,13 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   const float bottom = p0.y + height;
   draw->AddRectFilled(p0, ImVec2(p0.x + width, bottom), IM_COL32(255, 255, 255, 255));
   draw->PushClipRect(p0, ImVec2(p0.x + width, bottom), true);
-  auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * height; };
+  // The phase labels have a strip of their own above the data (two rows where the chart is tall, one where it is
+  // short, none on a sliver), so no label is ever drawn over the memory it names.
+  const int strip_rows = height >= 7 * line ? 2 : height >= 4 * line ? 1 : 0;
+  const float data_top = p0.y + static_cast<float>(strip_rows) * line;
+  const float data_height = bottom - data_top;
+  if (strip_rows > 0) draw->AddLine(ImVec2(p0.x, data_top), ImVec2(p0.x + width, data_top), to_imgui_color(kGridLineRgb));
+  auto y_of = [&](Bytes b) { return bottom - static_cast<float>(static_cast<double>(b) / static_cast<double>(scale)) * data_height; };
   // Grid lines at binary steps behind the stack; their labels go over it at the right edge (below).
   const std::vector<Bytes> ticks = binary_ticks(scale);
   for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), to_imgui_color(kGridLineRgb));
@@ -237,7 +305,12 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     for (const float x : {from, to}) draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), to_imgui_color(kHighlightSpanEdgeRgb), 2.0f);
   }
 
+  // The stacking order: the focused band first (on the axis, where its height reads at a glance), then the rest.
+  std::vector<Category> stacking(std::begin(kStackingOrder), std::end(kStackingOrder));
+  if (highlight.category)
+    std::stable_partition(stacking.begin(), stacking.end(), [&](Category c) { return c == *highlight.category; });
   constexpr float kColumn = 2.0f;  // pixels per column
+  std::vector<std::pair<ImVec2, ImVec2>> focused;  // the highlighted band's rectangles, drawn again over the hatching
   // A column holds the samples after the previous column's end time up to its own.
   std::size_t from = samples_up_to(rank.memory, 0, view.t_of(p0.x - kColumn, p0.x, width));
   for (float x = p0.x; x < p0.x + width; x += kColumn) {
@@ -246,13 +319,23 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const TraceMemorySample s = column_sample(rank, from, to, t);
     from = to;
     Bytes below = 0;
-    for (Category c : kStackingOrder) {
+    for (Category c : stacking) {
       if (s.by_category[c] <= 0) continue;
-      const bool faded = highlight.category && *highlight.category != c;  // the lesson talks about another band
-      draw->AddRectFilled(ImVec2(x, y_of(below + s.by_category[c])), ImVec2(x + kColumn, y_of(below)),
-                          to_imgui_color(category_rgb(c), faded ? 70 : 255));
+      const ImVec2 top_left(x, y_of(below + s.by_category[c])), bottom_right(x + kColumn, y_of(below));
+      draw->AddRectFilled(top_left, bottom_right, to_imgui_color(category_rgb(c)));
+      if (highlight.category && *highlight.category == c) focused.push_back({top_left, bottom_right});
       below += s.by_category[c];
     }
+  }
+  // The lesson talks about one band: the others are hatched with white, not faded, so each keeps its own hue (a
+  // faded vermillion reads as pink, a faded blue as the light blue of communication buffers), and the band talked
+  // about is drawn again whole on top.
+  if (highlight.category) {
+    const float spacing = 6.0f;
+    for (float x = p0.x - height; x < p0.x + width; x += spacing)
+      draw->AddLine(ImVec2(x, bottom), ImVec2(x + height, p0.y), IM_COL32(255, 255, 255, 255), 2.0f);
+    for (const auto& [top_left, bottom_right] : focused)
+      draw->AddRectFilled(top_left, bottom_right, to_imgui_color(category_rgb(*highlight.category)));
   }
   // Labels no closer than 1.6 lines: on a short chart only every k-th tick is labelled.
   const float tick_pixels = ticks.empty() ? 1 : y_of(0) - y_of(ticks.front());
@@ -265,34 +348,33 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const std::string label = tick_label(tick);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     const ImVec2 at(p0.x + width - size.x - 4, y - size.y);
-    if (at.y < p0.y + 2 * ImGui::GetFontSize()) continue;  // the phase labels' rows: the grid line alone says enough
+    if (at.y < data_top) continue;  // above the data: the phase labels' strip
     draw->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + size.x + 2, y), IM_COL32(255, 255, 255, 190));
     draw->AddLine(ImVec2(at.x - 2, y), ImVec2(p0.x + width, y), IM_COL32(120, 120, 120, 255));
     draw->AddText(at, IM_COL32(90, 90, 90, 255), label.c_str());
   }
-  // Phase labels stack in up to three rows; where none has room, the short name goes where it overlaps least, so no
-  // marker goes unnamed. A step's end (after_step) is drawn as a step boundary: darker and thicker.
-  constexpr int kLabelRows = 3;
-  float row_free_x[kLabelRows] = {-1e9f, -1e9f, -1e9f};
+  // Phase labels fill the strip's rows left to right, the full name where it has room, else the short one, else none:
+  // a marker whose name finds no room keeps its line (hovering names it). A step's end (after_step) is drawn as a step
+  // boundary: darker and thicker.
+  std::vector<float> row_free_x(static_cast<std::size_t>(strip_rows), -1e9f);
   for (const auto& phase : rank.phases) {
     if (phase.t_ns < view.t0() || phase.t_ns > view.t1()) continue;
     const float x = static_cast<float>(view.x_of(phase.t_ns, p0.x, width));
     const bool step_end = phase.name == "after_step";
     draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), step_end ? IM_COL32(40, 40, 40, 220) : IM_COL32(90, 90, 90, 140),
                   step_end ? 2.0f : 1.0f);
-    std::string label = phase_display_name(phase.name);
-    int row = 0;
-    while (row < kLabelRows && x < row_free_x[row]) ++row;
-    if (row == kLabelRows) {
-      label = phase_short_name(phase.name);
-      row = static_cast<int>(std::min_element(row_free_x, row_free_x + kLabelRows) - row_free_x);
+    for (const std::string& label : {phase_display_name(phase.name), phase_short_name(phase.name)}) {
+      const float label_width = ImGui::CalcTextSize(label.c_str()).x;
+      if (x + 2 + label_width > p0.x + width) continue;  // would run past the chart's edge
+      const auto row = std::find_if(row_free_x.begin(), row_free_x.end(), [&](float free) { return x >= free; });
+      if (row == row_free_x.end()) continue;
+      draw->AddText(ImVec2(x + 2, p0.y + static_cast<float>(row - row_free_x.begin()) * line), IM_COL32(70, 70, 70, 255), label.c_str());
+      *row = x + 6 + label_width;
+      break;
     }
-    const float y = p0.y + static_cast<float>(row) * ImGui::GetFontSize();
-    draw->AddText(ImVec2(x + 2, y), IM_COL32(70, 70, 70, 255), label.c_str());
-    row_free_x[row] = x + 6 + ImGui::CalcTextSize(label.c_str()).x;
   }
   if (const RankTimeline* other = compare ? compare->rank(rank.rank) : nullptr)
-    draw_compare_outline(draw, rank, *other, view, p0.x, width, y_of);
+    draw_compare_outline(draw, rank, *other, run_stopped_at(*compare), options_.align, view, p0.x, width, data_top, y_of);
   if (capacity > 0 && capacity <= scale) {
     const float y = y_of(capacity);
     draw->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + width, y), IM_COL32(200, 0, 0, 255), 2.0f);

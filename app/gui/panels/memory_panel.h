@@ -21,7 +21,9 @@ class MemoryPanel final : public Panel {
   const ViewOptions& options_;
   bool one_scale = true;  // every chart on one scale, or each to its own peak (View menu), read each frame
   Highlight highlight;    // the frame's selection, read each frame
+  const std::vector<std::string>* hidden_ = nullptr;  // the frame's hidden answers, read each frame
 
+  Bytes focused_band(const TraceData& data, const std::vector<RankGroup>& groups, const TimeView& view) const;
   void draw_charts(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
                    const TraceData* compare);
   void draw_chart(const TraceData& data, const RankGroup& group, Bytes capacity, Bytes scale, TimeView& view,

@@ -6,6 +6,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <string>
 #include <vector>
 
 #include "gui/logic/highlight.h"
@@ -24,7 +25,19 @@ struct PanelFrame {
   TimeView& view;
   const Highlight& selection;  // presenter mode: the device, category and span the step points at
   ImVec2 size{0, 0};           // the layout's rectangle for this panel (width, and height where the layout fixes it)
+  // Presenter mode, before a prediction is revealed: every form of its answer ("8,008,704 B", "7.64 MiB"). Panels
+  // pass the figures they print through redact(), so no peak label or caption gives the answer away.
+  const std::vector<std::string>* hidden = nullptr;
 };
+
+// `text` with each hidden answer replaced by "?".
+inline std::string redact(const std::vector<std::string>* hidden, std::string text) {
+  if (!hidden) return text;
+  for (const std::string& h : *hidden)
+    for (std::size_t at = h.empty() ? std::string::npos : text.find(h); at != std::string::npos; at = text.find(h, at + 1))
+      text.replace(at, h.size(), "?");
+  return text;
+}
 
 // How tall a panel sized by its content is, for the layout to keep its room: in ImGui frame lines (frame height with
 // spacing; fractions allowed) plus pixels.

@@ -1,5 +1,6 @@
-// The left column's head: where the picture comes from. For a scenario, the run modes and the scenario form (a change
-// asks the window to run it again), then progress or the run's error; for a trace file, its name, whether it is
+// The left column's head: where the picture comes from. For a scenario, the run modes and the scenario picker (a
+// change asks the window to run it again; the fields come below the figures, scenario_fields_panel.cpp), then
+// progress or the run's error; for a trace file, its name, whether it is
 // complete, and its warnings; for a followed trace, what it waits for or how far it got.
 #include <imgui.h>
 
@@ -34,7 +35,7 @@ class RunSourcePanel final : public Panel {
  private:
   void draw_scenario(const WindowFacts& facts) {
     bool rerun = draw_run_mode(context_.mode, context_.gpus);
-    if (context_.form.draw(context_.edited)) {
+    if (context_.form.draw_picker(context_.edited)) {
       context_.requests.clear_startup_error = true;
       rerun = true;
     }

@@ -169,7 +169,7 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     const ImU32 colour = to_imgui_color(rgb);
     // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
     draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb - (xb - xa > 3.0f ? 1.0f : 0.0f), y1), colour);
-    if (op && xb - xa > ImGui::GetFontSize() * 2) {
+    if (op && xb - xa > ImGui::GetFontSize() * 2 && g.height >= ImGui::GetFontSize()) {  // a thin lane keeps only colours
       const ImVec4 clip(std::max(xa, g.x0) + 2, g.y0, std::min(xb, g.x0 + g.width) - 2, y1);
       const std::string label = timeline_box_label(*op);
       draw->AddText(nullptr, 0, ImVec2(clip.x, g.y0 + (g.height - ImGui::GetFontSize()) / 2),
@@ -266,12 +266,20 @@ void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
 
 // The compared run's compute ops on one lane, each box at its phase-aligned place (PhaseAlignment), coloured by kind;
 // boxes under a pixel fold into the previous one.
-void draw_compared_compute(ImDrawList* draw, const TraceData& other_data, const RankTimeline& rank,
-                           const RankTimeline& other, const LaneGeometry& g, const TimeView& view) {
-  const PhaseAlignment alignment(rank.phases, other.phases);
+// One stream of the compared run in a lane of its own, its times mapped onto this run's clock (by phase or as they
+// are): compute and communication both, so "the price is time" shows where the other run communicates.
+void draw_compared_stream(ImDrawList* draw, const TraceData& other_data, const RankTimeline& rank, const RankTimeline& other,
+                          Stream stream, Align align, const LaneGeometry& g, const TimeView& view) {
+  const PhaseAlignment alignment(rank.phases, other.phases, align);
+  // A compared run that ran out of memory did nothing after: its lanes end there, with the same red line as its outline.
+  const std::optional<TimeNs> stopped = run_stopped_at(other_data);
+  if (stopped) {
+    const float x = static_cast<float>(view.x_of(alignment.first_time_of(*stopped), g.x0, g.width));
+    if (x >= g.x0 && x <= g.x0 + g.width) draw->AddLine(ImVec2(x, g.y0), ImVec2(x, g.y0 + g.height), IM_COL32(210, 0, 0, 255), 2.0f);
+  }
   float last_x = -1e9f;
-  for (const TraceSpan& span : other.stream(Stream::Compute).spans) {
-    if (span.open()) continue;
+  for (const TraceSpan& span : other.stream(stream).spans) {
+    if (span.open() || (stopped && span.begin_ns >= *stopped)) continue;
     const float xa = static_cast<float>(view.x_of(alignment.first_time_of(span.begin_ns), g.x0, g.width));
     const float xb = static_cast<float>(view.x_of(alignment.first_time_of(span.end_ns), g.x0, g.width));
     if (xb < g.x0 || xa > g.x0 + g.width || xb <= last_x) continue;
@@ -298,7 +306,6 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
     ImGui::TextDisabled("No ops yet.");
     return;
   }
-  const float lane_height = ImGui::GetFontSize() * 1.35f;
   const float label_width = time_axis_margin();
   draw_time_ruler(view, ImGui::GetCursorScreenPos().x + label_width,
                   std::max(50.0f, ImGui::GetContentRegionAvail().x - label_width - ImGui::GetStyle().ScrollbarSize));
@@ -307,7 +314,15 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
   const bool any_copy = std::any_of(data.ranks.begin(), data.ranks.end(),
                                     [](const RankTimeline& r) { return !r.stream(Stream::Copy).spans.empty(); });
   const int stream_lanes = any_copy ? 3 : 2;
-  const int lanes = stream_lanes + (compare ? 1 : 0);  // the compared run's compute lane last
+  const int lanes = stream_lanes + (compare ? 2 : 0);  // the compared run's compute and communication lanes last
+  // Every row on screen at once where it can be (a projector cannot scroll): lanes shrink to share the room, down to
+  // a height where a row still holds its label; below a text line they keep only their colours.
+  const float line = ImGui::GetTextLineHeight();
+  // A row is its lanes, then the item spacing, half a spacing's dummy and the spacing again (below).
+  const float rows = static_cast<float>(std::max<std::size_t>(groups.size(), 1));
+  const float row_room = ImGui::GetContentRegionAvail().y / rows - ImGui::GetStyle().ItemSpacing.y * 2.5f;
+  const float lane_height = std::floor(std::clamp(row_room / static_cast<float>(lanes), line / static_cast<float>(lanes) + 1.0f,
+                                                  ImGui::GetFontSize() * 1.35f));
   const std::optional<TimeNs> stopped = run_stopped_at(data);
   std::vector<CommLane> comm_lanes;
   float lanes_x0 = 0, lanes_width = 0;
@@ -332,21 +347,23 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
       lanes_width = width;
       draw->PushClipRect(ImVec2(x0, p0.y), ImVec2(x0 + width, p0.y + lane_height * static_cast<float>(lanes)), true);
       const TraceSpan* hovered = nullptr;
-      if (const RankTimeline* other = compare ? compare->rank(r) : nullptr) {
-        const float y0 = p0.y + lane_height * static_cast<float>(stream_lanes);
-        draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
-        draw_compared_compute(draw, *compare, rank, *other, {x0, width, y0, lane_height}, view);
-      }
+      if (const RankTimeline* other = compare ? compare->rank(r) : nullptr)
+        for (const Stream stream : {Stream::Compute, Stream::Communication}) {
+          const float y0 = p0.y + lane_height * static_cast<float>(stream_lanes + (stream == Stream::Compute ? 0 : 1));
+          draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
+          draw_compared_stream(draw, *compare, rank, *other, stream, options_.align, {x0, width, y0, lane_height}, view);
+        }
       for (int lane = 0; lane < stream_lanes; ++lane) {
         const Stream stream = static_cast<Stream>(lane);
         const float y0 = p0.y + lane_height * static_cast<float>(lane);
         draw->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + width, y0 + lane_height - 1), to_imgui_color(kLaneBackgroundRgb));
-        if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
+        // The span's shade goes under the idle hatching, so the bubbles a pipeline step points at stay hatched.
         if (highlight.has_span()) {
           const float from = static_cast<float>(view.x_of(highlight.from, x0, width)), to = static_cast<float>(view.x_of(highlight.to, x0, width));
           draw->AddRectFilled(ImVec2(from, y0), ImVec2(to, y0 + lane_height - 1), to_imgui_color(kHighlightSpanRgb));
           for (const float x : {from, to}) draw->AddLine(ImVec2(x, y0), ImVec2(x, y0 + lane_height - 1), to_imgui_color(kHighlightSpanEdgeRgb), 2.0f);
         }
+        if (stream == Stream::Compute) draw_idle_hatch(draw, x0, y0, width, lane_height - 1);
         const TraceSpan* lane_hover = nullptr;
         draw_lane(draw, data, r, rank.stream(stream), {x0, width, y0, lane_height}, view, &lane_hover);
         if (lane_hover) hovered = lane_hover;
@@ -365,9 +382,11 @@ void TimelinePanel::draw_rows(const TraceData& data, const std::vector<RankGroup
       if (std::find(group.ranks.begin(), group.ranks.end(), highlight.rank) != group.ranks.end())
         draw->AddRect(ImVec2(x0 - 3, p0.y - 2), ImVec2(x0 + width + 3, p0.y + lane_height * static_cast<float>(lanes) + 2),
                       to_imgui_color(kHighlightFrameRgb), 0, 0, 4.0f);
-      for (int lane = 1; lane < lanes; ++lane)
+      // Each lane's name under the row's label, where a lane holds a line of text.
+      for (int lane = 1; lane < lanes && lane_height >= line; ++lane)
         draw->AddText(ImVec2(p0.x + ImGui::GetFontSize() * 0.5f, p0.y + lane_height * static_cast<float>(lane)),
-                      IM_COL32(110, 110, 110, 255), lane == stream_lanes ? "b: compute" : lane == 1 ? "comm" : "copy");
+                      IM_COL32(110, 110, 110, 255),
+                      lane == stream_lanes ? "b: compute" : lane == stream_lanes + 1 ? "b: comm" : lane == 1 ? "comm" : "copy");
       if (hovered && ImGui::IsItemHovered()) span_tooltip(data, r, *hovered);
       ImGui::Dummy(ImVec2(0, ImGui::GetStyle().ItemSpacing.y * 0.5f));
     }

@@ -5,17 +5,21 @@
 #include <vector>
 
 #include "gui/panels/panel.h"
+#include "gui/panels/window_facts.h"
 
 namespace shardscope::gui {
 
 class TimelinePanel final : public Panel {
  public:
-  // A row per group of identical ranks (logic/rank_group.h), drawing its first rank. A compared run's compute ops get
-  // a lane of their own under each row, their times mapped onto this run's clock by step and phase
-  // (run_alignment.h). The selection (presenter mode) frames its device's row and shades its span.
+  explicit TimelinePanel(const ViewOptions& options) : options_(options) {}
+  // A row per group of identical ranks (logic/rank_group.h), drawing its first rank. A compared run's compute and
+  // communication ops get lanes of their own under each row, their times mapped onto this run's clock by step and
+  // phase, or as they ran (ViewOptions::align, run_alignment.h). The selection (presenter mode) frames its device's
+  // row and shades its span.
   void draw(const PanelFrame& frame) override;
 
  private:
+  const ViewOptions& options_;
   Highlight highlight;  // the frame's selection, read each frame
   void draw_rows(const TraceData& data, const std::vector<RankGroup>& groups, TimeView& view, Playback& playback,
                  const TraceData* compare);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/logic/run_alignment.h"
 #include "gui/logic/run_mode.h"
 #include "memory/accounting.h"
 #include "run/gpu_inventory.h"
@@ -45,6 +46,9 @@ struct WindowRequests {
 // Choices of the View menu that panels follow.
 struct ViewOptions {
   bool one_memory_scale = true;  // every memory chart on one scale (devices compare at a glance), or each its own
+  // How a compared run is laid over this one: by phase (step 2's forward over step 2's forward: memory lessons) or by
+  // time (durations as they ran: lessons about speed). --align, a lesson step's "align".
+  Align align = Align::Phase;
 };
 
 // What a panel may be given when made: the facts (read each frame), the requests it may make, the view options, and

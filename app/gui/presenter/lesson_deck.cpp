@@ -56,8 +56,33 @@ bool LessonDeck::go_to(int index) {
   return true;
 }
 
-bool LessonDeck::next() { return go_to(step_ + 1); }
-bool LessonDeck::previous() { return go_to(step_ - 1); }
+std::vector<int> LessonDeck::path() const {
+  if (!lesson()) return {};
+  if (short_path) return lesson()->short_path();
+  std::vector<int> all(static_cast<std::size_t>(step_count()));
+  for (int i = 0; i < step_count(); ++i) all[static_cast<std::size_t>(i)] = i;
+  return all;
+}
+
+// The path's next (or previous) step after the one on screen; a step off the path (opened by number) moves to the
+// nearest path step in that direction.
+bool LessonDeck::next() {
+  for (const int i : path())
+    if (i > step_) return go_to(i);
+  return false;
+}
+
+bool LessonDeck::previous() {
+  const std::vector<int> steps = path();
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (*it < step_) return go_to(*it);
+  return false;
+}
+
+int LessonDeck::path_position() const {
+  const std::vector<int> steps = path();
+  return static_cast<int>(std::lower_bound(steps.begin(), steps.end(), step_) - steps.begin());
+}
 
 std::string LessonDeck::narration() const {
   if (!step()) return "";

@@ -31,10 +31,14 @@ class LessonDeck {
   int step_index() const { return step_; }
   int step_count() const { return lesson() ? static_cast<int>(lesson()->steps.size()) : 0; }
   const lessons::LessonStep* step() const { return lesson() ? &lesson()->steps[static_cast<std::size_t>(step_)] : nullptr; }
-  // Each returns true when the step changed; a new step starts with its prediction hidden.
+  // Each returns true when the step changed; a new step starts with its prediction hidden. next() and previous()
+  // follow the path: every step, or the lesson's short path (short_path, --path short) for a 50-minute class.
   bool next();
   bool previous();
   bool go_to(int index);
+  bool short_path = false;
+  std::vector<int> path() const;  // the steps next() walks, in order
+  int path_position() const;      // where the step on screen is on the path (0-based)
 
   bool revealed = false;  // P: the prediction's answer shows
   bool blank = false;     // B: the screen is black

@@ -1,5 +1,5 @@
 // Presenter mode's layout table: the lesson's title line, the narration beside the chart column (or the ring demo
-// for an all-reduce step), and the memory colours along the bottom.
+// for an all-reduce step), and both legends (memory categories, the op kinds on screen) along the bottom.
 #pragma once
 #include "gui/panels/layout.h"
 #include "gui/panels/window_facts.h"

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "gui/presenter/presenter_style.h"
+#include "lessons/expression.h"
 #include "gui/window/shardscope_ui.h"
 
 namespace shardscope::gui {
@@ -29,6 +30,7 @@ void ShardScopeUi::enter_presenter(const std::string& lesson_id) {
     if (!options_.font_scale_set) font_scale_ = 2.0f;
   }
   presenter_ = true;
+  deck_.short_path = options_.short_path;
   if (!lesson_id.empty() && !deck_.open(lesson_id))
     status_ = "no lesson '" + lesson_id + "'; pick one";
   if (deck_.lesson()) apply_lesson_step();
@@ -60,6 +62,7 @@ void ShardScopeUi::apply_lesson_step() {
     shown_lesson_scenario_ = key;
   }
   compare_name_.clear();
+  view_options_.align = step->align_by_time ? Align::Time : Align::Phase;
   if (const lessons::LessonScenario* other = step->compare.empty() ? nullptr : lesson.find_scenario(step->compare)) {
     if (const std::string key = scenario_to_json(*other->scenario); key != compared_lesson_scenario_) {
       compare_session_.simulate(*other->scenario);
@@ -108,6 +111,7 @@ void ShardScopeUi::place_lesson_anchor() {
   playback_.pause();
   view_.reset();
   playback_.seek(std::min(t, playback_.end_ns()));
+  focus_time_view(step, playback_.now_ns());
   Highlight highlight;
   highlight.rank = step.highlight.rank;
   highlight.category = step.highlight.category;
@@ -121,6 +125,30 @@ void ShardScopeUi::place_lesson_anchor() {
   }
   selection_ = highlight;
   anchor_pending_ = false;
+}
+
+void ShardScopeUi::show_lesson_step(int index, bool revealed) {
+  if (deck_.go_to(index) || index == deck_.step_index()) apply_lesson_step();
+  deck_.revealed = revealed;
+}
+
+bool ShardScopeUi::lesson_step_ready() const {
+  return presenter_ && deck_.lesson() && deck_.evaluated() && !anchor_pending_ && idle();
+}
+
+// A step's span is at least a fifth of the timeline's width (a short backward in a long run would be a sliver): the
+// view narrows to about two and a half times the span around it, taking in the playhead where the step put it.
+void ShardScopeUi::focus_time_view(const lessons::LessonStep& step, TimeNs playhead) {
+  if (step.highlight.from.empty()) return;
+  const PhaseMark* from = playback_.find_phase(step.highlight.from);
+  const PhaseMark* to = playback_.find_phase(step.highlight.to);
+  if (!from || !to || to->t_ns <= from->t_ns) return;
+  const TimeNs span = to->t_ns - from->t_ns;
+  if (span * 5 >= playback_.end_ns()) return;  // already a fifth of the whole run
+  TimeNs begin = from->t_ns - span * 3 / 4, end = to->t_ns + span * 3 / 4;
+  begin = std::min(begin, playhead - span / 4);
+  end = std::max(end, playhead + span / 4);
+  view_.show(std::max<TimeNs>(begin, 0), end);
 }
 
 void ShardScopeUi::handle_presenter_keys() {
@@ -169,6 +197,14 @@ void ShardScopeUi::presenter_frame() {
   }
   if (deck_.lesson()) {
     fill_facts();
+    hidden_answers_.clear();
+    const lessons::LessonStep* step = deck_.step();
+    if (step && step->predict && !deck_.revealed && !options_.reveal && deck_.evaluated()) {
+      try {
+        hidden_answers_ = deck_.evaluated()->answer_giveaways(*step->predict);
+      } catch (const lessons::ExpressionError&) {  // the narration says the answer cannot be computed
+      }
+    }
     draw_layout(presenter_layout_, panel_frame());
   } else {
     draw_lesson_picker();

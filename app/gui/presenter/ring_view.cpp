@@ -15,7 +15,8 @@ namespace shardscope::gui {
 
 namespace {
 
-constexpr std::uint32_t kReceivedRgb = 0xF0E442;  // Okabe–Ito yellow: what moved in this step
+// Lavender: no memory category or op kind has it, so a chunk that just moved is not read as "activations" (yellow).
+constexpr std::uint32_t kReceivedRgb = 0xC9B8E8;  // what moved in this step
 constexpr std::uint32_t kFinishedRgb = 0xB9E4D4;  // pale bluish green: the element holds the full sum
 
 std::string number_text(float v) {

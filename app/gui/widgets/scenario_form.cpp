@@ -85,13 +85,23 @@ void describe_strategy(StrategyKind kind) {
 }  // namespace
 
 bool ScenarioForm::draw(Scenario& scenario) {
+  const bool picked = draw_picker(scenario);
+  const bool edited = draw_fields(scenario);
+  return picked || edited;
+}
+
+bool ScenarioForm::draw_picker(Scenario& scenario) {
   const bool picked = draw_builtin_picker(scenario);
-  bool changed = picked;
   if (!scenario.description.empty()) {  // what the scenario is for, before its settings
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.15f, 0.15f, 0.15f, 1));
     ImGui::TextWrapped("%s", scenario.description.c_str());
     ImGui::PopStyleColor();
   }
+  return picked;
+}
+
+bool ScenarioForm::draw_fields(Scenario& scenario) {
+  bool changed = false;
   // Labels get up to 9 em but never more than 45 % of the column, so value boxes stay usable at projector font scales.
   ImGui::PushItemWidth(-std::min(ImGui::GetFontSize() * 9, ImGui::GetContentRegionAvail().x * 0.45f));
   const StrategyKind strategy_before = scenario.strategy.kind;
@@ -107,7 +117,7 @@ bool ScenarioForm::draw(Scenario& scenario) {
   if (scenario.strategy.kind != strategy_before) drop_unused_options(scenario);
   if (!fields_.error().empty()) ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", fields_.error().c_str());
   ImGui::PopItemWidth();
-  if (changed && !picked) {  // an edited scenario is no longer the named and described one
+  if (changed) {  // an edited scenario is no longer the named and described one
     scenario.name = describe_scenario(scenario);
     scenario.description.clear();
   }

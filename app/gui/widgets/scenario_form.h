@@ -15,6 +15,10 @@ class ScenarioForm {
   explicit ScenarioForm(std::string scenarios_dir);
   // Draws the form into the current window. Returns true when `scenario` was changed by the user.
   bool draw(Scenario& scenario);
+  // Its two halves, for a layout that puts the run's figures between them: the picker (built-in scenarios, a file to
+  // open) with the scenario's description, and the fields by section.
+  bool draw_picker(Scenario& scenario);
+  bool draw_fields(Scenario& scenario);
   // Loads a scenario file into `scenario`; returns an error message or "".
   std::string open_file(const std::string& path, Scenario& scenario);
   const std::string& load_error() const { return load_error_; }

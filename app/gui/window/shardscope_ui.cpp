@@ -43,6 +43,7 @@ ShardScopeUi::ShardScopeUi(const GuiOptions& options)
       main_layout_(main_layout(panel_context_)),
       presenter_layout_(presenter_layout(presenter_context_)),
       font_scale_(options.font_scale) {
+  view_options_.align = options.align_by_time ? Align::Time : Align::Phase;
   if (!options.compare_file.empty()) load_comparison(options.compare_file);
   if (!options.follow_file.empty() || !options.connect.empty()) {
     start_following_from_options();
@@ -125,7 +126,9 @@ void ShardScopeUi::fill_facts() {
 }
 
 PanelFrame ShardScopeUi::panel_frame() {
-  return PanelFrame{*session_.store(), compared_store(), groups_, playback_, view_, selection_};
+  PanelFrame frame{*session_.store(), compared_store(), groups_, playback_, view_, selection_};
+  if (presenter_ && !hidden_answers_.empty()) frame.hidden = &hidden_answers_;
+  return frame;
 }
 
 void ShardScopeUi::carry_out_requests() {
@@ -152,6 +155,8 @@ void ShardScopeUi::refresh_after_new_run() {
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
     run_title_ = trace_scenario_name(data.header);  // "ddp · 2 × H100-80 · gpt2-tiny · adam · batch 4 · bf16"
+    // A plan for GPUs executed on CPU threads says so: its devices are the plan's, not where it ran.
+    if (data.header.source == "executor cpu" && !run_title_.empty()) run_title_ += " · executed on CPU threads";
     end = full_end = data.t_max;
     if (const auto stopped = run_stopped_at(data)) end = std::min(end, *stopped);  // playback ends where the run did
     if (const RankTimeline* first = data.rank(0))

@@ -46,6 +46,10 @@ class ShardScopeUi {
   const LessonDeck& deck() const { return deck_; }
   void enter_presenter(const std::string& lesson_id);  // "" opens the lesson picker
   void leave_presenter();
+  // The handout export (--export): show step `index` of the open lesson, revealed or not; ready once its run is in
+  // and the playhead and highlights are placed.
+  void show_lesson_step(int index, bool revealed);
+  bool lesson_step_ready() const;
 
  private:
   // The frame: facts for the panels, the layout, then what the panels asked for.
@@ -66,6 +70,7 @@ class ShardScopeUi {
   void handle_presenter_keys();
   void apply_lesson_step();     // the step's scenario (and compared one) on screen
   void place_lesson_anchor();   // once its run is in: playhead and highlights where the step says
+  void focus_time_view(const lessons::LessonStep& step, TimeNs playhead);
   void draw_lesson_picker();
   LessonDeck deck_;
   bool presenter_ = false;
@@ -85,6 +90,7 @@ class ShardScopeUi {
   Playback playback_;
   TimeView view_;
   Highlight selection_;  // presenter mode: what the lesson step points at
+  std::vector<std::string> hidden_answers_;  // presenter mode: every form of the step's answer, until P reveals it
   std::vector<RankGroup> groups_;
   std::uint64_t seen_run_ = ~0ull, seen_generation_ = ~0ull;
   double last_refresh_s_ = 0;
