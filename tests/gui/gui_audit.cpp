@@ -131,9 +131,21 @@ std::vector<std::string> focus_too_small(const lessons::LessonStep& step, const 
   if (!step.highlight.from.empty()) {
     const std::uint32_t shade = to_imgui_color(kHighlightSpanRgb);
     float best = 0;
-    for (const audit::Box& chart : charts)
+    // The shade may be drawn a column at a time (above the stack, when a band is focused): its width is the union of
+    // the shaded x ranges in the chart.
+    for (const audit::Box& chart : charts) {
+      std::vector<std::pair<float, float>> ranges;
       for (const audit::DrawnFill& f : frame.fills)
-        if (f.colour == shade && inside(f.box, chart)) best = std::max(best, f.box.width() / chart.width());
+        if (f.colour == shade && inside(f.box, chart)) ranges.emplace_back(f.box.x0, f.box.x1);
+      std::sort(ranges.begin(), ranges.end());
+      float covered = 0, reach = -1e9f;
+      for (const auto& [a, b] : ranges) {
+        if (b <= reach) continue;
+        covered += b - std::max(a, reach);
+        reach = b;
+      }
+      best = std::max(best, covered / chart.width());
+    }
     if (best < 0.2f)
       found.push_back("the focused span (" + step.highlight.from + " to " + step.highlight.to + ") is " +
                       std::to_string(static_cast<int>(best * 100)) + " % of the chart's width (wants 20 %)");

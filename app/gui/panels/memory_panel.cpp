@@ -299,11 +299,12 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   // Grid lines at binary steps behind the stack; their labels go over it at the right edge (below).
   const std::vector<Bytes> ticks = binary_ticks(scale);
   for (const Bytes tick : ticks) draw->AddLine(ImVec2(p0.x, y_of(tick)), ImVec2(p0.x + width, y_of(tick)), to_imgui_color(kGridLineRgb));
-  if (highlight.has_span()) {
-    const float from = static_cast<float>(view.x_of(highlight.from, p0.x, width)), to = static_cast<float>(view.x_of(highlight.to, p0.x, width));
-    draw->AddRectFilled(ImVec2(from, p0.y), ImVec2(to, bottom), to_imgui_color(kHighlightSpanRgb));
-    for (const float x : {from, to}) draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), to_imgui_color(kHighlightSpanEdgeRgb), 2.0f);
-  }
+  const float span_from = highlight.has_span() ? static_cast<float>(view.x_of(highlight.from, p0.x, width)) : 0;
+  const float span_to = highlight.has_span() ? static_cast<float>(view.x_of(highlight.to, p0.x, width)) : 0;
+  // Without a focused band the span's shade goes behind the data; with one it goes in after the hatching, above the
+  // stack only (the hatching would otherwise stripe it like a band).
+  if (highlight.has_span() && !highlight.category)
+    draw->AddRectFilled(ImVec2(span_from, p0.y), ImVec2(span_to, bottom), to_imgui_color(kHighlightSpanRgb));
 
   // The stacking order: the focused band first (on the axis, where its height reads at a glance), then the rest.
   std::vector<Category> stacking(std::begin(kStackingOrder), std::end(kStackingOrder));
@@ -311,6 +312,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     std::stable_partition(stacking.begin(), stacking.end(), [&](Category c) { return c == *highlight.category; });
   constexpr float kColumn = 2.0f;  // pixels per column
   std::vector<std::pair<ImVec2, ImVec2>> focused;  // the highlighted band's rectangles, drawn again over the hatching
+  std::vector<std::pair<float, float>> stack_tops;   // each column's x and the top of its stack
   // A column holds the samples after the previous column's end time up to its own.
   std::size_t from = samples_up_to(rank.memory, 0, view.t_of(p0.x - kColumn, p0.x, width));
   for (float x = p0.x; x < p0.x + width; x += kColumn) {
@@ -326,6 +328,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       if (highlight.category && *highlight.category == c) focused.push_back({top_left, bottom_right});
       below += s.by_category[c];
     }
+    stack_tops.emplace_back(x, y_of(below));
   }
   // The lesson talks about one band: the others are hatched with white, not faded, so each keeps its own hue (a
   // faded vermillion reads as pink, a faded blue as the light blue of communication buffers), and the band talked
@@ -336,7 +339,15 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       draw->AddLine(ImVec2(x, bottom), ImVec2(x + height, p0.y), IM_COL32(255, 255, 255, 255), 2.0f);
     for (const auto& [top_left, bottom_right] : focused)
       draw->AddRectFilled(top_left, bottom_right, to_imgui_color(category_rgb(*highlight.category)));
+    if (highlight.has_span())
+      for (const auto& [x, top] : stack_tops)
+        if (x + kColumn > span_from && x < span_to)
+          draw->AddRectFilled(ImVec2(std::max(x, span_from), data_top), ImVec2(std::min(x + kColumn, span_to), top),
+                              to_imgui_color(kHighlightSpanRgb));
   }
+  if (highlight.has_span())
+    for (const float x : {span_from, span_to})
+      draw->AddLine(ImVec2(x, p0.y), ImVec2(x, bottom), to_imgui_color(kHighlightSpanEdgeRgb), 2.0f);
   // Labels no closer than 1.6 lines: on a short chart only every k-th tick is labelled.
   const float tick_pixels = ticks.empty() ? 1 : y_of(0) - y_of(ticks.front());
   const std::size_t label_every = static_cast<std::size_t>(std::ceil(ImGui::GetFontSize() * 1.6f / std::max(1.0f, tick_pixels)));
