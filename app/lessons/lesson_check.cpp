@@ -5,6 +5,7 @@
 #include <cctype>
 #include <sstream>
 
+#include "core/untrusted_text.h"
 #include "lessons/expression.h"
 
 namespace shardscope::lessons {
@@ -113,11 +114,16 @@ namespace {
 bool phase_exists(const ScenarioFacts& facts, const std::string& text, int rank) {
   if (text == "end" || text == "start") return true;
   std::istringstream in(text);
-  std::string first, name;
+  std::string first, name, step_text;
   int step = -1;
   in >> first;
   name = first;
-  if (first == "step" && !(in >> step >> name)) return false;
+  if (first == "step") {  // "step K name", K a step number: "step -1 forward" is no phase
+    if (!(in >> step_text >> name)) return false;
+    const std::optional<int> count = parse_count(step_text);
+    if (!count) return false;
+    step = *count;
+  }
   if (rank < 0 || static_cast<std::size_t>(rank) >= facts.memory.ranks.size()) return false;
   const auto& phases = facts.memory.ranks[static_cast<std::size_t>(rank)].phases;
   return std::any_of(phases.begin(), phases.end(), [&](const PhaseMemory& p) { return p.name == name && (step < 0 || p.step == step); });

@@ -1,6 +1,8 @@
 // The figures of one lesson scenario and their names (lesson_facts.h).
 #include "lessons/lesson_facts.h"
 
+#include "core/untrusted_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,10 +34,10 @@ std::vector<std::string> split(const std::string& path) {
 }
 
 int rank_of(const ScenarioFacts& facts, const std::string& path, const std::string& part, int ranks) {
-  if (part.rfind("rank", 0) != 0 || part.size() == 4) unknown(facts, path, "expected rankN, got '" + part + "'");
-  const int rank = std::atoi(part.c_str() + 4);
-  if (rank < 0 || rank >= ranks) unknown(facts, path, "the run has " + std::to_string(ranks) + " ranks");
-  return rank;
+  const std::optional<int> rank = part.rfind("rank", 0) == 0 ? parse_count(std::string_view(part).substr(4)) : std::nullopt;
+  if (!rank) unknown(facts, path, "expected rankN, got '" + printable(part, 40) + "'");
+  if (*rank >= ranks) unknown(facts, path, "the run has " + std::to_string(ranks) + " ranks");
+  return *rank;
 }
 
 std::optional<TransformerConfig> transformer_of(const std::string& spec) {
@@ -64,7 +66,9 @@ const PhaseMemory& phase_of(const ScenarioFacts& facts, const std::string& path,
   std::string name = parts[at];
   int step = 0;
   if (name.rfind("step", 0) == 0 && name.size() > 4 && std::isdigit(static_cast<unsigned char>(name[4]))) {
-    step = std::atoi(name.c_str() + 4);
+    const std::optional<int> count = parse_count(std::string_view(name).substr(4));
+    if (!count) unknown(facts, path, "expected stepK with K a step number, got '" + printable(name, 40) + "'");
+    step = *count;
     if (at + 1 >= parts.size()) unknown(facts, path, "expected stepK.PHASE");
     name = parts[at + 1];
   }
@@ -190,9 +194,9 @@ Value demo_value(const ScenarioFacts& facts, const std::string& path, const std:
   if (parts.size() == 4 && (parts[1] == "result" || parts[1] == "input")) {
     const auto& buffers = parts[1] == "result" ? demo.result() : demo.steps.front().buffers;
     const auto& buffer = buffers[static_cast<std::size_t>(rank_of(facts, path, parts[2], demo.ranks))];
-    const int index = std::atoi(parts[3].c_str());
-    if (index < 0 || static_cast<std::size_t>(index) >= buffer.size()) unknown(facts, path, "no element " + parts[3]);
-    return {buffer[static_cast<std::size_t>(index)], Unit::Number};
+    const std::optional<int> index = parse_count(parts[3]);
+    if (!index || static_cast<std::size_t>(*index) >= buffer.size()) unknown(facts, path, "no element " + printable(parts[3], 40));
+    return {buffer[static_cast<std::size_t>(*index)], Unit::Number};
   }
   unknown(facts, path, "ring.ranks, ring.steps, ring.result.rankN.I or ring.input.rankN.I");
 }

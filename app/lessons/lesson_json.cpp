@@ -1,12 +1,14 @@
 // Reads lesson files (lesson.h): strict like scenario files, so a typo in a key is an error, never a silent default.
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "core/json_input.h"
+#include "core/untrusted_text.h"
 
 #include "lessons/lesson.h"
 #include "model/transformer.h"
@@ -16,6 +18,15 @@ namespace shardscope::lessons {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+constexpr std::uint64_t kMaxLessonInteger = 1'000'000;
+constexpr std::size_t kMaxDemoRanks = 16, kMaxDemoValues = 64;
+
+// [a-z][a-z0-9_]{0,63}, checked by hand: std::regex recurses once a character, so a 50,000-character id crashed it.
+bool valid_id(const std::string& id) {
+  if (id.empty() || id.size() > 64 || id[0] < 'a' || id[0] > 'z') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
 
 class Reader {
  public:
@@ -44,16 +55,23 @@ class Reader {
     if (!object[key].is_string()) fail(where + (where.empty() ? "" : ".") + key, "must be text");
     return object[key].get<std::string>();
   }
+  // Read whole, never wrapped: 4294967296 is refused, not read as 0.
   int integer(const json& object, const char* key, const std::string& where, int fallback) const {
     if (!object.contains(key)) return fallback;
-    if (!object[key].is_number_integer()) fail(where + (where.empty() ? "" : ".") + key, "must be an integer");
-    return object[key].get<int>();
+    const json& value = object[key];
+    const std::string at = where + (where.empty() ? "" : ".") + key;
+    if (!value.is_number_integer()) fail(at, "must be an integer");
+    if (value.is_number_unsigned() ? value.get<std::uint64_t>() > kMaxLessonInteger
+                                   : std::llabs(value.get<std::int64_t>()) > static_cast<long long>(kMaxLessonInteger))
+      fail(at, "must be between -" + std::to_string(kMaxLessonInteger) + " and " + std::to_string(kMaxLessonInteger));
+    return static_cast<int>(value.get<std::int64_t>());
   }
 
   LessonScenario scenario(const std::string& id, const json& entry) const {
     const std::string where = "scenarios." + id;
-    if (!std::regex_match(id, std::regex("[a-z][a-z0-9_]*")))
-      fail(where, "scenario ids are lower-case letters, digits and '_' (they are used in expressions)");
+    if (!valid_id(id))
+      fail("scenarios." + printable(id, 60), "scenario ids are 1 to 64 lower-case letters, digits and '_', starting with a "
+                                            "letter (they are used in expressions)");
     only_keys(entry, where, {"file", "scenario", "set", "all_reduce_demo"});
     LessonScenario result{id, "inline", std::nullopt, {}};
     const int sources = int(entry.contains("file")) + int(entry.contains("scenario")) + int(entry.contains("all_reduce_demo"));
@@ -91,6 +109,13 @@ class Reader {
   LessonScenario demo(const std::string& where, const std::string& id, const json& ranks) const {
     LessonScenario result{id, "inline", std::nullopt, {}};
     if (!ranks.is_array() || ranks.size() < 2) fail(where + ".all_reduce_demo", "must list at least two ranks' buffers");
+    // The demo runs a thread a rank and draws every value: a class reads a few ranks of a few values.
+    if (ranks.size() > kMaxDemoRanks)
+      fail(where + ".all_reduce_demo", std::to_string(ranks.size()) + " ranks: at most " + std::to_string(kMaxDemoRanks));
+    for (const json& buffer : ranks)
+      if (buffer.is_array() && buffer.size() > kMaxDemoValues)
+        fail(where + ".all_reduce_demo", "a rank's buffer of " + std::to_string(buffer.size()) + " values: at most " +
+                                             std::to_string(kMaxDemoValues));
     for (const json& buffer : ranks) {
       if (!buffer.is_array() || buffer.empty()) fail(where + ".all_reduce_demo", "each rank's buffer is a non-empty list of numbers");
       std::vector<float> values;

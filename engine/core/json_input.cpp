@@ -55,6 +55,27 @@ std::string path_of(const std::vector<Frame>& frames) {
   return path;
 }
 
+// nlohmann's lexer (3.11) takes a NUL byte for the end of input (for string literals) and skips a UTF-8 byte-order
+// mark, so "{...}\0garbage" and a BOM would pass: neither is JSON (RFC 8259 forbids raw control characters and
+// says a parser may ignore a BOM, not that a writer may add one), so both are refused here before nlohmann sees them.
+void check_document_bytes(const std::string& text, const std::string& source) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0)
+    throw JsonInputError(source + ": starts with a UTF-8 byte-order mark; JSON text must start with '{' or '[' "
+                                  "(save the file without a BOM)");
+  const auto nul = text.find('\0');
+  if (nul != std::string::npos)
+    throw JsonInputError(source + ": " + position_of(text, nul) + ": a NUL byte; JSON text cannot contain one");
+}
+
+// After a document nlohmann accepted (so only whitespace follows it): padding must be spaces.
+void check_trailing_spaces(const std::string& text, const std::string& source) {
+  const auto last = text.find_last_not_of(" \t\n\r");
+  const auto other = text.find_first_not_of(' ', last == std::string::npos ? 0 : last + 1);
+  if (other != std::string::npos)
+    throw JsonInputError(source + ": " + position_of(text, other) +
+                         ": only spaces may follow the JSON document (got a tab or line break)");
+}
+
 }  // namespace
 
 std::string json_error_text(const std::exception& error) {
@@ -94,6 +115,7 @@ std::string read_input_file(const std::string& path, std::int64_t max_bytes) {
 }
 
 json parse_json_input(const std::string& text, const std::string& source, const JsonInputOptions& options) {
+  check_document_bytes(text, source);
   std::vector<Frame> frames;
   const auto element_starts = [&frames] {
     if (!frames.empty() && !frames.back().object) ++frames.back().index;
@@ -131,7 +153,9 @@ json parse_json_input(const std::string& text, const std::string& source, const 
     return true;
   };
   try {
-    return json::parse(text, check);
+    json document = json::parse(text, check);
+    if (options.trailing_spaces_only) check_trailing_spaces(text, source);
+    return document;
   } catch (const json::parse_error& error) {
     throw JsonInputError(source + ": is not valid JSON: " + json_error_text(error));
   } catch (const json::out_of_range& error) {

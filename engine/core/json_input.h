@@ -34,11 +34,12 @@ std::string read_input_file(const std::string& path, std::int64_t max_bytes = kM
 struct JsonInputOptions {
   bool reject_duplicate_keys = false;  // a key twice in one object is an error (nlohmann keeps the last silently)
   int max_depth = kMaxJsonDepth;
+  bool trailing_spaces_only = false;  // safetensors pads its header with spaces: no newline or tab after the '}'
 };
 
 // Parses `text`; `source` names it in messages. Throws JsonInputError for invalid JSON (with line and column), a
-// number that overflows a double, nesting deeper than options.max_depth, and (optionally) duplicate keys (named
-// with their path: "training.batch").
+// number that overflows a double, nesting deeper than options.max_depth, anything after the document but whitespace,
+// a NUL byte or a byte-order mark, and (optionally) duplicate keys (named with their path: "training.batch").
 nlohmann::json parse_json_input(const std::string& text, const std::string& source, const JsonInputOptions& options = {});
 
 // A short description of a JSON value for messages: scalars as JSON text cut to 40 characters, arrays and objects

@@ -94,6 +94,20 @@ TEST(JsonInput, DuplicateKeysAreRefusedWhenAsked) {
             std::string::npos);
 }
 
+// nlohmann takes a NUL byte for the end of input and skips a byte-order mark: neither may make a document pass.
+TEST(JsonInput, DocumentsEndAtTheirClosingBraceWithNoNulAndNoByteOrderMark) {
+  using namespace std::string_literals;
+  EXPECT_EQ(parse_error("{\"a\": 1}\0garbage"s), "in.json: line 1, column 9: a NUL byte; JSON text cannot contain one");
+  EXPECT_EQ(parse_error("{\"a\": \"x\0y\"}"s), "in.json: line 1, column 9: a NUL byte; JSON text cannot contain one");
+  EXPECT_NE(parse_error("\xEF\xBB\xBF{}").find("starts with a UTF-8 byte-order mark"), std::string::npos);
+  EXPECT_NE(parse_error("{} x").find("is not valid JSON"), std::string::npos);
+  EXPECT_EQ(parse_error("{} \n\t"), "");  // whitespace after the document is JSON
+  // safetensors pads with spaces only.
+  EXPECT_EQ(parse_error("{}    ", {.trailing_spaces_only = true}), "");
+  EXPECT_EQ(parse_error("{}\n", {.trailing_spaces_only = true}),
+            "in.json: line 1, column 3: only spaces may follow the JSON document (got a tab or line break)");
+}
+
 TEST(JsonInput, ValuesAreDescribedBoundedAndWithoutRecursion) {
   EXPECT_EQ(describe_json_value(json(12)), "12");
   EXPECT_EQ(describe_json_value(json("abc")), "\"abc\"");

@@ -207,7 +207,7 @@ TEST(TraceFile, FilesThatAreNotReadableTracesGiveAClearError) {
   std::string not_json = trace_format::encode_preamble();
   trace_format::append_record(not_json, trace_format::RecordType::Header, "{not json");
   testing::write_bytes(file.path(), not_json);
-  EXPECT_NE(error_of(file.path()).find("header is not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of(file.path()).find("header: is not valid JSON"), std::string::npos);
 
   std::string missing_field = trace_format::encode_preamble();
   trace_format::append_record(missing_field, trace_format::RecordType::Header, R"({"format":"shardscope-trace","format_version":1})");

@@ -275,6 +275,15 @@ TEST(SafetensorsMalformed, HeaderNotAnObject) {
   EXPECT_ERROR(file_of("\"x\""), "not a JSON object");
 }
 
+// The header is '{' ... '}' and padding spaces only: nothing hides after it (nlohmann alone stops at a NUL byte).
+TEST(SafetensorsMalformed, OnlySpacesAroundTheHeader) {
+  using namespace std::string_literals;
+  EXPECT_ERROR(file_of("{}\0garbage"s), "a NUL byte");
+  EXPECT_ERROR(file_of("{}\n"), "only spaces may follow");
+  EXPECT_ERROR(file_of(" {}"), "does not begin with '{'");
+  EXPECT_ERROR(file_of("\xEF\xBB\xBF{}"), "byte-order mark");
+}
+
 TEST(SafetensorsMalformed, EntryNotAnObject) {
   EXPECT_ERROR(file_of(R"({"w":[1]})"), "tensor \"w\"", "not an object");
 }

@@ -1,6 +1,8 @@
 // Playhead movement over a run's boundaries and phase markers.
 #include "gui/logic/playback.h"
 
+#include "core/untrusted_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -87,9 +89,12 @@ const PhaseMark* Playback::find_phase(const std::string& text) const {
   in >> first;
   int step = -1;
   std::string name = first;
-  if (first == "step") {
-    in >> step >> name;
-    if (!in) return nullptr;
+  if (first == "step") {  // "step K name", K a step number ("step -1 forward" names no phase)
+    std::string step_text;
+    in >> step_text >> name;
+    const std::optional<int> count = parse_count(step_text);
+    if (!in || !count) return nullptr;
+    step = *count;
   }
   for (const auto& phase : phases_)
     if (phase.name == name && (step < 0 || phase.step == step)) return &phase;

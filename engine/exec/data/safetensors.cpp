@@ -291,12 +291,15 @@ std::vector<SafetensorsTensor> parse_safetensors(std::span<const std::byte> byte
   const std::string text(reinterpret_cast<const char*>(bytes.data() + 8), static_cast<std::size_t>(header_size));
   json header;
   try {
-    header = parse_json_input(text, source + " (header)", {.reject_duplicate_keys = true});
+    header = parse_json_input(text, source + " (header)", {.reject_duplicate_keys = true, .trailing_spaces_only = true});
   } catch (const JsonInputError& error) {
     throw SafetensorsError(error.what());
   }
   if (!header.is_object())
     throw SafetensorsError(source + ": the header is not a JSON object (got " + describe_json_value(header) + ")");
+  // The format (safetensors 0.4 README) says the header MUST begin with '{' and MAY be padded with spaces (0x20).
+  if (text[0] != '{')
+    throw SafetensorsError(source + ": the header does not begin with '{' (the safetensors format requires it)");
 
   std::vector<Entry> entries;
   entries.reserve(header.size());
