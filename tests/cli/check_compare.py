@@ -18,7 +18,7 @@ import tempfile
 
 cli = sys.argv[1]
 categories = {"parameters", "gradients", "ddp_buckets", "optimizer_state", "activations", "temporaries",
-              "communication_buffers"}
+              "communication_buffers", "gathered_parameters"}
 
 
 def run(*args, expect=0):
