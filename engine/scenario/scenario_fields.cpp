@@ -43,7 +43,6 @@ std::vector<std::string> link_names() {
   for (const auto& preset : link_presets()) names.push_back(preset.name);
   return names;
 }
-std::vector<std::string> reshard_after_forward_suggestions() { return {"true", "false"}; }
 std::vector<std::string> model_suggestions() {
   return {"mlp:20x2000", "mlp:8x512:relu", "vgg16", "gpt2-tiny", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl",
           "llama-2-7b", "llama-2-13b", "params:7.5e9"};
@@ -209,7 +208,9 @@ const std::vector<ScenarioField>& table() {
                   "backward; false: keep them from forward to backward (one all-gather a step, more memory); an int k "
                   "dividing the world: keep a 1/k slice and re-gather within groups of k ranks",
           .framework = "fully_shard(reshard_after_forward=True | False | k)",
-          .unset_means = "None: true except for the root unit", .choices = reshard_after_forward_suggestions}),
+          // Free text (true, false or a number), typed in the window's form: no suggestion list, which would make it
+          // a closed combo there.
+          .unset_means = "None: true except for the root unit"}),
       with_member<&S::strategy, &StrategySettings::fsdp_param_dtype>({
           .key = "strategy.fsdp_param_dtype", .flag = "--fsdp-param-dtype", .label = "FSDP param dtype",
           .kind = K::Choice,

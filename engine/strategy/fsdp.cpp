@@ -76,9 +76,14 @@ std::vector<std::string> fsdp_notes(const ResolvedScenario& scenario) {
       "Each all-gather holds the flat output beside the unsharded parameters it is copied into (gathered_parameters), "
       "and FSDP2 keeps the previous unit's flat output until the next copy-out: three units' worth at a forward "
       "copy-out",
-      "The backward peak: the current unit unsharded, " + std::to_string(prefetch) +
-          " prefetched all-gather output(s), the previous unit's reduce-scatter input (kept until the next one is "
-          "issued) and the current unit's full gradients, not one unit more than the steady state",
+      scenario.settings.training.no_grad
+          ? "Inference (no_grad): each unit is gathered for its forward only; a unit not resharded after its forward "
+            "(the root, by default) stays unsharded as long as the model lives"
+          : "The backward peak: the current unit unsharded, " + std::to_string(prefetch) +
+                " prefetched all-gather output(s), the previous unit's reduce-scatter input (kept until the next one is "
+                "issued) and the current unit's full gradients, not one unit more than the steady state",
+      "model.to(device) then fully_shard: model_created holds the whole fp32 model, each unit's originals freed as "
+      "its fully_shard returns (a meta-device model initialised after sharding avoids that peak; not modelled)",
       reshard.kind == ReshardAfterForward::Kind::Never
           ? "reshard_after_forward=False: every unit stays unsharded from its forward to its backward, one all-gather "
             "per unit per step instead of two"
@@ -380,12 +385,15 @@ void FsdpTraining::copy_out(int u, bool forward) {
   if (!unit.all_gather_pending) return;
   unit.all_gather_pending = false;
   const Bytes c = compute_bytes_;
+  // Under torch.no_grad a unit that is not resharded after its forward (the root by default) stays unsharded: no
+  // backward ever frees it, so it lives as long as the model.
+  const bool kept = context_.scenario.settings.training.no_grad && unit.post_forward_ranks == 0;
   if (world_ == 1) {  // wait_for_unshard's world-1 branch: empty_like(shard) per parameter, then a copy (a cast)
     std::vector<TensorSlice> pairs;
     for (int i : unit.params) {
       Param& p = params_[static_cast<std::size_t>(i)];
       p.unsharded = b_.alloc(slots_[static_cast<std::size_t>(p.slot)].name + " unsharded", p.shard_numel() * c,
-                             Category::GatheredParameters, false, compute_element_);
+                             Category::GatheredParameters, kept, compute_element_);
       pairs.push_back(whole(p.unsharded));
       pairs.push_back(whole(p.shard));
     }
@@ -400,7 +408,7 @@ void FsdpTraining::copy_out(int u, bool forward) {
     for (int i : unit.params) {  // init_all_gather_outputs / alloc_storage, group order, default stream
       Param& p = params_[static_cast<std::size_t>(i)];
       p.unsharded = b_.alloc(slots_[static_cast<std::size_t>(p.slot)].name + " unsharded", world_ * p.shard_numel() * c,
-                             Category::GatheredParameters, false, compute_element_);
+                             Category::GatheredParameters, kept, compute_element_);
       const std::int64_t piece = p.shard_numel() * world_ / ranks, at = p.offset * world_ / ranks;
       for (int j = 0; j < ranks; ++j) {
         pairs.push_back(TensorSlice{p.unsharded, j * piece * c, piece * c});
