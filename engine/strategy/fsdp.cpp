@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "scenario/fsdp_settings.h"
 
@@ -621,7 +622,6 @@ void FsdpTraining::post_backward(int u) {
       slot.grad_offset = p.offset * kFp32Bytes;
       b_.retain(result);
     }
-    unit.sharded_grad = result;
     b_.release(result);  // the views hold it now: zero_grad frees it with the last one
   } else {  // an existing sharded .grad: added into, on the reduce-scatter stream
     const OpIndex add = b_.communication_stream_copy("accumulate " + name + " reduced gradients into the sharded .grad", 3 * unit.shard_numel * 4);

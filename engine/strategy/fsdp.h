@@ -79,7 +79,6 @@ class FsdpTraining : public LocalTraining, public LayerHooks {
     TensorId flat = -1;               // the pending all-gather output (N > 1)
     OpIndex all_gather = -1;
     bool post_backward_done = false;
-    TensorId sharded_grad = -1;       // the reduce-scatter output (or its fp32 copy) whose views are the .grads
     std::vector<std::pair<int, TensorId>> grads;  // (param, unsharded gradient), until the reduce-scatter
   };
 
