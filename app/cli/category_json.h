@@ -1,5 +1,5 @@
 // A per-category byte map as the JSON object every report writes: keys are category_key() (parameters, gradients,
-// ddp_buckets, optimizer_state, activations, temporaries, communication_buffers), values bytes.
+// ddp_buckets, optimizer_state, activations, temporaries, communication_buffers, gathered_parameters), values bytes.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>

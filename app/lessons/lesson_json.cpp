@@ -150,7 +150,7 @@ class Reader {
     if (h.contains("category")) {
       const std::string key = text(h, "category", where, true);
       result.category = category_from_key(key);
-      if (!result.category) fail(where + ".category", "unknown category '" + key + "' (parameters, gradients, ddp_buckets, optimizer_state, activations, temporaries, communication_buffers)");
+      if (!result.category) fail(where + ".category", "unknown category '" + key + "' (parameters, gradients, ddp_buckets, optimizer_state, activations, temporaries, communication_buffers, gathered_parameters)");
     }
     result.from = text(h, "from", where, false);
     result.to = text(h, "to", where, false);

@@ -17,6 +17,7 @@ constexpr std::array<CategoryName, kCategoryCount> kNames = {{
     {Category::Activations, "activations", "activations"},
     {Category::Temporaries, "temporaries", "temporaries"},
     {Category::CommunicationBuffers, "communication_buffers", "communication buffers"},
+    {Category::GatheredParameters, "gathered_parameters", "gathered parameters"},
 }};
 }  // namespace
 

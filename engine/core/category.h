@@ -16,12 +16,16 @@ enum class Category : int {
   Activations,
   Temporaries,           // autograd buffers, activation gradients, library workspaces
   CommunicationBuffers,  // flat copies made for collectives
+  // Whole (unsharded) parameters a sharding strategy all-gathers for a unit's forward or backward and frees after:
+  // FSDP2's all_gather_outputs, ZeRO-3's gathered units. Apart from communication buffers, so that a student sees
+  // the sharded parameters (blue) and the gathered copies as what they are, and compare puts zero3 and fsdp side by side.
+  GatheredParameters,
 };
-constexpr int kCategoryCount = 7;
+constexpr int kCategoryCount = 8;
 
 constexpr std::array<Category, kCategoryCount> kAllCategories = {
     Category::Parameters,  Category::Gradients,   Category::DdpBuckets,          Category::OptimizerState,
-    Category::Activations, Category::Temporaries, Category::CommunicationBuffers};
+    Category::Activations, Category::Temporaries, Category::CommunicationBuffers, Category::GatheredParameters};
 
 // Stable snake_case key ("ddp_buckets"), used in JSON and CSV.
 std::string_view category_key(Category category);

@@ -105,7 +105,7 @@ const std::vector<float>* RankRunner::given_values(const ParameterInit& init) co
 void RankRunner::run_alloc(OpIndex index, const Op& op) {
   const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(op.tensor));
   current_op_ = index;
-  const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name.str());
+  const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name.str(), info.alloc_stream);
   tensors_.on_alloc(op.tensor, allocation, index);
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
   backend_.fill_zero(buffer);

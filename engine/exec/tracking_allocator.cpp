@@ -9,7 +9,7 @@
 
 namespace shardscope::exec {
 
-Allocation TrackingAllocator::allocate(Bytes bytes, Category category, std::string_view name) {
+Allocation TrackingAllocator::allocate(Bytes bytes, Category category, std::string_view name, int stream) {
   if (bytes <= 0) {
     throw std::invalid_argument("allocate '" + std::string(name) + "' (" + std::string(category_key(category)) +
                                 "): size must be positive, got " + std::to_string(bytes) + " B");
@@ -24,7 +24,7 @@ Allocation TrackingAllocator::allocate(Bytes bytes, Category category, std::stri
     throw_out_of_memory_locked(failure_plan_.budget_name + " of " + format_bytes(*failure_plan_.budget_bytes) + " exceeded", name,
                                category, bytes);
   }
-  const RawBlock block = raw_allocate(bytes);
+  const RawBlock block = raw_allocate(bytes, stream);
   if (block.data == nullptr) throw_out_of_memory_locked("the backend has no room", name, category, bytes);
 
   Allocation allocation{block.data, bytes, block.counted_bytes, category, next_id_++};
@@ -129,7 +129,7 @@ void TrackingAllocator::release_all_live() {
 
 CpuTrackingAllocator::~CpuTrackingAllocator() { release_all_live(); }
 
-TrackingAllocator::RawBlock CpuTrackingAllocator::raw_allocate(Bytes bytes) {
+TrackingAllocator::RawBlock CpuTrackingAllocator::raw_allocate(Bytes bytes, int) {
   // The cache rounds up to the alignment; the padding is not counted.
   void* data = cache_.allocate(static_cast<std::size_t>(bytes));
   if (data == nullptr) return {};

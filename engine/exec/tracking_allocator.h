@@ -83,8 +83,9 @@ class TrackingAllocator {
   TrackingAllocator(const TrackingAllocator&) = delete;
   TrackingAllocator& operator=(const TrackingAllocator&) = delete;
 
-  // A block of at least `bytes` (> 0), or OutOfMemoryError. `name` appears in events and errors.
-  Allocation allocate(Bytes bytes, Category category, std::string_view name);
+  // A block of at least `bytes` (> 0), or OutOfMemoryError. `name` appears in events and errors. `stream`: the
+  // stream PyTorch would allocate it on (TensorInfo::alloc_stream), the pool key of a caching allocator.
+  Allocation allocate(Bytes bytes, Category category, std::string_view name, int stream = 0);
   // Frees a pointer returned by allocate(); std::invalid_argument for anything else (double free included).
   void free(void* data);
 
@@ -106,7 +107,7 @@ class TrackingAllocator {
     void* data = nullptr;  // nullptr: the backend has no room
     Bytes counted_bytes = 0;
   };
-  virtual RawBlock raw_allocate(Bytes bytes) = 0;
+  virtual RawBlock raw_allocate(Bytes bytes, int stream) = 0;
   virtual void raw_free(void* data, Bytes requested_bytes) = 0;
   // What the backend holds, cached blocks included; called under the lock.
   virtual Bytes reserved_bytes_locked() const = 0;
@@ -140,7 +141,7 @@ class CpuTrackingAllocator final : public TrackingAllocator {
   ~CpuTrackingAllocator() override;
 
  protected:
-  RawBlock raw_allocate(Bytes bytes) override;
+  RawBlock raw_allocate(Bytes bytes, int stream) override;  // one pool: the host has no streams
   void raw_free(void* data, Bytes requested_bytes) override;
   Bytes reserved_bytes_locked() const override { return reserved_; }
 

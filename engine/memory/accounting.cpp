@@ -71,7 +71,7 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
       const Bytes allocated_before = allocated, reserved_before = reserved;
       bool out_of_memory = false;
       if (pytorch) {
-        const auto result = allocator.allocate(tensor.bytes);
+        const auto result = allocator.allocate(tensor.bytes, tensor.alloc_stream);
         block_of[t] = result.block;
         counted[t] = result.counted;
         out_of_memory = result.out_of_memory;
@@ -110,7 +110,7 @@ bool same_accounting_inputs(const Program& a, const Program& b) {
   if (a.ops.size() != b.ops.size() || a.tensors.size() != b.tensors.size()) return false;
   for (std::size_t t = 0; t < a.tensors.size(); ++t) {
     const TensorInfo &x = a.tensors[t], &y = b.tensors[t];
-    if (x.bytes != y.bytes || x.category != y.category || x.name != y.name) return false;
+    if (x.bytes != y.bytes || x.category != y.category || x.name != y.name || x.alloc_stream != y.alloc_stream) return false;
   }
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     const Op &x = a.ops[i], &y = b.ops[i];

@@ -15,14 +15,15 @@ Bytes CachingBlockPool::allocation_size(Bytes rounded) {
   return round_up(rounded, kRoundLarge);
 }
 
-bool CachingBlockPool::BySizeThenAddress::operator()(BlockId a, BlockId b) const {
+// c10/cuda/CUDACachingAllocator.cpp BlockComparatorSize: stream, then size, then address.
+bool CachingBlockPool::ByStreamSizeAddress::operator()(BlockId a, BlockId b) const {
   const BlockRecord& x = (*blocks)[static_cast<std::size_t>(a)];
   const BlockRecord& y = (*blocks)[static_cast<std::size_t>(b)];
-  return std::tie(x.size, x.address) < std::tie(y.size, y.address);
+  return std::tie(x.stream, x.size, x.address) < std::tie(y.stream, y.size, y.address);
 }
 
 CachingBlockPool::CachingBlockPool(SegmentSource& source)
-    : source_(source), small_free_(BySizeThenAddress{&blocks_}), large_free_(BySizeThenAddress{&blocks_}) {}
+    : source_(source), small_free_(ByStreamSizeAddress{&blocks_}), large_free_(ByStreamSizeAddress{&blocks_}) {}
 
 CachingBlockPool::BlockId CachingBlockPool::new_block(const BlockRecord& block) {
   if (!unused_ids_.empty()) {
@@ -35,13 +36,14 @@ CachingBlockPool::BlockId CachingBlockPool::new_block(const BlockRecord& block) 
   return static_cast<BlockId>(blocks_.size() - 1);
 }
 
-std::optional<CachingBlockPool::BlockId> CachingBlockPool::best_fit(bool small, Bytes size) {
-  // A probe block (size, address 0) orders before every real block of that size.
-  const BlockId probe = new_block(BlockRecord{0, size, small, false, -1, -1});
+std::optional<CachingBlockPool::BlockId> CachingBlockPool::best_fit(bool small, Bytes size, int stream) {
+  // A probe block (stream, size, address 0) orders before every real block of that stream and size; what follows it
+  // on another stream is no fit (get_free_block's `(*it)->stream != p.stream()`).
+  const BlockId probe = new_block(BlockRecord{0, size, small, false, -1, -1, stream});
   FreeSet& free_set = pool(small);
   auto it = free_set.lower_bound(probe);
   unused_ids_.push_back(probe);
-  if (it == free_set.end()) return std::nullopt;
+  if (it == free_set.end() || blocks_[static_cast<std::size_t>(*it)].stream != stream) return std::nullopt;
   const BlockId found = *it;
   free_set.erase(it);
   return found;
@@ -64,7 +66,7 @@ void CachingBlockPool::release_cached_segments() {
   }
 }
 
-std::optional<CachingBlockPool::BlockId> CachingBlockPool::new_segment(bool small, Bytes rounded) {
+std::optional<CachingBlockPool::BlockId> CachingBlockPool::new_segment(bool small, Bytes rounded, int stream) {
   const Bytes segment = allocation_size(rounded);
   std::optional<std::uintptr_t> address = source_.allocate_segment(segment);
   if (!address) {
@@ -75,21 +77,22 @@ std::optional<CachingBlockPool::BlockId> CachingBlockPool::new_segment(bool smal
   }
   reserved_ += segment;
   ++segments_;
-  return new_block(BlockRecord{*address, segment, small, false, -1, -1});
+  return new_block(BlockRecord{*address, segment, small, false, -1, -1, stream});
 }
 
-std::optional<CachingBlockPool::Block> CachingBlockPool::allocate(Bytes size) {
+std::optional<CachingBlockPool::Block> CachingBlockPool::allocate(Bytes size, int stream) {
   const Bytes rounded = round_size(size);
   const bool small = rounded <= kSmallSize;
-  std::optional<BlockId> found = best_fit(small, rounded);
-  if (!found) found = new_segment(small, rounded);
+  std::optional<BlockId> found = best_fit(small, rounded, stream);
+  if (!found) found = new_segment(small, rounded, stream);
   if (!found) return std::nullopt;
   const BlockId id = *found;
   BlockRecord& block = blocks_[static_cast<std::size_t>(id)];
   const Bytes remaining = block.size - rounded;
   const bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
   if (split) {
-    BlockRecord rest{block.address + static_cast<std::uintptr_t>(rounded), remaining, small, false, id, block.next};
+    BlockRecord rest{block.address + static_cast<std::uintptr_t>(rounded), remaining, small, false, id, block.next,
+                     block.stream};
     block.size = rounded;
     const BlockId rest_id = new_block(rest);
     BlockRecord& self = blocks_[static_cast<std::size_t>(id)];  // new_block may have reallocated

@@ -6,14 +6,20 @@
 // - pools: ≤ 1 MiB (kSmallSize) small pool, else large pool;
 // - get_allocation_size: new segment of 2 MiB (kSmallBuffer) for small requests, 20 MiB (kLargeBuffer) for
 //   requests under 10 MiB (kMinLargeAlloc), otherwise the request rounded up to 2 MiB (kRoundLarge);
-// - get_free_block: best fit among cached free blocks of the pool (smallest size, then lowest address);
+// - get_free_block: best fit among cached free blocks of the pool *of the requesting stream* (smallest size, then
+//   lowest address): BlockComparatorSize orders a pool's free blocks by (stream, size, address) and get_free_block
+//   takes the lower_bound of (stream, size) only if it is on that stream, so a block freed by one stream is never
+//   handed to another, and a segment (with every block split from it) belongs to the stream that allocated it;
 // - should_split: small pool if ≥ 512 B would remain, large pool only if > 1 MiB would remain; an unsplit block
 //   counts whole in memory_allocated (stats.allocated_bytes += block->size);
 // - free: the count drops at once; the block merges with free neighbours of its segment and stays cached;
 // - when the source has no room (cudaMalloc fails), release_cached_blocks frees every fully free segment and
 //   the allocation is tried once more.
-// Blocks are not keyed by stream: the executor frees a block only after every stream that used it is done
-// (exec/rank_runner.cpp), which is what record_stream's deferred free achieves in PyTorch.
+// `stream` is the stream current when a tensor was allocated (TensorInfo::alloc_stream; 0 = the default stream).
+// Every strategy allocates on stream 0, except FSDP2, whose all-gather and reduce-scatter buffers come from its own
+// streams: there the per-stream pools decide memory_reserved (and, through splits, memory_allocated). The executor
+// frees a block only after every stream that used it is done (exec/rank_runner.cpp), which is what
+// record_stream's deferred free achieves in PyTorch.
 // Not thread-safe. Depends on core/ only.
 #pragma once
 #include <cstdint>
@@ -57,8 +63,9 @@ class CachingBlockPool {
     std::uintptr_t address = 0;
     Bytes size = 0;  // what memory_allocated counts
   };
-  // nullopt: the source had no room, even after the cached free segments were released.
-  std::optional<Block> allocate(Bytes size);
+  // nullopt: the source had no room, even after the cached free segments were released. `stream`: the pool key
+  // (the CUDA stream current at the allocation, 0 = default).
+  std::optional<Block> allocate(Bytes size, int stream = 0);
   void free(BlockId block);
   // torch.cuda.empty_cache(): hands every fully free segment back to the source.
   void release_cached_segments();
@@ -74,16 +81,17 @@ class CachingBlockPool {
     bool small_pool = false;
     bool allocated = false;
     BlockId prev = -1, next = -1;  // neighbours within the segment
+    int stream = 0;                // the stream whose pool the block (and its segment) belongs to
   };
-  struct BySizeThenAddress {
+  struct ByStreamSizeAddress {  // BlockComparatorSize
     const std::vector<BlockRecord>* blocks;
     bool operator()(BlockId a, BlockId b) const;
   };
-  using FreeSet = std::set<BlockId, BySizeThenAddress>;
+  using FreeSet = std::set<BlockId, ByStreamSizeAddress>;
 
   FreeSet& pool(bool small) { return small ? small_free_ : large_free_; }
-  std::optional<BlockId> best_fit(bool small, Bytes size);
-  std::optional<BlockId> new_segment(bool small, Bytes rounded);
+  std::optional<BlockId> best_fit(bool small, Bytes size, int stream);
+  std::optional<BlockId> new_segment(bool small, Bytes rounded, int stream);
   BlockId new_block(const BlockRecord& block);
 
   SegmentSource& source_;

@@ -11,13 +11,13 @@ std::optional<std::uintptr_t> CachingAllocatorModel::VirtualSegments::allocate_s
   return address;
 }
 
-CachingAllocatorModel::Allocation CachingAllocatorModel::allocate(Bytes size) {
-  std::optional<CachingBlockPool::Block> block = pool_.allocate(size);
+CachingAllocatorModel::Allocation CachingAllocatorModel::allocate(Bytes size, int stream) {
+  std::optional<CachingBlockPool::Block> block = pool_.allocate(size, stream);
   if (block) return {block->id, block->size, false};
   // The pool already released the cached segments and retried: what a real device would refuse, the model
   // places anyway (flagged), so the report can say how far over the capacity the plan goes.
   segments_.overcommit = true;
-  block = pool_.allocate(size);
+  block = pool_.allocate(size, stream);
   segments_.overcommit = false;
   return {block->id, block->size, true};
 }

@@ -1,4 +1,4 @@
-// A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp) on one device and one stream,
+// A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp) on one device, a pool per stream,
 // giving what torch.cuda.memory_allocated() and memory_reserved() report. The rules live in memory/block_pool.h
 // (shared with the CUDA executor's real allocator); this model feeds them virtual segments from a device of a
 // given capacity and, unlike a real device, goes on past the capacity so that the accounting can show by how
@@ -34,7 +34,7 @@ class CachingAllocatorModel {
     Bytes counted;      // what memory_allocated grows by (the block size)
     bool out_of_memory;  // the device could not hold it even after freeing cached segments; counted anyway
   };
-  Allocation allocate(Bytes size);
+  Allocation allocate(Bytes size, int stream = 0);  // stream: the pool key (block_pool.h)
   void free(BlockId block) { pool_.free(block); }
 
   Bytes allocated() const { return pool_.allocated(); }

@@ -61,6 +61,10 @@ struct TensorInfo {
   Category category = Category::Temporaries;
   bool persistent = false;  // allowed to be live when the program ends (parameters, states, user-held tensors)
   ElementType element = ElementType::Fp32;  // what its bytes hold, for executors (plan/element_type.h)
+  // The CUDA stream current when PyTorch allocates it: the caching allocator keeps a pool per stream and never
+  // hands a block freed on one stream to another (memory/block_pool.h). 0 = the default stream; FSDP2 allocates
+  // on three more (strategy/fsdp.h names them).
+  std::uint8_t alloc_stream = 0;
   ParameterInits initial_values;  // empty: executors zero the tensor
 };
 

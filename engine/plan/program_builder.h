@@ -40,6 +40,8 @@ class ProgramBuilder {
   void release(TensorId tensor);  // one holder fewer; emits Free at zero
   int holders(TensorId tensor) const { return refcount_.at(tensor); }
   const TensorInfo& tensor(TensorId tensor) const { return program_.tensors.at(tensor); }
+  // The stream `tensor` is allocated on, as the caching allocator's pool key (TensorInfo::alloc_stream).
+  void set_alloc_stream(TensorId tensor, std::uint8_t stream) { program_.tensors.at(tensor).alloc_stream = stream; }
   // What an executor writes into `tensor` when it is allocated (parameters; everything else starts at zero).
   void add_initial_values(TensorId tensor, ParameterInit init) { program_.tensors.at(tensor).initial_values.push_back(std::move(init)); }
 

@@ -70,6 +70,10 @@ template <>
 struct Codec<Zero2Reduce> : EnumCodec<Zero2Reduce, zero2_reduce_name, parse_zero2_reduce> {};
 template <>
 struct Codec<Zero3Init> : EnumCodec<Zero3Init, zero3_init_name, parse_zero3_init> {};
+template <>
+struct Codec<FsdpUnits> : EnumCodec<FsdpUnits, fsdp_units_name, parse_fsdp_units> {};
+template <>
+struct Codec<DistBackend> : EnumCodec<DistBackend, dist_backend_name, parse_dist_backend> {};
 
 // A count where 0 means "derive it" (cluster.world): unset <-> 0.
 struct ZeroIsUnset {

@@ -41,6 +41,10 @@ const std::array<std::pair<Zero2Reduce, const char*>, 2> kZero2Reduce = {{{Zero2
                                                                          {Zero2Reduce::AllReduce, "all-reduce"}}};
 const std::array<std::pair<Zero3Init, const char*>, 2> kZero3Init = {{{Zero3Init::Partitioned, "partitioned"},
                                                                      {Zero3Init::Materialize, "materialize"}}};
+const std::array<std::pair<FsdpUnits, const char*>, 3> kFsdpUnits = {
+    {{FsdpUnits::Layer, "layer"}, {FsdpUnits::Block, "block"}, {FsdpUnits::Model, "model"}}};
+const std::array<std::pair<DistBackend, const char*>, 2> kDistBackend = {{{DistBackend::Nccl, "nccl"},
+                                                                         {DistBackend::Gloo, "gloo"}}};
 }  // namespace
 
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
@@ -55,6 +59,10 @@ std::string zero2_reduce_name(Zero2Reduce mode) { return name_of(kZero2Reduce, m
 std::optional<Zero2Reduce> parse_zero2_reduce(const std::string& text) { return lookup(kZero2Reduce, text); }
 std::string zero3_init_name(Zero3Init mode) { return name_of(kZero3Init, mode); }
 std::optional<Zero3Init> parse_zero3_init(const std::string& text) { return lookup(kZero3Init, text); }
+std::string fsdp_units_name(FsdpUnits units) { return name_of(kFsdpUnits, units); }
+std::optional<FsdpUnits> parse_fsdp_units(const std::string& text) { return lookup(kFsdpUnits, text); }
+std::string dist_backend_name(DistBackend backend) { return name_of(kDistBackend, backend); }
+std::optional<DistBackend> parse_dist_backend(const std::string& text) { return lookup(kDistBackend, text); }
 
 namespace {
 template <typename Enum, std::size_t N>
@@ -71,6 +79,8 @@ std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
 std::vector<std::string> accounting_names() { return names_of(kAccounting); }
 std::vector<std::string> zero2_reduce_names() { return names_of(kZero2Reduce); }
 std::vector<std::string> zero3_init_names() { return names_of(kZero3Init); }
+std::vector<std::string> fsdp_units_names() { return names_of(kFsdpUnits); }
+std::vector<std::string> dist_backend_names() { return names_of(kDistBackend); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 
@@ -176,11 +186,17 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     options.inplace_relu = *scenario.model.inplace_relu;
   }
   options.seq = scenario.training.seq;
-  options.activation_element_bytes = is_mixed_precision(scenario.training.dtype) ? 2 : 4;
+  // fsdp's MixedPrecisionPolicy(param_dtype=bf16 / fp16) runs the forward in that dtype, as training.dtype does.
+  const bool fsdp_16_bit = scenario.strategy.kind == StrategyKind::Fsdp && scenario.strategy.fsdp_param_dtype &&
+                           is_mixed_precision(*scenario.strategy.fsdp_param_dtype);
+  options.activation_element_bytes = is_mixed_precision(scenario.training.dtype) || fsdp_16_bit ? 2 : 4;
   options.checkpoint = scenario.training.checkpoint;
   const auto build_model = [&] {
     try {
       resolved.model = parse_model_spec(scenario.model.spec, options);
+      // An MLP's activations follow its parameters' dtype only under FSDP2's cast: the root casts the input and
+      // every Linear then computes in param_dtype (training.dtype's mixed precision keeps them fp32 here).
+      if (fsdp_16_bit) resolved.model.activation_element_bytes = 2;
     } catch (const SequenceLengthError& error) {
       throw ScenarioError("training.seq", error.what());
     } catch (const ModelSpecError& error) {
@@ -218,7 +234,7 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
                                              std::to_string(cluster.world) + ")");
   if (cluster.world > rules.max_world)
     throw ScenarioError("cluster.world", std::string(rules.max_world_reason) + " (got " + std::to_string(cluster.world) + ")");
-  if (rules.check) rules.check(resolved.settings);
+  if (rules.check) rules.check(resolved.settings, resolved.model);
   if (training.no_grad && !rules.no_inference.empty())
     throw ScenarioError("training.no_grad", std::string(rules.no_inference));
 

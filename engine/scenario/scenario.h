@@ -17,7 +17,7 @@
 namespace shardscope {
 
 enum class StrategyKind {
-  Single, DataParallel, BalancedDataParallel, Ddp, Zero1, Zero2, Zero3,
+  Single, DataParallel, BalancedDataParallel, Ddp, Zero1, Zero2, Zero3, Fsdp,
   ModelParallel, PipelineGPipe, Pipeline1F1B
 };
 enum class LossKind { Mse, CrossEntropy };
@@ -28,6 +28,12 @@ enum class Zero2Reduce { ReduceScatter, AllReduce };
 // zero3: how the model comes to be sharded: created as shards (deepspeed.zero.Init, FSDP from the meta device), or
 // built whole on the device and then sharded.
 enum class Zero3Init { Partitioned, Materialize };
+// fsdp: which modules fully_shard is called on (each call is one unit), besides the root: every layer with
+// parameters, every transformer block, or the root alone.
+enum class FsdpUnits { Layer, Block, Model };
+// The torch.distributed process-group backend: NCCL (a GPU per rank) or gloo (CUDA tensors through host memory,
+// with device temporaries of its own).
+enum class DistBackend { Nccl, Gloo };
 
 struct ModelSettings {
   std::string spec = "mlp:20x2000";
@@ -65,6 +71,7 @@ struct StrategySettings {
   int dp_zero_stage = 0;
   // zero3: how many units ahead are all-gathered before they are needed (FSDP backward/forward prefetch;
   // 0 = none, 1 = FSDP's BACKWARD_PRE default, holding the current and the next unit).
+  // fsdp: units all-gathered ahead in backward (1 = FSDP2's implicit prefetch; more: set_modules_to_backward_prefetch).
   int prefetch = 1;
   // zero2: DeepSpeed reduce_bucket_size as MiB of model-dtype gradients (unset: DeepSpeed's 5e8 elements).
   // zero3: the least size of a reduce-scatter buffer (unset: one unit's gradients, as FSDP).
@@ -77,6 +84,17 @@ struct StrategySettings {
   Zero2Reduce zero2_reduce = Zero2Reduce::ReduceScatter;
   // zero3: partitioned (only the rank's shards are ever allocated) or materialize (whole model first, then sharded).
   Zero3Init zero3_init = Zero3Init::Partitioned;
+  // fsdp: the units (unset: block for a model with transformer blocks, else layer).
+  std::optional<FsdpUnits> fsdp_units;
+  // fsdp: fully_shard's reshard_after_forward as text: "" (None: True except for the root), "true", "false", or a
+  // number of ranks k dividing the world (the unsharded parameters kept as 1/k after forward). Parsed and checked by
+  // scenario/fsdp_settings.h.
+  std::string reshard_after_forward;
+  // fsdp: MixedPrecisionPolicy(param_dtype=, reduce_dtype=); unset = None (the parameters' fp32; the gradients').
+  std::optional<Dtype> fsdp_param_dtype;
+  std::optional<Dtype> fsdp_reduce_dtype;
+  // fsdp: init_process_group(backend=).
+  DistBackend dist_backend = DistBackend::Nccl;
 };
 
 struct AccountingSettings {
@@ -150,6 +168,10 @@ std::string zero2_reduce_name(Zero2Reduce mode);
 std::optional<Zero2Reduce> parse_zero2_reduce(const std::string& text);
 std::string zero3_init_name(Zero3Init mode);
 std::optional<Zero3Init> parse_zero3_init(const std::string& text);
+std::string fsdp_units_name(FsdpUnits units);
+std::optional<FsdpUnits> parse_fsdp_units(const std::string& text);
+std::string dist_backend_name(DistBackend backend);
+std::optional<DistBackend> parse_dist_backend(const std::string& text);
 std::string all_strategy_names();
 // The names each enum accepts, in declaration order (the field table's choices).
 std::vector<std::string> strategy_names();
@@ -159,6 +181,8 @@ std::vector<std::string> checkpoint_names();
 std::vector<std::string> accounting_names();
 std::vector<std::string> zero2_reduce_names();
 std::vector<std::string> zero3_init_names();
+std::vector<std::string> fsdp_units_names();
+std::vector<std::string> dist_backend_names();
 // The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
 std::vector<std::string> gpu_arch_names();
 std::vector<std::string> cublas_workspace_policy_names();  // "per-thread", "autograd-only"

@@ -161,8 +161,11 @@ const std::vector<ScenarioField>& table() {
           .framework = "Megatron-LM --use-distributed-optimizer", .min = 0, .max = 1}),
       with_member<&S::strategy, &StrategySettings::prefetch>({
           .key = "strategy.prefetch", .flag = "--prefetch", .label = "Prefetch (units)", .kind = K::Integer,
-          .help = "Units all-gathered ahead of use (0 = none; 1 holds the current and the next unit)",
-          .framework = "FSDP backward_prefetch=BACKWARD_PRE / DeepSpeed stage3_prefetch_bucket_size", .min = 0,
+          .help = "Units all-gathered ahead of use: zero3 0 = none, 1 holds the current and the next unit; fsdp: in "
+                  "backward, at least 1 (FSDP2's implicit prefetch of the previous unit)",
+          .framework = "FSDP2: implicit backward prefetch of 1 unit, more with module.set_modules_to_backward_prefetch(); "
+                       "FSDP1 backward_prefetch=BACKWARD_PRE; DeepSpeed stage3_prefetch_bucket_size",
+          .min = 0,
           .max = 8}),
       with_member<&S::strategy, &StrategySettings::reduce_bucket_mb>({
           .key = "strategy.reduce_bucket_mb", .flag = "--reduce-bucket-mb", .label = "Reduce bucket (MiB)",
@@ -191,6 +194,42 @@ const std::vector<ScenarioField>& table() {
                   "at creation)",
           .framework = "deepspeed.zero.Init / FSDP(module on device 'meta', param_init_fn=)",
           .choices = zero3_init_names}),
+      with_member<&S::strategy, &StrategySettings::fsdp_units>({
+          .key = "strategy.fsdp_units", .flag = "--fsdp-units", .label = "FSDP units", .kind = K::Choice,
+          .help = "Which modules are wrapped, each one unit all-gathered and resharded together: layer (every layer "
+                  "with parameters), block (every transformer block), model (the root only); the root is always "
+                  "wrapped last and takes what is left",
+          .framework = "fully_shard(module) on each layer / each transformer block, then fully_shard(model)",
+          .unset_means = "block for a transformer, else layer", .choices = fsdp_units_names}),
+      with_empty_unset_member<&S::strategy, &StrategySettings::reshard_after_forward>({
+          .key = "strategy.reshard_after_forward", .flag = "--reshard-after-forward", .label = "Reshard after forward",
+          .kind = K::Text,
+          .help = "true: free each unit's unsharded parameters after its forward and all-gather them again for its "
+                  "backward; false: keep them from forward to backward (one all-gather a step, more memory); an int k "
+                  "dividing the world: keep a 1/k slice and re-gather within groups of k ranks",
+          .framework = "fully_shard(reshard_after_forward=True | False | k)",
+          // Free text (true, false or a number), typed in the window's form: no suggestion list, which would make it
+          // a closed combo there.
+          .unset_means = "None: true except for the root unit"}),
+      with_member<&S::strategy, &StrategySettings::fsdp_param_dtype>({
+          .key = "strategy.fsdp_param_dtype", .flag = "--fsdp-param-dtype", .label = "FSDP param dtype",
+          .kind = K::Choice,
+          .help = "The dtype the all-gathered parameters, activations and unsharded gradients take; the sharded "
+                  "parameters and the optimizer stay fp32",
+          .framework = "fully_shard(mp_policy=MixedPrecisionPolicy(param_dtype=))",
+          .unset_means = "None: fp32, as the parameters", .choices = dtype_names}),
+      with_member<&S::strategy, &StrategySettings::fsdp_reduce_dtype>({
+          .key = "strategy.fsdp_reduce_dtype", .flag = "--fsdp-reduce-dtype", .label = "FSDP reduce dtype",
+          .kind = K::Choice,
+          .help = "The dtype gradients are reduce-scattered in (cast back to fp32 for the optimizer when it differs)",
+          .framework = "fully_shard(mp_policy=MixedPrecisionPolicy(reduce_dtype=))",
+          .unset_means = "None: the gradients' dtype (the param dtype)", .choices = dtype_names}),
+      with_member<&S::strategy, &StrategySettings::dist_backend>({
+          .key = "strategy.dist_backend", .flag = "--dist-backend", .label = "Process group backend",
+          .kind = K::Choice,
+          .help = "nccl, or gloo (CUDA collectives staged through host memory: fsdp's all-gather and reduce-scatter "
+                  "then allocate a device temporary of their output / input size)",
+          .framework = "torch.distributed.init_process_group(backend=)", .choices = dist_backend_names}),
 
       with_member<&S::accounting, &AccountingSettings::mode>({
           .key = "accounting.mode", .flag = "--accounting", .label = "Accounting", .kind = K::Choice,

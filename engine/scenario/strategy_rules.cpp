@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "scenario/fsdp_settings.h"
 #include "scenario/scenario_fields.h"
 
 // Each row names only the members it sets, the others keep their defaults on purpose; GCC 12 still warns about the
@@ -22,7 +23,7 @@ constexpr std::string_view kZeroInference =
     "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3";
 
 // balanced-dp's device-0 batch: set, within the global batch, and at least 2 devices to balance.
-void check_balanced_data_parallel(const Scenario& settings) {
+void check_balanced_data_parallel(const Scenario& settings, const Model&) {
   const auto& gpu0_batch = settings.strategy.gpu0_batch;
   // In 64 bits: batch (≤ 2^24) × world (≤ 65536) does not fit an int.
   const int world = settings.cluster.world;
@@ -66,9 +67,17 @@ const std::vector<StrategyRules>& table() {
        .no_inference = kZeroInference},
       {.kind = StrategyKind::Zero3, .name = "zero3",
        .description = "Parameters sharded too: each unit all-gathered before its forward and backward, freed after use",
-       .counterpart = "DeepSpeed ZeRO stage 3 (stage3.py) / PyTorch FSDP FULL_SHARD", .layout = RankLayout::Replicas,
+       .counterpart = "DeepSpeed ZeRO stage 3 (stage3.py); FSDP1 FULL_SHARD shards flat parameters the same way",
+       .layout = RankLayout::Replicas,
        .options = {"strategy.prefetch", "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb",
                    "strategy.zero3_init"}},
+      {.kind = StrategyKind::Fsdp, .name = "fsdp",
+       .description = "Each wrapped module's parameters sharded row-wise (1/N of every parameter per rank), "
+                      "all-gathered before its forward and backward, gradients reduce-scattered",
+       .counterpart = "torch.distributed.fsdp.fully_shard (FSDP2)", .layout = RankLayout::Replicas,
+       .options = {"strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype",
+                   "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.dist_backend"},
+       .check = check_fsdp},
       {.kind = StrategyKind::ModelParallel, .name = "mp",
        .description = "Naive model parallelism: consecutive layers per device, the whole batch at once, so one "
                       "device works while the others wait",

@@ -35,8 +35,9 @@ struct StrategyRules {
   std::string_view no_inference;        // training.no_grad
   int max_world = 65536;
   std::string_view max_world_reason;
-  // Checks of settings only this strategy has (balanced-dp's device-0 batch); may be null.
-  void (*check)(const Scenario& settings) = nullptr;
+  // Checks of settings only this strategy has (balanced-dp's device-0 batch, fsdp's units against the model); may
+  // be null.
+  void (*check)(const Scenario& settings, const Model& model) = nullptr;
 };
 
 std::span<const StrategyRules> strategy_rules_table();  // in the order of the CLI help and the GUI list

@@ -48,7 +48,7 @@ void LocalTraining::training_step() {
   const bool grad = !training.no_grad;
   if (grad) zero_grad(b_, slots_, context_.behaviour.zero_grad_sets_none);
   const std::int64_t batch = training.batch;
-  user_.next_batch(b_, model_, batch, training.loss, context_.world_group);
+  user_.next_batch(b_, model_, batch, training.loss, context_.world_group, batch_shape());
 
   before_forward();
   PassSettings settings;
@@ -56,7 +56,7 @@ void LocalTraining::training_step() {
   settings.grad_enabled = grad;
   settings.loss = training.loss;
   settings.behaviour = context_.behaviour;
-  settings.param_element_bytes = element_bytes_;
+  settings.param_element_bytes = grad_element_bytes();
   settings.hooks = layer_hooks();
   ModelPass pass(b_, model_, pass_params(), settings, workspaces_);
   struct PassScope {  // the pass dies with this step
@@ -64,7 +64,9 @@ void LocalTraining::training_step() {
     ~PassScope() { training.set_model_pass(nullptr); }
   } scope{*this};
   set_model_pass(&pass);
-  const TensorId output = pass.forward(user_.x());
+  const TensorId input = forward_input(user_.x());
+  const TensorId output = pass.forward(input);
+  if (input != user_.x()) b_.release(input);
   user_.rebind_loss(b_, pass.loss_forward(output, user_.y()));
   b_.phase(phase::kForward);
   if (!grad) return;

@@ -38,6 +38,14 @@ class LocalTraining : public GradSink {
   virtual void create_model();
   virtual void wrap() {}
   virtual void before_forward() {}
+  // How the script makes x and y (user_tensors.h); the default is `x, y = next_batch()` with an fp32 target.
+  virtual BatchShape batch_shape() const { return {}; }
+  // What the model is called on: x itself, or a tensor the strategy makes from it (FSDP2's root casts a floating
+  // input to its param_dtype). A tensor other than x is handed over with one reference, which the loop drops once
+  // the forward has run (autograd's saved input keeps it after that).
+  virtual TensorId forward_input(TensorId x) { return x; }
+  // The element bytes of the gradients autograd makes (ModelPass): the model dtype's by default.
+  virtual Bytes grad_element_bytes() const { return element_bytes_; }
   virtual LayerParams pass_params();      // default: each parameter's own tensor
   virtual LayerHooks* layer_hooks() { return nullptr; }
   // The step's ModelPass right after it is made, and nullptr when the step ends (ZeRO-3 points the kernels of a

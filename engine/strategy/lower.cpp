@@ -32,7 +32,9 @@ std::int64_t estimate_plan_ops(const ResolvedScenario& scenario) {
   const double layers = std::ceil(static_cast<double>(scenario.model.layers.size()) / stages);
   const double tensors = std::ceil(static_cast<double>(scenario.model.parameter_tensor_count()) / stages);
   // 13 a layer: its forward, backward and their allocations, frees and waits, a reduction's scratch included.
-  const double per_rank = 64 + static_cast<double>(s.training.steps) * (13 * micro * layers + 8 * tensors);
+  // 8 a parameter tensor; fsdp's 14: its unsharded copy allocated and freed for the forward and again for the backward.
+  const double per_tensor = s.strategy.kind == StrategyKind::Fsdp ? 14 : 8;
+  const double per_rank = 64 + static_cast<double>(s.training.steps) * (13 * micro * layers + per_tensor * tensors);
   const double total = per_rank * std::max(1, s.cluster.world);
   return total >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(total);
 }

@@ -15,8 +15,13 @@ struct LoweringContext {
   int world_group = 0;  // index into Plan::groups of the group of all ranks
   bool kernel_operands = true;  // LoweringOptions::kernel_operands
   int world() const { return scenario.settings.cluster.world; }
-  // The element type of parameters, gradients and activations: the training dtype (16-bit under mixed precision).
-  ElementType compute_element() const { return element_type_of(scenario.settings.training.dtype); }
+  // The element type of parameters, gradients and activations: the training dtype (16-bit under mixed precision),
+  // or fsdp's MixedPrecisionPolicy param_dtype (the sharded parameters stay fp32; strategy/fsdp.cpp says so per tensor).
+  ElementType compute_element() const {
+    const auto& strategy = scenario.settings.strategy;
+    if (strategy.kind == StrategyKind::Fsdp && strategy.fsdp_param_dtype) return element_type_of(*strategy.fsdp_param_dtype);
+    return element_type_of(scenario.settings.training.dtype);
+  }
 };
 
 // Phase names, in time order (the public JSON values).

@@ -7,6 +7,7 @@
 
 #include "strategy/data_parallel.h"
 #include "strategy/ddp.h"
+#include "strategy/fsdp.h"
 #include "strategy/pipeline_strategies.h"
 #include "strategy/replica_lowering.h"
 #include "strategy/zero1.h"
@@ -33,6 +34,7 @@ const std::vector<StrategyInfo>& table() {
         {StrategyKind::Zero1, lower_replicas<Zero1Training>},
         {StrategyKind::Zero2, lower_replicas<Zero2Training>, zero2_notes},
         {StrategyKind::Zero3, lower_replicas<Zero3Training>, zero3_notes},
+        {StrategyKind::Fsdp, lower_fsdp, fsdp_notes},
         {StrategyKind::ModelParallel, lower_model_parallel},
         {StrategyKind::PipelineGPipe, lower_pp_gpipe},
         {StrategyKind::Pipeline1F1B, lower_pp_1f1b},

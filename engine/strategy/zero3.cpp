@@ -24,8 +24,8 @@
 // Rank r's shard of a unit is elements [r·S, (r+1)·S) of the unit's flat concatenation of parameters (S = padded/N);
 // the padding is zero and stays zero. Kernels of a gathered unit's layers read the unsharded buffer, while autograd
 // saves the parameter handles (no bytes), as FSDP's parameters swap their storage in and out.
-// Gathered parameters, all-gather outputs and reduce-scatter buffers are communication_buffers; the shards are
-// parameters and gradients. Not modelled: the persistence threshold and reuse distance (small parameters that
+// Gathered units are gathered_parameters (as fsdp's unsharded parameters, so that compare sets the two side by side);
+// all-gather outputs and reduce-scatter buffers are communication_buffers; the shards are parameters and gradients. Not modelled: the persistence threshold and reuse distance (small parameters that
 // DeepSpeed keeps gathered), the root unit not being resharded after forward, fragmentation.
 #include "strategy/zero3.h"
 
@@ -194,8 +194,9 @@ void Zero3Training::gather(int u, const std::string& why) {
   const OpIndex all_gather = b_.collective(CollectiveKind::AllGather, context_.world_group, full / context_.world(),
                                            "all-gather " + name + " parameters (" + why + ")", -1);
   b_.set_kernel(all_gather, Kernel::None, {whole(unit.shard), whole(output)});
-  unit.gathered = b_.alloc(name + " unsharded parameters", full, Category::CommunicationBuffers);
-  // FSDP2 copies out on the all-gather stream, so a prefetch does not hold up the current unit's compute.
+  unit.gathered = b_.alloc(name + " unsharded parameters", full, Category::GatheredParameters);
+  // The copy-out runs on the communication stream, so a prefetch does not hold up the current unit's compute
+  // (DeepSpeed's allgather stream). FSDP2 2.11 copies out on the default stream instead (strategy/fsdp.cpp).
   unit.ready = b_.communication_stream_copy("copy-out " + name + " parameters", 2 * full);
   b_.set_kernel(unit.ready, Kernel::Copy, {whole(unit.gathered), whole(output)});
   b_.release(output);

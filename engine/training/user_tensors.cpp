@@ -5,13 +5,19 @@
 
 namespace shardscope {
 
-void UserTensors::next_batch(ProgramBuilder& b, const Model& model, std::int64_t batch, LossKind loss, int data_group) {
+void UserTensors::next_batch(ProgramBuilder& b, const Model& model, std::int64_t batch, LossKind loss, int data_group,
+                             const BatchShape& shape) {
   const TensorId x =
       b.alloc("input x", batch * model.input_numel * model.input_element_bytes, Category::Activations, true, input_element(model));
+  if (shape.rebind_one_by_one && x_ >= 0) {
+    b.release(x_);
+    x_ = -1;
+  }
   // MSE targets have the output's shape; cross-entropy targets are int64 class indices (one per token for an LM).
+  const bool mse = loss == LossKind::Mse;
   const Bytes target_bytes =
-      loss == LossKind::Mse ? batch * model.output_numel * kFp32Bytes : batch * model.target_positions * 8;
-  const TensorId y = b.alloc("target y", target_bytes, Category::Activations, true, target_element(loss));
+      mse ? batch * model.output_numel * element_bytes(shape.mse_target) : batch * model.target_positions * 8;
+  const TensorId y = b.alloc("target y", target_bytes, Category::Activations, true, mse ? shape.mse_target : target_element(loss));
   // The host-to-device copy of the batch: no device compute worth timing, but executors load the data here.
   const OpIndex load = b.compute(ComputeKind::Copy, "load batch (x, y)", 0, 0);
   b.set_kernel(load, Kernel::LoadBatch, {whole(x), whole(y)});

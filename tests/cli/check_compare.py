@@ -18,7 +18,7 @@ import tempfile
 
 cli = sys.argv[1]
 categories = {"parameters", "gradients", "ddp_buckets", "optimizer_state", "activations", "temporaries",
-              "communication_buffers"}
+              "communication_buffers", "gathered_parameters"}
 
 
 def run(*args, expect=0):
@@ -54,6 +54,35 @@ with tempfile.TemporaryDirectory() as folder:
         assert sum(rank["a"].values()) == rank["peak_bytes"]["a"], rank
         assert sum(rank["b"].values()) == rank["peak_bytes"]["b"], rank
         assert rank["peak_bytes"]["difference"] == rank["peak_bytes"]["a"] - rank["peak_bytes"]["b"]
+
+    # Issue 38: fsdp against zero3 and ddp on the same model (8 × Linear(4096), 4 ranks, fp32 Adam; Ψ parameters).
+    # ZeRO-3 keeps DeepSpeed's fp32 partition besides Adam's state, 4Ψ/N more optimizer state and nothing else more:
+    # both hold the same padded shards and gradients, and the same transient bytes at their backward peak, split
+    # differently (zero3 copies its prefetched unit out at once: gathered; fsdp keeps it as an all-gather output).
+    # DDP holds no shard and has buckets.
+    psi = 8 * (4096 * 4096 + 4096)
+    fsdp_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "assets", "scenarios", "fsdp.json")
+    with open(fsdp_file) as f:
+        base = json.load(f)
+    def variant(name, strategy):
+        path = os.path.join(folder, name + ".json")
+        with open(path, "w") as f:
+            json.dump(dict(base, name=name, strategy=strategy), f)
+        return path
+    zero3 = variant("zero3-8x4096", {"name": "zero3", "prefetch": 1})
+    ddp4 = variant("ddp-8x4096", {"name": "ddp"})
+    versus = json.loads(run("compare", fsdp_file, zero3, "--json").stdout)
+    for rank in versus["ranks"]:
+        d = rank["difference"]
+        assert d["optimizer_state"] == -4 * psi // 4, d
+        assert d["parameters"] == d["gradients"] == d["activations"] == d["temporaries"] == 0, d
+        assert d["communication_buffers"] == -d["gathered_parameters"] != 0, d
+        assert rank["peak_bytes"]["difference"] == -4 * psi // 4, rank
+    versus = json.loads(run("compare", fsdp_file, ddp4, "--json").stdout)
+    for rank in versus["ranks"]:
+        assert rank["a"]["ddp_buckets"] == 0 and rank["b"]["ddp_buckets"] >= 4 * psi, rank
+        assert rank["b"]["parameters"] == 4 * psi and rank["a"]["parameters"] == psi, rank
+    assert "gathered parameters" in run("compare", fsdp_file, zero3).stdout
 
     # A simulated trace of a scenario against the scenario: no difference anywhere.
     trace = os.path.join(folder, "ddp.sstrace")

@@ -76,7 +76,7 @@ with tempfile.TemporaryDirectory() as folder:
     rows = open(csv).read().splitlines()
     assert rows[0].split(",")[:4] == ["t_ns", "rank", "allocated_bytes", "reserved_bytes"], rows[0]
     assert len(rows) == 2, rows  # the header row and the Alloc's
-    assert rows[1].split(",") == ["1000", "0", "4096", "4096", "4096", "0", "0", "0", "0", "0", "0"], rows[1]
+    assert rows[1].split(",") == ["1000", "0", "4096", "4096", "4096", "0", "0", "0", "0", "0", "0", "0"], rows[1]
 
     # "Keep only its first 500 bytes ... 2 events, complete false, cut_at_byte 492".
     cut = os.path.join(folder, "cut.sstrace")

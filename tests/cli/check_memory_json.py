@@ -12,7 +12,7 @@ def memory(*args):
 
 
 report = memory("--world", "2", "--steps", "2")
-categories = {"parameters", "gradients", "ddp_buckets", "optimizer_state", "activations", "temporaries", "communication_buffers"}
+categories = {"parameters", "gradients", "ddp_buckets", "optimizer_state", "activations", "temporaries", "communication_buffers", "gathered_parameters"}
 expected_phases = [("model_created", 0), ("wrapped", 0), ("forward", 1), ("before_step", 1), ("after_step", 1),
                    ("forward", 2), ("before_step", 2), ("after_step", 2)]
 assert len(report["ranks"]) == 2, report["ranks"]

@@ -39,7 +39,7 @@ with tempfile.TemporaryDirectory() as tmp:
         rows = list(csv.DictReader(f))
     assert list(rows[0].keys()) == ["t_ns", "rank", "allocated_bytes", "reserved_bytes", "parameters", "gradients",
                                     "ddp_buckets", "optimizer_state", "activations", "temporaries",
-                                    "communication_buffers"], rows[0].keys()
+                                    "communication_buffers", "gathered_parameters"], rows[0].keys()
     for rank in report["ranks"]:
         peak = max(int(r["allocated_bytes"]) for r in rows if int(r["rank"]) == rank["rank"])
         assert peak == rank["peak_bytes"], (rank["rank"], peak, rank["peak_bytes"])

@@ -1,6 +1,7 @@
 // The allocator model against real PyTorch: histories PyTorch 2.11's own caching allocator recorded on an H200
 // (torch.cuda.memory._record_memory_history in tests/gpu/pytorch_reference.py --history, compacted by
-// tests/gpu/compact_allocator_history.py into tests/data/pytorch-2.11-allocator/) are replayed request by request
+// tests/gpu/compact_allocator_history.py into tests/data/pytorch-2.11-allocator/; FSDP2's by
+// tests/gpu/compact_fsdp2_history.py, with each allocation's stream) are replayed request by request
 // through CachingAllocatorModel; at every phase its memory_allocated() and memory_reserved() must be the figures
 // PyTorch printed there. The expectations are PyTorch's measurements, not anything this code computed.
 #include <gtest/gtest.h>
@@ -41,8 +42,10 @@ ReplayResult replay(const std::string& job) {
     if (kind == 'a') {
       long id = 0;
       Bytes size = 0;
+      int stream = 0;  // a fourth field, when the history used several streams (FSDP2's)
       fields >> id >> size;
-      live[id] = allocator.allocate(size);
+      if (!(fields >> stream)) stream = 0;
+      live[id] = allocator.allocate(size, stream);
       ++result.requests;
     } else if (kind == 'r' || kind == 'f') {
       long id = 0;
@@ -89,6 +92,18 @@ TEST(AllocatorReplay, DdpLinearMatchesPytorch211) {
 TEST(AllocatorReplay, ZeroRedundancyOptimizerMatchesPytorch211) {
   const ReplayResult r = replay("zero1");
   EXPECT_EQ(r.marks, 11);
+}
+
+// FSDP2 (fully_shard on each of 6 × Linear(2048) + ReLU and the root, rank 0 of 2 over gloo): allocations on four
+// streams (default, all-gather copy-in, all-gather, reduce-scatter), which the caching allocator keeps apart, so the
+// per-stream pools decide memory_reserved. reshard_after_forward False and True; the True history itself contains
+// one late free by gloo's worker thread, which a replay of the history's own order follows.
+TEST(AllocatorReplay, Fsdp2KeepsItsStreamsApartLikePytorch211) {
+  for (const char* job : {"fsdp2-w2-layer-reshard0-fp32-none-6x2048", "fsdp2-w2-layer-reshard1-fp32-none-6x2048"}) {
+    const ReplayResult r = replay(job);
+    EXPECT_EQ(r.marks, 2) << job;
+    EXPECT_GT(r.requests, 250) << job;
+  }
 }
 
 }  // namespace

@@ -42,6 +42,29 @@ TEST(CachingAllocator, UnsplitLargeBlockCountsWhole) {
   EXPECT_EQ(allocator.allocate(16'000'000).counted, 16'777'216);
 }
 
+// CUDACachingAllocator keys free blocks by (stream, size, address) and get_free_block takes a block only from the
+// requesting stream: a 12 MiB block freed on stream 0 is not handed to stream 3, which cudaMallocs a segment of its
+// own (12 MiB); stream 0 then gets its block back. A split remainder stays with the segment's stream.
+TEST(CachingAllocator, FreeBlocksServeOnlyTheirOwnStream) {
+  CachingAllocatorModel allocator(kBig);
+  const auto a = allocator.allocate(12 * kMiB, 0);
+  allocator.free(a.block);
+  const auto b = allocator.allocate(12 * kMiB, 3);
+  EXPECT_EQ(allocator.reserved(), 24 * kMiB);
+  const auto c = allocator.allocate(12 * kMiB, 0);
+  EXPECT_EQ(c.block, a.block);
+  EXPECT_EQ(allocator.reserved(), 24 * kMiB);
+  // 4 MiB on stream 1 opens a 20 MiB segment (16 MiB remainder, split off); stream 2's 4 MiB cannot use that
+  // remainder, stream 1's next 4 MiB can.
+  allocator.allocate(4 * kMiB, 1);
+  allocator.allocate(4 * kMiB, 2);
+  EXPECT_EQ(allocator.reserved(), 24 * kMiB + 2 * 20 * kMiB);
+  allocator.allocate(4 * kMiB, 1);
+  EXPECT_EQ(allocator.reserved(), 24 * kMiB + 2 * 20 * kMiB);
+  EXPECT_EQ(allocator.allocated(), 12 * kMiB + 12 * kMiB + 3 * 4 * kMiB);
+  (void)b;
+}
+
 TEST(CachingAllocator, FreedBlocksAreReusedBestFitAndMerged) {
   CachingAllocatorModel allocator(kBig);
   const auto a = allocator.allocate(12 * kMiB);  // own 12 MiB segment

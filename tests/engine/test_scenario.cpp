@@ -90,7 +90,7 @@ TEST(ScenarioJson, ErrorsNameTheField) {
   EXPECT_NE(error_of(R"({"training": {"bacth": 8}})").find("training.bacth: unknown key"), std::string::npos);
   // A key holding a NUL (found by fuzz_scenario_json): a ScenarioError, not std::out_of_range from cutting its message.
   EXPECT_EQ(error_of(R"({"a\u0000ccounting": {}})").rfind("a", 0), 0u);
-  EXPECT_NE(error_of(R"({"strategy": {"name": "fsdp"}})").find("strategy.name: unknown value 'fsdp'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"strategy": {"name": "fsdp1"}})").find("strategy.name: unknown value 'fsdp1'"), std::string::npos);
   EXPECT_NE(error_of(R"({"cluster": {"device": "TPU"}})").find("cluster.device: unknown device 'TPU'"), std::string::npos);
   EXPECT_NE(error_of(R"({"model": {"spec": "mlp:3"}})").find("model.spec:"), std::string::npos);
   EXPECT_NE(error_of(R"({"model": 3})").find("model: must be an object"), std::string::npos);

@@ -26,6 +26,8 @@ const std::set<std::string> kDocumentedKeys = {
     "strategy.name", "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch",
     "strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
     "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
+    "strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype", "strategy.fsdp_reduce_dtype",
+    "strategy.dist_backend",
     "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces",
     "simulation.intra_node_link", "simulation.inter_node_link", "simulation.gpus_per_node", "simulation.link_gbps",
     "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",

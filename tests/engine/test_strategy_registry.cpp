@@ -22,7 +22,7 @@ std::string error_of(const Scenario& s) {
 
 TEST(StrategyRegistry, OneRowPerStrategyInTheOrderUsersSee) {
   const std::vector<std::string> expected = {"single", "dp", "balanced-dp", "ddp", "zero1", "zero2", "zero3",
-                                             "mp", "pp-gpipe", "pp-1f1b"};
+                                             "fsdp", "mp", "pp-gpipe", "pp-1f1b"};
   std::vector<std::string> names;
   std::set<StrategyKind> kinds;
   for (const auto& row : strategies()) {
@@ -42,13 +42,16 @@ TEST(StrategyRegistry, OptionsAreStrategyFieldsOfTheScenarioFile) {
   const std::set<std::string_view> strategy_options = {
       "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch", "strategy.stages",
       "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
-      "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init"};
+      "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
+      "strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype", "strategy.fsdp_reduce_dtype",
+      "strategy.dist_backend"};
   for (const auto& row : strategies())
     for (const auto key : row.options) {
       EXPECT_TRUE(strategy_options.count(key)) << row.name << ": " << key;
       EXPECT_NE(find_scenario_field(key), nullptr) << key;
     }
-  EXPECT_EQ(strategies_accepting("strategy.prefetch"), std::vector<std::string>{"zero3"});
+  EXPECT_EQ(strategies_accepting("strategy.prefetch"), (std::vector<std::string>{"zero3", "fsdp"}));
+  EXPECT_EQ(strategies_accepting("strategy.reshard_after_forward"), std::vector<std::string>{"fsdp"});
   EXPECT_EQ(strategies_accepting("strategy.zero2_reduce"), std::vector<std::string>{"zero2"});
   EXPECT_EQ(strategies_accepting("strategy.zero3_init"), std::vector<std::string>{"zero3"});
   EXPECT_EQ(strategies_accepting("strategy.micro_batches"), (std::vector<std::string>{"pp-gpipe", "pp-1f1b"}));
@@ -58,7 +61,7 @@ TEST(StrategyRegistry, AMisplacedOptionNamesItAndItsStrategies) {
   Scenario s;
   s.strategy.kind = StrategyKind::Zero2;
   s.strategy.prefetch = 2;
-  EXPECT_EQ(error_of(s), "strategy.prefetch: only applies to zero3");
+  EXPECT_EQ(error_of(s), "strategy.prefetch: only applies to zero3 and fsdp");
   s = Scenario{};
   s.strategy.micro_batches = 4;
   EXPECT_EQ(error_of(s), "strategy.micro_batches: only applies to pp-gpipe and pp-1f1b");

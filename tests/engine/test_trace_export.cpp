@@ -129,12 +129,12 @@ TEST(MemoryCsvExport, HeaderAndRows) {
   ASSERT_EQ(rows.size(), 5u);  // header + rank 0's three changes + rank 1's one
   EXPECT_EQ(rows[0],
             "t_ns,rank,allocated_bytes,reserved_bytes,parameters,gradients,ddp_buckets,optimizer_state,activations,temporaries,"
-            "communication_buffers");
+            "communication_buffers,gathered_parameters");
   // Ordered by time, then rank.
-  EXPECT_EQ(rows[1], "0,0,1000,2048,1000,0,0,0,0,0,0");
-  EXPECT_EQ(rows[2], "50,1,1000,1000,1000,0,0,0,0,0,0");
-  EXPECT_EQ(rows[3], "150,0,1500,2048,1000,0,0,0,500,0,0");
-  EXPECT_EQ(rows[4], "1000,0,1000,2048,1000,0,0,0,0,0,0");
+  EXPECT_EQ(rows[1], "0,0,1000,2048,1000,0,0,0,0,0,0,0");
+  EXPECT_EQ(rows[2], "50,1,1000,1000,1000,0,0,0,0,0,0,0");
+  EXPECT_EQ(rows[3], "150,0,1500,2048,1000,0,0,0,500,0,0,0");
+  EXPECT_EQ(rows[4], "1000,0,1000,2048,1000,0,0,0,0,0,0,0");
 }
 
 }  // namespace

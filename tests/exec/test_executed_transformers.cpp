@@ -31,8 +31,8 @@ struct Case {
 
 const Case kCases[] = {{StrategyKind::Single, 1}, {StrategyKind::DataParallel, 2},        {StrategyKind::BalancedDataParallel, 2},
                        {StrategyKind::Ddp, 2},    {StrategyKind::Zero1, 2},     {StrategyKind::Zero2, 2},
-                       {StrategyKind::Zero3, 2},  {StrategyKind::ModelParallel, 2},        {StrategyKind::PipelineGPipe, 2},
-                       {StrategyKind::Pipeline1F1B, 2}};
+                       {StrategyKind::Zero3, 2},  {StrategyKind::Fsdp, 2},      {StrategyKind::ModelParallel, 2},
+                       {StrategyKind::PipelineGPipe, 2}, {StrategyKind::Pipeline1F1B, 2}};
 
 TEST(ExecutedTransformers, MeasuredMemoryEqualsTheExactAccountingUnderEveryStrategyAndRecomputation) {
   for (const Case& c : kCases)

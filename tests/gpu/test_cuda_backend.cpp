@@ -47,6 +47,7 @@ const StrategyCase kStrategies[] = {
     {"zero1", StrategyKind::Zero1, 2, 1, 1, 8},
     {"zero2", StrategyKind::Zero2, 2, 1, 1, 8},
     {"zero3", StrategyKind::Zero3, 2, 1, 1, 8},
+    {"fsdp", StrategyKind::Fsdp, 2, 1, 1, 8},
     {"dp", StrategyKind::DataParallel, 2, 1, 1, 8},
     {"balanced-dp", StrategyKind::BalancedDataParallel, 3, 1, 1, 4},
     {"mp", StrategyKind::ModelParallel, 2, 2, 1, 16},
@@ -112,7 +113,8 @@ TEST(CudaBackend, EveryExecutableStrategyEqualsTheCpuBackend) {
 TEST(CudaBackend, GptTrainsAsOnTheCpuBackend) {
   REQUIRE_GPU();
   const std::string tiny = "hf:" SHARDSCOPE_SOURCE_DIR "/assets/models/gpt2-tiny/config.json";
-  for (const StrategyKind strategy : {StrategyKind::Single, StrategyKind::Ddp, StrategyKind::Zero3, StrategyKind::Pipeline1F1B})
+  for (const StrategyKind strategy :
+       {StrategyKind::Single, StrategyKind::Ddp, StrategyKind::Zero3, StrategyKind::Fsdp, StrategyKind::Pipeline1F1B})
     for (const CheckpointMode checkpoint : {CheckpointMode::None, CheckpointMode::Selective, CheckpointMode::Full}) {
       SCOPED_TRACE(strategy_name(strategy) + " checkpoint " + std::to_string(static_cast<int>(checkpoint)));
       Scenario s = shardscope::testing::make(tiny, strategy, strategy == StrategyKind::Single ? 1 : 2, 4,
@@ -128,10 +130,11 @@ TEST(CudaBackend, GptTrainsAsOnTheCpuBackend) {
 }
 
 // The allocator applies the same block rules to the same allocations in the same order as the pytorch-2 accounting
-// of the plan: per rank and phase, the bytes are equal.
+// of the plan: per rank and phase, the bytes are equal. fsdp allocates on four streams: the device allocator keeps a
+// pool per stream tag, as the accounting does.
 TEST(CudaBackend, MeasuredBytesEqualThePytorch2AccountingOfThePlan) {
   REQUIRE_GPU();
-  for (StrategyKind strategy : {StrategyKind::Single, StrategyKind::Ddp, StrategyKind::Zero1}) {
+  for (StrategyKind strategy : {StrategyKind::Single, StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Fsdp}) {
     SCOPED_TRACE(static_cast<int>(strategy));
     Scenario s = test::executable_mlp(strategy, strategy == StrategyKind::Single ? 1 : 2, 8);
     s.accounting.mode = AccountingMode::PyTorch2;

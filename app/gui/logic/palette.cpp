@@ -12,6 +12,9 @@ std::uint32_t category_rgb(Category category) {
     case Category::Activations: return 0xF0E442;
     case Category::Temporaries: return 0xCC79A7;
     case Category::CommunicationBuffers: return 0x56B4E9;
+    // Okabe–Ito has no ninth colour: a dark navy, the parameters' hue made heavier (whole, not sharded), far from
+    // every timeline colour (NoTimelineColourIsAMemoryColour).
+    case Category::GatheredParameters: return 0x1B3F73;
   }
   return kOutsideAllocatorRgb;
 }

@@ -14,8 +14,8 @@ std::uint32_t category_rgb(Category category);
 // step first (parameters, optimizer state, DDP buckets), what comes and goes above it, so a constant band never
 // appears to rise.
 inline constexpr Category kStackingOrder[] = {Category::Parameters,  Category::OptimizerState, Category::DdpBuckets,
-                                              Category::Gradients,   Category::Activations,    Category::Temporaries,
-                                              Category::CommunicationBuffers};
+                                              Category::GatheredParameters, Category::Gradients, Category::Activations,
+                                              Category::Temporaries, Category::CommunicationBuffers};
 constexpr std::uint32_t kOutsideAllocatorRgb = 0x999999;  // context, library internals
 
 // What a timeline box is, for its colour and the timeline legend. Colours from UI.md's second set (Paul Tol's

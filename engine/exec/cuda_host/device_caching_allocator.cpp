@@ -12,9 +12,10 @@ DeviceCachingAllocator::~DeviceCachingAllocator() {
   pool_.release_cached_segments();
 }
 
-TrackingAllocator::RawBlock DeviceCachingAllocator::raw_allocate(Bytes bytes) {
+// Keyed by the plan's stream tag, whichever CUDA stream the executor then runs the op on: the pools must be PyTorch's.
+TrackingAllocator::RawBlock DeviceCachingAllocator::raw_allocate(Bytes bytes, int stream) {
   std::lock_guard lock(pool_mutex_);
-  const auto block = pool_.allocate(bytes);
+  const auto block = pool_.allocate(bytes, stream);
   if (!block) return {};
   void* data = reinterpret_cast<void*>(block->address);
   block_of_[data] = block->id;

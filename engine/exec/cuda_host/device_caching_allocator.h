@@ -24,7 +24,7 @@ class DeviceCachingAllocator final : public TrackingAllocator {
   std::size_t segment_count() const;
 
  protected:
-  RawBlock raw_allocate(Bytes bytes) override;
+  RawBlock raw_allocate(Bytes bytes, int stream) override;
   void raw_free(void* data, Bytes requested_bytes) override;
   Bytes reserved_bytes_locked() const override;
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "exec/data/batch_source.h"
+#include "exec/sixteen_bit.h"
 #include "exec/tensor_table.h"
 
 namespace shardscope::exec {
@@ -36,7 +37,9 @@ void load_batch(const ResolvedScenario& scenario, std::uint64_t seed, const Prog
   std::int64_t rows = 0;
   if (x.present()) rows = rows_of(x, model.input_numel * model.input_element_bytes, where, "x");
   if (y.present()) {
-    const std::int64_t y_rows = rows_of(y, mse ? model.output_numel * 4 : model.target_positions * 8, where, "y");
+    // An MSE target is fp32, or the output's 16-bit dtype when the model computes in it (fsdp's param_dtype).
+    const std::int64_t y_rows =
+        rows_of(y, mse ? model.output_numel * element_bytes(y.element) : model.target_positions * 8, where, "y");
     if (rows != 0 && rows != y_rows)
       throw LoweringBug("lowering bug: " + where + ": x holds " + std::to_string(rows) + " samples, y " + std::to_string(y_rows));
     rows = y_rows;
@@ -70,7 +73,13 @@ void load_batch(const ResolvedScenario& scenario, std::uint64_t seed, const Prog
   if (mse) {
     std::vector<float> targets(static_cast<std::size_t>(rows * model.output_numel));
     source.fill_regression_targets(samples, static_cast<int>(model.output_numel), targets);
-    backend.copy_from_host(y, bytes_of(targets));
+    if (is_16_bit(y.element)) {  // the same values, rounded to the target's dtype as torch.randn(dtype=) would hold them
+      std::vector<std::byte> bits(static_cast<std::size_t>(y.bytes));
+      narrow(y.element, targets, bits.data());
+      backend.copy_from_host(y, bits);
+    } else {
+      backend.copy_from_host(y, bytes_of(targets));
+    }
   } else {
     std::vector<std::int32_t> classes(static_cast<std::size_t>(rows));
     source.fill_class_targets(samples, static_cast<int>(model.output_numel), classes);

@@ -8,7 +8,8 @@
 //   rank             global rank
 //   allocated_bytes  the rank's allocated bytes after the change (as accounted by the trace's rules)
 //   reserved_bytes   the rank's reserved bytes after the change (equal to allocated under exact rules)
-//   parameters, gradients, ddp_buckets, optimizer_state, activations, temporaries, communication_buffers
+//   parameters, gradients, ddp_buckets, optimizer_state, activations, temporaries, communication_buffers,
+//   gathered_parameters
 //                    allocated bytes per category after the change (keys of core/category.h, in that order)
 // Thread: takes the store's lock for the whole export.
 #pragma once
