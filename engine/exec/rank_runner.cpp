@@ -105,6 +105,7 @@ const std::vector<float>* RankRunner::given_values(const ParameterInit& init) co
 void RankRunner::run_alloc(OpIndex index, const Op& op) {
   const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(op.tensor));
   current_op_ = index;
+  if (late_frees_.complete_before_allocation()) backend_.allocator().complete_late_frees();
   const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name.str());
   tensors_.on_alloc(op.tensor, allocation, index);
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
@@ -148,10 +149,13 @@ void RankRunner::run_free(OpIndex index, const Op& op) {
     backend_.use_gemm_workspace(*thread, DeviceBuffer{});
   const Allocation allocation = tensors_.on_free(op.tensor, index);
   current_op_ = index;
-  backend_.allocator().free(allocation.data);
+  const bool completes_late = program_.tensors.at(static_cast<std::size_t>(op.tensor)).free_completes_late;
+  backend_.allocator().free(allocation.data, completes_late);
+  if (completes_late) late_frees_.requested();
 }
 
 void RankRunner::record_phase(OpIndex index, const Op& op) {
+  late_frees_.phase_marker();
   trace_.op_event(TraceEventKind::Phase, index, op);
   PhaseMeasurement phase{op.phase, op.step, index, 0, backend_.allocator().live_bytes()};
   phase.allocated = phase.by_category.total();

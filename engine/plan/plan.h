@@ -61,6 +61,11 @@ struct TensorInfo {
   Category category = Category::Temporaries;
   bool persistent = false;  // allowed to be live when the program ends (parameters, states, user-held tensors)
   ElementType element = ElementType::Fp32;  // what its bytes hold, for executors (plan/element_type.h)
+  // Its Free only requests the free, as CUDACachingAllocator::free does for a block another stream used
+  // (record_stream): memory_allocated drops there, but the block returns to the cache (reusable, mergeable) only
+  // before the first allocation after the next phase marker (memory/late_frees.h). Caching-allocator
+  // accountings and the CUDA executor honour it; exact bytes ignore it.
+  bool free_completes_late = false;
   ParameterInits initial_values;  // empty: executors zero the tensor
 };
 

@@ -39,6 +39,8 @@ class ProgramBuilder {
   void retain(TensorId tensor);   // one more holder (a view, a saved variable, a Python name)
   void release(TensorId tensor);  // one holder fewer; emits Free at zero
   int holders(TensorId tensor) const { return refcount_.at(tensor); }
+  // When the tensor is freed, its block returns to the allocator's cache only later (TensorInfo::free_completes_late).
+  void set_free_completes_late(TensorId tensor) { program_.tensors.at(tensor).free_completes_late = true; }
   const TensorInfo& tensor(TensorId tensor) const { return program_.tensors.at(tensor); }
   // What an executor writes into `tensor` when it is allocated (parameters; everything else starts at zero).
   void add_initial_values(TensorId tensor, ParameterInit init) { program_.tensors.at(tensor).initial_values.push_back(std::move(init)); }

@@ -70,6 +70,8 @@ template <>
 struct Codec<Zero2Reduce> : EnumCodec<Zero2Reduce, zero2_reduce_name, parse_zero2_reduce> {};
 template <>
 struct Codec<Zero3Init> : EnumCodec<Zero3Init, zero3_init_name, parse_zero3_init> {};
+template <>
+struct Codec<ProcessGroupBackend> : EnumCodec<ProcessGroupBackend, process_group_name, parse_process_group> {};
 
 // A count where 0 means "derive it" (cluster.world): unset <-> 0.
 struct ZeroIsUnset {

@@ -41,6 +41,8 @@ const std::array<std::pair<Zero2Reduce, const char*>, 2> kZero2Reduce = {{{Zero2
                                                                          {Zero2Reduce::AllReduce, "all-reduce"}}};
 const std::array<std::pair<Zero3Init, const char*>, 2> kZero3Init = {{{Zero3Init::Partitioned, "partitioned"},
                                                                      {Zero3Init::Materialize, "materialize"}}};
+const std::array<std::pair<ProcessGroupBackend, const char*>, 2> kProcessGroup = {{{ProcessGroupBackend::Nccl, "nccl"},
+                                                                                   {ProcessGroupBackend::Gloo, "gloo"}}};
 }  // namespace
 
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
@@ -55,6 +57,8 @@ std::string zero2_reduce_name(Zero2Reduce mode) { return name_of(kZero2Reduce, m
 std::optional<Zero2Reduce> parse_zero2_reduce(const std::string& text) { return lookup(kZero2Reduce, text); }
 std::string zero3_init_name(Zero3Init mode) { return name_of(kZero3Init, mode); }
 std::optional<Zero3Init> parse_zero3_init(const std::string& text) { return lookup(kZero3Init, text); }
+std::string process_group_name(ProcessGroupBackend backend) { return name_of(kProcessGroup, backend); }
+std::optional<ProcessGroupBackend> parse_process_group(const std::string& text) { return lookup(kProcessGroup, text); }
 
 namespace {
 template <typename Enum, std::size_t N>
@@ -71,6 +75,7 @@ std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
 std::vector<std::string> accounting_names() { return names_of(kAccounting); }
 std::vector<std::string> zero2_reduce_names() { return names_of(kZero2Reduce); }
 std::vector<std::string> zero3_init_names() { return names_of(kZero3Init); }
+std::vector<std::string> process_group_names() { return names_of(kProcessGroup); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 

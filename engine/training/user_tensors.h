@@ -19,7 +19,7 @@ inline ElementType target_element(LossKind loss) { return loss == LossKind::Mse 
 
 class UserTensors {
  public:
-  // `x, y = next_batch()`: both created on the device, then old x and old y freed. `data_group` (index into
+  // `x = ...; y = ...` (two statements): new x, old x freed, new y, old y freed. `data_group` (index into
   // Plan::groups) is the group whose members split each step's global batch, as DistributedSampler does; an
   // executor fills x and y with this rank's share (a one-member group: the whole batch).
   void next_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, LossKind loss, int data_group);

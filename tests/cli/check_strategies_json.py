@@ -15,6 +15,6 @@ for row in rows:
     for option in row["options"]:
         assert option.startswith("strategy."), option
 by_name = {row["name"]: row for row in rows}
-assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"], by_name["ddp"]
+assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group"], by_name["ddp"]
 assert by_name["dp"]["batch"] == "per device"
 print("ok:", len(rows), "strategies")

@@ -26,6 +26,7 @@ const std::set<std::string> kDocumentedKeys = {
     "strategy.name", "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch",
     "strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
     "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
+    "strategy.process_group",
     "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces",
     "simulation.intra_node_link", "simulation.inter_node_link", "simulation.gpus_per_node", "simulation.link_gbps",
     "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",
@@ -87,7 +88,7 @@ TEST(ScenarioFields, DefaultsWriteTheKeysEveryFileShows) {
   const std::set<std::string> always = {
       "name", "model.spec", "training.batch", "training.loss", "training.optimizer", "training.dtype",
       "training.steps", "training.no_grad", "training.checkpoint", "cluster.device", "strategy.name",
-      "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "accounting.mode",
+      "strategy.gradient_as_bucket_view", "accounting.mode",
       "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};
   EXPECT_EQ(written, always);
 }

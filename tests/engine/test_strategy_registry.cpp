@@ -42,7 +42,8 @@ TEST(StrategyRegistry, OptionsAreStrategyFieldsOfTheScenarioFile) {
   const std::set<std::string_view> strategy_options = {
       "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch", "strategy.stages",
       "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
-      "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init"};
+      "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
+      "strategy.process_group"};
   for (const auto& row : strategies())
     for (const auto key : row.options) {
       EXPECT_TRUE(strategy_options.count(key)) << row.name << ": " << key;
