@@ -286,7 +286,10 @@ void RankRunner::measure_parameters() {
       backend_.copy_to_host(std::as_writable_bytes(std::span<float>(values)), buffer);
     }
     for (const ParameterInit& init : info.initial_values) {
-      ParameterPiece piece{init.name, init.first_element, init.numel, init.parameter_numel, 0, 0, {}};
+      // A tied copy is measured as a piece of the parameter it copies (ParameterInit::copy_of), so the joined model
+      // counts the parameter once and checks the copy against it as against any replica.
+      ParameterPiece piece{init.copy_of.empty() ? init.name : init.copy_of, init.first_element, init.numel,
+                           init.parameter_numel, 0, 0, {}};
       const auto first = values.begin() + static_cast<std::ptrdiff_t>(init.offset / element);
       for (auto v = first; v != first + init.numel; ++v) {
         piece.sum += *v;

@@ -22,6 +22,10 @@ struct ParameterInit {
   double bound = 0;         // > 0: uniform in [-bound, bound)
   bool constant = false;    // every element is `value` (LayerNorm weights, GPT-2's biases)
   float value = 0;
+  // Non-empty: this tensor holds a copy of that parameter, kept equal to it by the training (a pipeline's last-stage
+  // copy of tied word embeddings, Megatron's word_embeddings_for_head). The joined model counts it as a replica of
+  // that parameter, once, not as a parameter of its own; its initial values are still `name`'s.
+  std::string copy_of = {};
 };
 
 // A tensor's ParameterInit ranges: most tensors have none (activations, gradients, buffers), so the list lives behind
