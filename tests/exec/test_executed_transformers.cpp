@@ -91,6 +91,42 @@ TEST(ExecutedTransformers, StagedRunsKeepTheTiedEmbeddingsEqualAndTrainAsOneDevi
   }
 }
 
+// Dropout on (gpt2-tiny: 0.1 at the embedding, attention and residuals): masks are drawn by global sample
+// (exec/shared_kernels/dropout_mask.h), so DDP, ZeRO and staged runs still train as one device on the whole batch,
+// as they do with dropout off. SGD: a parameter then differs by lr × its gradient's difference (sums in another
+// order, ~1e-6 relative), where Adam's m/√v would blow a near-zero gradient's rounding up to lr. DataParallel and
+// BalancedDataParallel are left out: their replicas run scattered chunks and load no data share of their own.
+TEST(ExecutedTransformers, WithDropoutReplicatedShardedAndStagedRunsTrainAsOneDevice) {
+  auto sgd = [](Scenario s) {
+    s.training.optimizer = OptimizerKind::Sgd;
+    return s;
+  };
+  const test::Executed single = test::execute_scenario(sgd(gpt(kTiny, StrategyKind::Single, 1, 4, CheckpointMode::None)));
+  const ModelParameters expected = assemble_model_parameters(single.result.ranks);
+  for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
+    SCOPED_TRACE(strategy_name(strategy));
+    const test::Executed run = test::execute_scenario(sgd(gpt(kTiny, strategy, 2, 2, CheckpointMode::None)));
+    test::expect_same_model(run.result, single.result);
+  }
+  for (StrategyKind strategy : {StrategyKind::ModelParallel, StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B}) {
+    for (CheckpointMode mode : {CheckpointMode::None, CheckpointMode::Full}) {
+      SCOPED_TRACE(strategy_name(strategy) + " checkpoint " + std::to_string(static_cast<int>(mode)));
+      const test::Executed run = test::execute_scenario(sgd(gpt(kTiny, strategy, 2, 4, mode)));
+      test::expect_same_model(run.result, single.result);
+      expect_same_checksum(assemble_model_parameters(run.result.ranks), expected);
+    }
+  }
+  // Two replicas of a two-stage pipeline: replica d holds global samples d, d + 2 (DistributedSampler), one a
+  // micro-batch.
+  Scenario staged = sgd(gpt(kTiny, StrategyKind::PipelineGPipe, 4, 2, CheckpointMode::None));
+  staged.strategy.stages = 2;
+  staged.strategy.dp = 2;
+  test::expect_same_model(test::execute_scenario(staged).result, single.result);
+  // The same runs drew masks: with dropout the model is not the dropout-free one.
+  const test::Executed off = test::execute_scenario(sgd(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4, CheckpointMode::None)));
+  EXPECT_NE(single.result.ranks[0].step_losses, off.result.ranks[0].step_losses);
+}
+
 TEST(ExecutedTransformers, RecomputationChangesMemoryNotTheModel) {
   const test::Executed none = test::execute_scenario(gpt(kTiny, StrategyKind::Single, 1, 4, CheckpointMode::None));
   for (CheckpointMode mode : {CheckpointMode::Selective, CheckpointMode::Full}) {
