@@ -93,6 +93,22 @@ Interval schedule_region(const Plan& plan, const SimGraph& graph, const OpTimes&
   return {begin, end};
 }
 
+// Whether any compute op of step S belongs to a pipeline micro-batch (Op::micro_batch).
+bool has_micro_batches(const Plan& plan, int step) {
+  for (const Program& program : plan.programs)
+    for (const Op& op : program.ops)
+      if (op.step == step && op.kind == OpKind::Compute && op.micro_batch >= 0) return true;
+  return false;
+}
+
+// The schedule's own work, which schedule_bubble_fraction counts as busy (simulation_result.h): in a pipeline the
+// compute of a micro-batch (its forwards, backwards, loss and gradient accumulation); without micro-batches every
+// compute op but the optimizer step. A stage's optimizer step or gradient reduction that runs while another stage
+// still drains is not the schedule's work, so it does not fill the bubble.
+bool schedule_work(const Op& op, bool micro_batched) {
+  return micro_batched ? op.micro_batch >= 0 : op.compute_kind != ComputeKind::Optimizer;
+}
+
 // Length of [window.first, window.second) covered by `busy` (disjoint, sorted).
 TimeNs covered_length(const std::vector<Interval>& busy, Interval window) {
   TimeNs covered = 0;
@@ -113,9 +129,10 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     result.run_time_ns = std::max(result.run_time_ns, times.end_ns(graph, id));
   const Interval region = schedule_region(plan, graph, times, result.step);
   const TimeNs region_ns = region.second - region.first;
+  const bool micro_batched = has_micro_batches(plan, result.step);
 
   TimeNs window_begin = std::numeric_limits<TimeNs>::max(), window_end = 0;
-  std::vector<Interval> comm, compute;
+  std::vector<Interval> comm, compute, schedule;
   double schedule_idle_sum = 0;
   std::vector<TimeNs> rank_begins;  // -1: the rank ran no step-S op
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {
@@ -125,6 +142,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     timing.rank = static_cast<int>(r);
     comm.clear();
     compute.clear();
+    schedule.clear();
     // The rank's own start of step S (see simulation_result.h): the end of its earlier steps' ops, pulled back
     // to any step-S op that began before that; a rank with no earlier op starts when its first step-S op could.
     TimeNs earlier_end = -1, first_begin = std::numeric_limits<TimeNs>::max(), first_arrival = std::numeric_limits<TimeNs>::max();
@@ -133,7 +151,10 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
       const TimeNs begin = times.begin_ns(graph, base + i), end = times.end_ns(graph, base + i);
       if (end < 0) continue;  // never ran (a stuck plan)
       const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
-      if (computes && end > begin) compute.emplace_back(begin, end);
+      if (computes && end > begin) {
+        compute.emplace_back(begin, end);
+        if (op.step == result.step && schedule_work(op, micro_batched)) schedule.emplace_back(begin, end);
+      }
       if (op.step < result.step) earlier_end = std::max(earlier_end, end);
       if (op.step != result.step) continue;
       window_begin = std::min(window_begin, begin);
@@ -154,7 +175,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     for (const auto& [begin, end] : comm) timing.comm_ns += end - begin;
     timing.exposed_comm_ns = uncovered_length(comm, compute);  // compute: one in-order stream, already sorted
     if (region_ns > 0)
-      schedule_idle_sum += static_cast<double>(region_ns - covered_length(compute, region)) / static_cast<double>(region_ns);
+      schedule_idle_sum += static_cast<double>(region_ns - covered_length(schedule, region)) / static_cast<double>(region_ns);
     if (r < memory.ranks.size()) {
       timing.peak_bytes = memory.ranks[r].peak_allocated;
       timing.peak_reserved_bytes = memory.ranks[r].peak_reserved;

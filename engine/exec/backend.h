@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "exec/shared_kernels/dropout_mask.h"
 #include "exec/tracking_allocator.h"
 #include "plan/element_type.h"
 #include "plan/op.h"
@@ -66,6 +67,7 @@ struct KernelLaunch {
   int seq = 0;
   bool training = false;
   std::uint64_t dropout_key = 0;
+  GlobalSamples samples = {};  // which samples of the step's global batch the pass holds (dropout masks)
   // UnscaleGradients: set to true when a gradient is inf or NaN (left alone otherwise).
   bool* found_non_finite = nullptr;
 };

@@ -64,7 +64,7 @@ void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex ind
   launch.transformer = &*model_.transformer;
   launch.seq = model_.seq;
   launch.training = training_;
-  launch.dropout_key = exec::dropout_key(seed_, program.rank, op.step, op.micro_batch, op.layer);
+  launch.dropout_key = exec::dropout_key(seed_, op.step, op.layer);
   const auto& ops = launch.operands;
   switch (op.kernel) {
     case Kernel::EmbeddingForward:
@@ -82,6 +82,11 @@ void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex ind
     default:
       launch.rows = rows_of(program, index, ops, op.kernel == Kernel::GptBlockForward ? 0 : 1, model_.seq * c.hidden);
   }
+  // Which samples of the step's global batch the pass holds, for the dropout masks, as exec/data/batch_loading.cpp
+  // loads them: the program's share data.index of data.count is global samples index + count · j (DistributedSampler),
+  // and micro-batch m of `rows` samples takes its rows m · rows on. (LayerNorm's rows are tokens; it draws no mask.)
+  const std::int64_t first_row = op.micro_batch < 0 ? 0 : static_cast<std::int64_t>(op.micro_batch) * launch.rows;
+  launch.samples = {program.data.index + program.data.count * first_row, program.data.count};
 }
 
 KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, std::vector<DeviceBuffer> operands) {

@@ -105,7 +105,9 @@ const std::vector<float>* RankRunner::given_values(const ParameterInit& init) co
 void RankRunner::run_alloc(OpIndex index, const Op& op) {
   const TensorInfo& info = program_.tensors.at(static_cast<std::size_t>(op.tensor));
   current_op_ = index;
-  const Allocation allocation = backend_.allocator().allocate(info.bytes, info.category, info.name.str(), info.alloc_stream);
+  if (late_frees_.complete_before_allocation()) backend_.allocator().complete_late_frees();
+  const Allocation allocation =
+      backend_.allocator().allocate(info.bytes, info.category, info.name.str(), info.alloc_stream);
   tensors_.on_alloc(op.tensor, allocation, index);
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
   backend_.fill_zero(buffer);
@@ -148,10 +150,13 @@ void RankRunner::run_free(OpIndex index, const Op& op) {
     backend_.use_gemm_workspace(*thread, DeviceBuffer{});
   const Allocation allocation = tensors_.on_free(op.tensor, index);
   current_op_ = index;
-  backend_.allocator().free(allocation.data);
+  const bool completes_late = program_.tensors.at(static_cast<std::size_t>(op.tensor)).free_completes_late;
+  backend_.allocator().free(allocation.data, completes_late);
+  if (completes_late) late_frees_.requested();
 }
 
 void RankRunner::record_phase(OpIndex index, const Op& op) {
+  late_frees_.phase_marker();
   trace_.op_event(TraceEventKind::Phase, index, op);
   PhaseMeasurement phase{op.phase, op.step, index, 0, backend_.allocator().live_bytes()};
   phase.allocated = phase.by_category.total();
@@ -282,7 +287,10 @@ void RankRunner::measure_parameters() {
       backend_.copy_to_host(std::as_writable_bytes(std::span<float>(values)), buffer);
     }
     for (const ParameterInit& init : info.initial_values) {
-      ParameterPiece piece{init.name, init.first_element, init.numel, init.parameter_numel, 0, 0, {}};
+      // A tied copy is measured as a piece of the parameter it copies (ParameterInit::copy_of), so the joined model
+      // counts the parameter once and checks the copy against it as against any replica.
+      ParameterPiece piece{init.copy_of.empty() ? init.name : init.copy_of, init.first_element, init.numel,
+                           init.parameter_numel, 0, 0, {}};
       const auto first = values.begin() + static_cast<std::ptrdiff_t>(init.offset / element);
       for (auto v = first; v != first + init.numel; ++v) {
         piece.sum += *v;

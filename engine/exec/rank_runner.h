@@ -19,6 +19,7 @@
 #include "exec/run_control.h"
 #include "exec/stream_worker.h"
 #include "exec/tensor_table.h"
+#include "memory/late_frees.h"
 
 namespace shardscope::exec {
 
@@ -69,6 +70,7 @@ class RankRunner {
   std::array<std::unique_ptr<StreamWorker>, kStreamCount> workers_;
   std::map<TensorId, std::vector<OpIndex>> in_flight_;  // tensor -> ops posted to a stream thread that read it
   OpIndex current_op_ = -1;  // the alloc / free op the allocator listener reports (host thread only)
+  LateFreeSchedule late_frees_;  // as the accounting completes TensorInfo::free_completes_late frees (host thread)
   std::optional<LossScaler> scaler_;     // fp16 training only
   std::atomic<int> skipped_step_{-1};    // the step whose optimizer update an overflow cancelled
 

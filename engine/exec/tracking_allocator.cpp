@@ -40,7 +40,12 @@ Allocation TrackingAllocator::allocate(Bytes bytes, Category category, std::stri
   return allocation;
 }
 
-void TrackingAllocator::free(void* data) {
+void TrackingAllocator::complete_late_frees() {
+  std::lock_guard lock(mutex_);
+  raw_complete_late_frees();
+}
+
+void TrackingAllocator::free(void* data, bool completes_late) {
   std::lock_guard lock(mutex_);
   const auto it = live_records_.find(data);
   if (it == live_records_.end()) {
@@ -49,7 +54,8 @@ void TrackingAllocator::free(void* data) {
   }
   const LiveRecord record = std::move(it->second);
   live_records_.erase(it);
-  raw_free(data, record.allocation.requested_bytes);
+  if (completes_late) raw_free_late(data, record.allocation.requested_bytes);
+  else raw_free(data, record.allocation.requested_bytes);
   live_[record.allocation.category] -= record.allocation.counted_bytes;
   live_total_ -= record.allocation.counted_bytes;
   if (listener_) {

@@ -87,7 +87,11 @@ class TrackingAllocator {
   // stream PyTorch would allocate it on (TensorInfo::alloc_stream), the pool key of a caching allocator.
   Allocation allocate(Bytes bytes, Category category, std::string_view name, int stream = 0);
   // Frees a pointer returned by allocate(); std::invalid_argument for anything else (double free included).
-  void free(void* data);
+  // `completes_late`: the backend may keep the block out of its cache until complete_late_frees()
+  // (TensorInfo::free_completes_late): the CUDA caching allocator does, host memory frees at once. The live count
+  // drops here either way, as memory_allocated does.
+  void free(void* data, bool completes_late = false);
+  void complete_late_frees();
 
   CategoryBytes live_bytes() const;
   Bytes live_total_bytes() const;
@@ -109,6 +113,9 @@ class TrackingAllocator {
   };
   virtual RawBlock raw_allocate(Bytes bytes, int stream) = 0;
   virtual void raw_free(void* data, Bytes requested_bytes) = 0;
+  // The first half of a free whose block returns to the cache at raw_complete_late_frees() (default: at once).
+  virtual void raw_free_late(void* data, Bytes requested_bytes) { raw_free(data, requested_bytes); }
+  virtual void raw_complete_late_frees() {}
   // What the backend holds, cached blocks included; called under the lock.
   virtual Bytes reserved_bytes_locked() const = 0;
   // For a derived destructor: hands every block still live back to the backend (no events).

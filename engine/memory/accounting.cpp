@@ -2,6 +2,7 @@
 #include "memory/accounting.h"
 
 #include "memory/caching_allocator.h"
+#include "memory/late_frees.h"
 
 #include <algorithm>
 
@@ -46,6 +47,7 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
   rank.rank = program.rank;
   const bool pytorch = mode != AccountingMode::Exact;
   CachingAllocatorModel allocator(capacity);
+  LateFreeSchedule late_frees;
   std::vector<CachingAllocatorModel::BlockId> block_of(program.tensors.size(), -1);
   std::vector<Bytes> counted(program.tensors.size(), 0);
   CategoryBytes by_category;
@@ -61,6 +63,7 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
     const Op& op = program.ops[i];
     const auto index = static_cast<OpIndex>(i);
     if (op.kind == OpKind::Phase) {
+      late_frees.phase_marker();
       rank.phases.push_back({op.phase, op.step, index, allocated, max_allocated, reserved, max_reserved, by_category});
       continue;
     }
@@ -71,6 +74,7 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
       const Bytes allocated_before = allocated, reserved_before = reserved;
       bool out_of_memory = false;
       if (pytorch) {
+        if (late_frees.complete_before_allocation()) allocator.complete_requested_frees();
         const auto result = allocator.allocate(tensor.bytes, tensor.alloc_stream);
         block_of[t] = result.block;
         counted[t] = result.counted;
@@ -83,7 +87,12 @@ RankMemory account_rank(const Program& program, AccountingMode mode, Bytes capac
       by_category[tensor.category] += counted[t];
       allocated += counted[t];
     } else {
-      if (pytorch) allocator.free(block_of[t]);
+      if (pytorch && tensor.free_completes_late) {
+        allocator.free_requested(block_of[t]);
+        late_frees.requested();
+      } else if (pytorch) {
+        allocator.free(block_of[t]);
+      }
       by_category[tensor.category] -= counted[t];
       allocated -= counted[t];
     }
@@ -110,7 +119,9 @@ bool same_accounting_inputs(const Program& a, const Program& b) {
   if (a.ops.size() != b.ops.size() || a.tensors.size() != b.tensors.size()) return false;
   for (std::size_t t = 0; t < a.tensors.size(); ++t) {
     const TensorInfo &x = a.tensors[t], &y = b.tensors[t];
-    if (x.bytes != y.bytes || x.category != y.category || x.name != y.name || x.alloc_stream != y.alloc_stream) return false;
+    if (x.bytes != y.bytes || x.category != y.category || x.name != y.name || x.alloc_stream != y.alloc_stream ||
+        x.free_completes_late != y.free_completes_late)
+      return false;
   }
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     const Op &x = a.ops[i], &y = b.ops[i];

@@ -50,6 +50,7 @@ std::optional<CachingBlockPool::BlockId> CachingBlockPool::best_fit(bool small, 
 }
 
 void CachingBlockPool::release_cached_segments() {
+  complete_requested_frees();
   for (FreeSet* free_set : {&large_free_, &small_free_}) {
     for (auto it = free_set->begin(); it != free_set->end();) {
       const BlockRecord& block = blocks_[static_cast<std::size_t>(*it)];
@@ -107,9 +108,31 @@ std::optional<CachingBlockPool::Block> CachingBlockPool::allocate(Bytes size, in
 }
 
 void CachingBlockPool::free(BlockId id) {
+  BlockRecord& block = blocks_[static_cast<std::size_t>(id)];
+  block.allocated = false;
+  allocated_ -= block.size;
+  return_to_pool(id);
+}
+
+void CachingBlockPool::free_requested(BlockId id) {
+  BlockRecord& block = blocks_[static_cast<std::size_t>(id)];
+  block.allocated = false;
+  block.free_pending = true;
+  allocated_ -= block.size;
+  requested_frees_.push_back(id);
+}
+
+void CachingBlockPool::complete_requested_frees() {
+  // In request order, as process_events walks the events: the merges (and so the surviving block ids) follow it.
+  for (const BlockId id : requested_frees_) {
+    blocks_[static_cast<std::size_t>(id)].free_pending = false;
+    return_to_pool(id);
+  }
+  requested_frees_.clear();
+}
+
+void CachingBlockPool::return_to_pool(BlockId id) {
   BlockRecord* block = &blocks_[static_cast<std::size_t>(id)];
-  block->allocated = false;
-  allocated_ -= block->size;
   FreeSet& free_set = pool(block->small_pool);
   // Merge with a free neighbour: the survivor keeps the lower address.
   auto absorb = [&](BlockId left, BlockId right) {
@@ -120,14 +143,19 @@ void CachingBlockPool::free(BlockId id) {
     if (r.next >= 0) blocks_[static_cast<std::size_t>(r.next)].prev = left;
     unused_ids_.push_back(right);
   };
+  // A neighbour whose free is still pending is not free yet (free_block in PyTorch merges only with blocks in the pool).
+  const auto mergeable = [&](BlockId neighbour) {
+    const BlockRecord& n = blocks_[static_cast<std::size_t>(neighbour)];
+    return !n.allocated && !n.free_pending;
+  };
   const BlockId next = block->next;
-  if (next >= 0 && !blocks_[static_cast<std::size_t>(next)].allocated) {
+  if (next >= 0 && mergeable(next)) {
     free_set.erase(next);
     absorb(id, next);
   }
   block = &blocks_[static_cast<std::size_t>(id)];
   const BlockId prev = block->prev;
-  if (prev >= 0 && !blocks_[static_cast<std::size_t>(prev)].allocated) {
+  if (prev >= 0 && mergeable(prev)) {
     free_set.erase(prev);
     absorb(prev, id);
     free_set.insert(prev);

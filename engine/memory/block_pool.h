@@ -19,7 +19,9 @@
 // Every strategy allocates on stream 0, except FSDP2, whose all-gather and reduce-scatter buffers come from its own
 // streams: there the per-stream pools decide memory_reserved (and, through splits, memory_allocated). The executor
 // frees a block only after every stream that used it is done (exec/rank_runner.cpp), which is what
-// record_stream's deferred free achieves in PyTorch.
+// record_stream's deferred free achieves in PyTorch. Where PyTorch's deferral shows in the counters
+// (ProcessGroupGloo's broadcast flat, TensorInfo::free_completes_late), a free is done in two halves:
+// free_requested, then complete_requested_frees.
 // Not thread-safe. Depends on core/ only.
 #pragma once
 #include <cstdint>
@@ -67,7 +69,15 @@ class CachingBlockPool {
   // (the CUDA stream current at the allocation, 0 = default).
   std::optional<Block> allocate(Bytes size, int stream = 0);
   void free(BlockId block);
-  // torch.cuda.empty_cache(): hands every fully free segment back to the source.
+  // CUDACachingAllocator::free of a block with stream uses (record_stream): memory_allocated drops now, but the block
+  // goes back to its pool only when the events recorded on those streams have completed, which PyTorch checks at
+  // the start of the next malloc (process_events). Until complete_requested_frees() the block is neither reused
+  // nor merged with its neighbours.
+  void free_requested(BlockId block);
+  // The requested frees' events have completed: each block returns to its pool as free() would put it there.
+  void complete_requested_frees();
+  // torch.cuda.empty_cache(): hands every fully free segment back to the source (after completing the requested
+  // frees, as release_cached_blocks does with synchronize_and_free_events).
   void release_cached_segments();
 
   Bytes allocated() const { return allocated_; }
@@ -82,6 +92,7 @@ class CachingBlockPool {
     bool allocated = false;
     BlockId prev = -1, next = -1;  // neighbours within the segment
     int stream = 0;                // the stream whose pool the block (and its segment) belongs to
+    bool free_pending = false;     // free_requested, not yet completed: neither reusable nor mergeable
   };
   struct ByStreamSizeAddress {  // BlockComparatorSize
     const std::vector<BlockRecord>* blocks;
@@ -93,10 +104,12 @@ class CachingBlockPool {
   std::optional<BlockId> best_fit(bool small, Bytes size, int stream);
   std::optional<BlockId> new_segment(bool small, Bytes rounded, int stream);
   BlockId new_block(const BlockRecord& block);
+  void return_to_pool(BlockId block);  // merge with free neighbours, then insert into the free set
 
   SegmentSource& source_;
   std::vector<BlockRecord> blocks_;
   std::vector<BlockId> unused_ids_;
+  std::vector<BlockId> requested_frees_;  // in request order
   FreeSet small_free_, large_free_;
   Bytes allocated_ = 0, reserved_ = 0;
   std::size_t segments_ = 0;

@@ -36,6 +36,9 @@ class CachingAllocatorModel {
   };
   Allocation allocate(Bytes size, int stream = 0);  // stream: the pool key (block_pool.h)
   void free(BlockId block) { pool_.free(block); }
+  // The two halves of a free whose block returns to the cache late (CachingBlockPool::free_requested).
+  void free_requested(BlockId block) { pool_.free_requested(block); }
+  void complete_requested_frees() { pool_.complete_requested_frees(); }
 
   Bytes allocated() const { return pool_.allocated(); }
   Bytes reserved() const { return pool_.reserved(); }

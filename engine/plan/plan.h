@@ -22,6 +22,10 @@ struct ParameterInit {
   double bound = 0;         // > 0: uniform in [-bound, bound)
   bool constant = false;    // every element is `value` (LayerNorm weights, GPT-2's biases)
   float value = 0;
+  // Non-empty: this tensor holds a copy of that parameter, kept equal to it by the training (a pipeline's last-stage
+  // copy of tied word embeddings, Megatron's word_embeddings_for_head). The joined model counts it as a replica of
+  // that parameter, once, not as a parameter of its own; its initial values are still `name`'s.
+  std::string copy_of = {};
 };
 
 // A tensor's ParameterInit ranges: most tensors have none (activations, gradients, buffers), so the list lives behind
@@ -65,6 +69,11 @@ struct TensorInfo {
   // hands a block freed on one stream to another (memory/block_pool.h). 0 = the default stream; FSDP2 allocates
   // on three more (strategy/fsdp.h names them).
   std::uint8_t alloc_stream = 0;
+  // Its Free only requests the free, as CUDACachingAllocator::free does for a block another stream used
+  // (record_stream): memory_allocated drops there, but the block returns to the cache (reusable, mergeable) only
+  // before the first allocation after the next phase marker (memory/late_frees.h). Caching-allocator
+  // accountings and the CUDA executor honour it; exact bytes ignore it.
+  bool free_completes_late = false;
   ParameterInits initial_values;  // empty: executors zero the tensor
 };
 

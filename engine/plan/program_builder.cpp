@@ -24,7 +24,7 @@ TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category,
 
 TensorId ProgramBuilder::alloc(std::string name, Bytes bytes, Category category, bool persistent, ElementType element) {
   const auto id = static_cast<TensorId>(program_.tensors.size());
-  program_.tensors.push_back({std::move(name), bytes, category, persistent, element, 0, {}});
+  program_.tensors.push_back({std::move(name), bytes, category, persistent, element, 0, false, {}});
   refcount_.push_back(1);
   if (bytes > 0) {
     Op op;

@@ -39,6 +39,8 @@ class ProgramBuilder {
   void retain(TensorId tensor);   // one more holder (a view, a saved variable, a Python name)
   void release(TensorId tensor);  // one holder fewer; emits Free at zero
   int holders(TensorId tensor) const { return refcount_.at(tensor); }
+  // When the tensor is freed, its block returns to the allocator's cache only later (TensorInfo::free_completes_late).
+  void set_free_completes_late(TensorId tensor) { program_.tensors.at(tensor).free_completes_late = true; }
   const TensorInfo& tensor(TensorId tensor) const { return program_.tensors.at(tensor); }
   // The stream `tensor` is allocated on, as the caching allocator's pool key (TensorInfo::alloc_stream).
   void set_alloc_stream(TensorId tensor, std::uint8_t stream) { program_.tensors.at(tensor).alloc_stream = stream; }

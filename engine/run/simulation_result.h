@@ -31,13 +31,16 @@
 // - schedule_bubble_fraction: the idle compute inside the step's forward/backward schedule. The schedule region
 //   runs from the earliest begin of a step-S Forward compute op on any rank to the latest end of a step-S Forward
 //   or Backward compute op on any rank (ComputeKind; forward-only plans end at their last forward). A rank's idle
-//   is the region's length minus the union of its compute-stream busy intervals inside it (any compute op, so a
-//   stage's optimizer step running while an earlier stage still drains counts as busy); the figure is the mean
-//   over ranks of idle / region. The region is common to all ranks, not each rank's own first forward to last
-//   backward: stage r's own span misses the r forwards of fill before it and the r backwards of drain after
-//   it, the very idle the bubble is. With uniform stages and zero-cost messages it equals (p−1)/(m+p−1) exactly
-//   for GPipe and 1F1B (both take (m+p−1)(f+b), each stage computing m(f+b) of it); the optimizer, set-up and
-//   the previous step lie outside the region, so it is the figure to set against the published bubble.
+//   is the region's length minus the union of its busy intervals inside it, counting only the schedule's own
+//   work: in a pipeline the step-S compute ops of a micro-batch (Op::micro_batch: forwards, backwards, the loss
+//   and the per-micro-batch gradient accumulation); in a plan without micro-batches every step-S compute op but
+//   the optimizer step. A stage's optimizer step, or its gradient reduction, running while another stage still
+//   drains is not counted: it would fill the bubble it does not belong to. The figure is the mean over ranks of
+//   idle / region. The region is common to all ranks, not each rank's own first forward to last backward: stage
+//   r's own span misses the r forwards of fill before it and the r backwards of drain after it, the very idle the
+//   bubble is. With uniform stages and zero-cost messages it equals (p−1)/(m+p−1) exactly for GPipe and 1F1B
+//   (both take (m+p−1)(f+b), each stage computing m(f+b) of it), whatever the optimizer costs; set-up and the
+//   previous step lie outside the region, so it is the figure to set against the published bubble.
 #pragma once
 #include <optional>
 #include <string>

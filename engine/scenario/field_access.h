@@ -73,7 +73,7 @@ struct Codec<Zero3Init> : EnumCodec<Zero3Init, zero3_init_name, parse_zero3_init
 template <>
 struct Codec<FsdpUnits> : EnumCodec<FsdpUnits, fsdp_units_name, parse_fsdp_units> {};
 template <>
-struct Codec<DistBackend> : EnumCodec<DistBackend, dist_backend_name, parse_dist_backend> {};
+struct Codec<ProcessGroupBackend> : EnumCodec<ProcessGroupBackend, process_group_name, parse_process_group> {};
 
 // A count where 0 means "derive it" (cluster.world): unset <-> 0.
 struct ZeroIsUnset {

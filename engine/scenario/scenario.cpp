@@ -43,8 +43,8 @@ const std::array<std::pair<Zero3Init, const char*>, 2> kZero3Init = {{{Zero3Init
                                                                      {Zero3Init::Materialize, "materialize"}}};
 const std::array<std::pair<FsdpUnits, const char*>, 3> kFsdpUnits = {
     {{FsdpUnits::Layer, "layer"}, {FsdpUnits::Block, "block"}, {FsdpUnits::Model, "model"}}};
-const std::array<std::pair<DistBackend, const char*>, 2> kDistBackend = {{{DistBackend::Nccl, "nccl"},
-                                                                         {DistBackend::Gloo, "gloo"}}};
+const std::array<std::pair<ProcessGroupBackend, const char*>, 2> kProcessGroup = {{{ProcessGroupBackend::Nccl, "nccl"},
+                                                                                   {ProcessGroupBackend::Gloo, "gloo"}}};
 }  // namespace
 
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
@@ -61,8 +61,8 @@ std::string zero3_init_name(Zero3Init mode) { return name_of(kZero3Init, mode); 
 std::optional<Zero3Init> parse_zero3_init(const std::string& text) { return lookup(kZero3Init, text); }
 std::string fsdp_units_name(FsdpUnits units) { return name_of(kFsdpUnits, units); }
 std::optional<FsdpUnits> parse_fsdp_units(const std::string& text) { return lookup(kFsdpUnits, text); }
-std::string dist_backend_name(DistBackend backend) { return name_of(kDistBackend, backend); }
-std::optional<DistBackend> parse_dist_backend(const std::string& text) { return lookup(kDistBackend, text); }
+std::string process_group_name(ProcessGroupBackend backend) { return name_of(kProcessGroup, backend); }
+std::optional<ProcessGroupBackend> parse_process_group(const std::string& text) { return lookup(kProcessGroup, text); }
 
 namespace {
 template <typename Enum, std::size_t N>
@@ -80,7 +80,7 @@ std::vector<std::string> accounting_names() { return names_of(kAccounting); }
 std::vector<std::string> zero2_reduce_names() { return names_of(kZero2Reduce); }
 std::vector<std::string> zero3_init_names() { return names_of(kZero3Init); }
 std::vector<std::string> fsdp_units_names() { return names_of(kFsdpUnits); }
-std::vector<std::string> dist_backend_names() { return names_of(kDistBackend); }
+std::vector<std::string> process_group_names() { return names_of(kProcessGroup); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 

@@ -31,9 +31,10 @@ enum class Zero3Init { Partitioned, Materialize };
 // fsdp: which modules fully_shard is called on (each call is one unit), besides the root: every layer with
 // parameters, every transformer block, or the root alone.
 enum class FsdpUnits { Layer, Block, Model };
-// The torch.distributed process-group backend: NCCL (a GPU per rank) or gloo (CUDA tensors through host memory,
-// with device temporaries of its own).
-enum class DistBackend { Nccl, Gloo };
+// torch.distributed.init_process_group(backend=): the process group DDP and ZeroRedundancyOptimizer communicate
+// through. The math is the same; what the caching allocator sees is not (FrameworkBehaviour::
+// gloo_deferred_flat_free_min_bytes): ProcessGroupGloo records its side stream on the tensors it broadcasts.
+enum class ProcessGroupBackend { Nccl, Gloo };
 
 struct ModelSettings {
   std::string spec = "mlp:20x2000";
@@ -60,7 +61,10 @@ struct ClusterSettings {
 
 struct StrategySettings {
   StrategyKind kind = StrategyKind::Ddp;
-  double bucket_cap_mb = 25;  // DDP bucket_cap_mb (MiB, as PyTorch: bucket_cap_mb * 1024 * 1024 bytes)
+  // DDP bucket_cap_mb (MiB, as PyTorch: bucket_cap_mb * 1024 * 1024 bytes). Unset: the argument left out, which
+  // PyTorch 2.x treats apart from an explicit 25 (the rebuilt buckets' first limit is 1 MiB only then).
+  std::optional<double> bucket_cap_mb;
+  ProcessGroupBackend process_group = ProcessGroupBackend::Nccl;  // ddp, zero1, fsdp
   bool gradient_as_bucket_view = false;
   std::optional<int> gpu0_batch;  // balanced-dp only
   int stages = 0;         // pipeline / model-parallel stages; 0: derived (mp: world; pp: world / dp)
@@ -93,8 +97,6 @@ struct StrategySettings {
   // fsdp: MixedPrecisionPolicy(param_dtype=, reduce_dtype=); unset = None (the parameters' fp32; the gradients').
   std::optional<Dtype> fsdp_param_dtype;
   std::optional<Dtype> fsdp_reduce_dtype;
-  // fsdp: init_process_group(backend=).
-  DistBackend dist_backend = DistBackend::Nccl;
 };
 
 struct AccountingSettings {
@@ -170,8 +172,8 @@ std::string zero3_init_name(Zero3Init mode);
 std::optional<Zero3Init> parse_zero3_init(const std::string& text);
 std::string fsdp_units_name(FsdpUnits units);
 std::optional<FsdpUnits> parse_fsdp_units(const std::string& text);
-std::string dist_backend_name(DistBackend backend);
-std::optional<DistBackend> parse_dist_backend(const std::string& text);
+std::string process_group_name(ProcessGroupBackend backend);
+std::optional<ProcessGroupBackend> parse_process_group(const std::string& text);
 std::string all_strategy_names();
 // The names each enum accepts, in declaration order (the field table's choices).
 std::vector<std::string> strategy_names();
@@ -182,7 +184,7 @@ std::vector<std::string> accounting_names();
 std::vector<std::string> zero2_reduce_names();
 std::vector<std::string> zero3_init_names();
 std::vector<std::string> fsdp_units_names();
-std::vector<std::string> dist_backend_names();
+std::vector<std::string> process_group_names();
 // The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
 std::vector<std::string> gpu_arch_names();
 std::vector<std::string> cublas_workspace_policy_names();  // "per-thread", "autograd-only"

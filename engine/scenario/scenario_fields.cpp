@@ -129,7 +129,11 @@ const std::vector<ScenarioField>& table() {
           .choices = strategy_names}),
       with_member<&S::strategy, &StrategySettings::bucket_cap_mb>({
           .key = "strategy.bucket_cap_mb", .flag = "--bucket-cap-mb", .label = "Bucket cap (MiB)", .kind = K::Number,
-          .help = "Gradients per DDP all-reduce bucket, MiB", .framework = "DistributedDataParallel(bucket_cap_mb=25)",
+          .help = "Gradients per DDP all-reduce bucket, MiB. Given, it is also the first bucket's limit when DDP "
+                  "rebuilds its buckets at the second forward (PyTorch 2.x), as passing bucket_cap_mb does",
+          .framework = "DistributedDataParallel(bucket_cap_mb=)",
+          .unset_means = "left out, as PyTorch's default: 25 MiB, and 1 MiB for the first rebuilt bucket "
+                         "(dist._DEFAULT_FIRST_BUCKET_BYTES)",
           .min = 0, .max = 1e6, .min_exclusive = true, .always_written = true}),
       with_member<&S::strategy, &StrategySettings::gradient_as_bucket_view>({
           .key = "strategy.gradient_as_bucket_view", .flag = "--gradient-as-bucket-view",
@@ -137,6 +141,13 @@ const std::vector<ScenarioField>& table() {
           .help = "Gradients are views into the DDP buckets: no separate .grad copies",
           .framework = "DistributedDataParallel(gradient_as_bucket_view=True)", .always_written = true,
           .negative_flag = "--no-gradient-as-bucket-view"}),
+      with_member<&S::strategy, &StrategySettings::process_group>({
+          .key = "strategy.process_group", .flag = "--process-group", .label = "Process group", .kind = K::Choice,
+          .help = "Backend of the process group DDP / ZeRO-1 / FSDP communicate through (default nccl, a GPU per rank; "
+                  "gloo is what ranks sharing a GPU use). Same training; under gloo a broadcast tensor's cached block "
+                  "returns to the allocator late, so DDP's construction reserves more (pytorch-2 accounting), and "
+                  "fsdp's all-gather and reduce-scatter allocate a device temporary of their output / input size",
+          .framework = "torch.distributed.init_process_group(backend='nccl' | 'gloo')", .choices = process_group_names}),
       with_member<&S::strategy, &StrategySettings::gpu0_batch>({
           .key = "strategy.gpu0_batch", .flag = "--gpu0-batch", .label = "Device-0 batch", .kind = K::Integer,
           .help = "Samples on device 0, which also gathers the outputs; the rest is split over the other devices",
@@ -224,12 +235,6 @@ const std::vector<ScenarioField>& table() {
           .help = "The dtype gradients are reduce-scattered in (cast back to fp32 for the optimizer when it differs)",
           .framework = "fully_shard(mp_policy=MixedPrecisionPolicy(reduce_dtype=))",
           .unset_means = "None: the gradients' dtype (the param dtype)", .choices = dtype_names}),
-      with_member<&S::strategy, &StrategySettings::dist_backend>({
-          .key = "strategy.dist_backend", .flag = "--dist-backend", .label = "Process group backend",
-          .kind = K::Choice,
-          .help = "nccl, or gloo (CUDA collectives staged through host memory: fsdp's all-gather and reduce-scatter "
-                  "then allocate a device temporary of their output / input size)",
-          .framework = "torch.distributed.init_process_group(backend=)", .choices = dist_backend_names}),
 
       with_member<&S::accounting, &AccountingSettings::mode>({
           .key = "accounting.mode", .flag = "--accounting", .label = "Accounting", .kind = K::Choice,

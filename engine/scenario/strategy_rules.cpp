@@ -54,11 +54,11 @@ const std::vector<StrategyRules>& table() {
       {.kind = StrategyKind::Ddp, .name = "ddp",
        .description = "A process per device, a whole replica each; gradients all-reduced in buckets while backward runs",
        .counterpart = "torch.nn.parallel.DistributedDataParallel", .layout = RankLayout::Replicas,
-       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"}},
+       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group"}},
       {.kind = StrategyKind::Zero1, .name = "zero1",
        .description = "DDP with the optimizer state sharded: each rank updates its share, then broadcasts it",
        .counterpart = "torch.distributed.optim.ZeroRedundancyOptimizer (ZeRO stage 1)", .layout = RankLayout::Replicas,
-       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"}, .no_inference = kZeroInference},
+       .options = {"strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group"}, .no_inference = kZeroInference},
       {.kind = StrategyKind::Zero2, .name = "zero2",
        .description = "Optimizer state and gradients sharded: gradients reduced through a bucket, each rank keeps "
                       "its partition's, then the parameters are all-gathered",
@@ -76,7 +76,7 @@ const std::vector<StrategyRules>& table() {
                       "all-gathered before its forward and backward, gradients reduce-scattered",
        .counterpart = "torch.distributed.fsdp.fully_shard (FSDP2)", .layout = RankLayout::Replicas,
        .options = {"strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype",
-                   "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.dist_backend"},
+                   "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.process_group"},
        .check = check_fsdp},
       {.kind = StrategyKind::ModelParallel, .name = "mp",
        .description = "Naive model parallelism: consecutive layers per device, the whole batch at once, so one "

@@ -8,9 +8,13 @@
 // - Backward: after AccumulateGrad, the gradient is copied (divided by world size) into its bucket view; with
 //   gradient_as_bucket_view the .grad is re-pointed at the view and the autograd-made tensor dropped. Buckets are
 //   all-reduced strictly in order, each as soon as it and all before it are ready.
-// - Second forward: _rebuild_buckets reassigns buckets in gradient-ready order with [1 MiB, cap] (no sort):
-//   the old buckets are dropped (buckets_.clear()) before the new ones are allocated; .grad views of the old
-//   buckets are re-pointed one by one, so old storage lives until its last view moves.
+// - Second forward: _rebuild_buckets reassigns buckets in gradient-ready order (no sort) with
+//   [first_bucket_bytes_cap, cap]: 1 MiB first when bucket_cap_mb was left out, cap itself when it was passed (2.x;
+//   1.x: always 1 MiB); the old buckets are dropped (buckets_.clear()) before the new ones are allocated; .grad
+//   views of the old buckets are re-pointed one by one, so old storage lives until its last view moves.
+// - Under gloo (strategy.process_group) a flat of broadcast_coalesced at least
+//   FrameworkBehaviour::gloo_late_flat_free_min_bytes returns to the allocator's cache only after the constructor
+//   (ProcessGroupGloo record_streams it; memory/late_frees.h).
 #include "strategy/ddp.h"
 
 #include <algorithm>
@@ -25,12 +29,27 @@ namespace shardscope {
 namespace {
 constexpr Bytes kBroadcastBucketBytes = 250 * kMiB;  // DistributedDataParallel.broadcast_bucket_size
 constexpr Bytes kFirstBucketBytes = 1 * kMiB;        // dist._DEFAULT_FIRST_BUCKET_BYTES
+constexpr double kDefaultBucketCapMb = 25;           // DistributedDataParallel: bucket_cap_mb None -> 25
 }  // namespace
 
 DdpTraining::DdpTraining(const LoweringContext& context, ProgramBuilder& builder) : LocalTraining(context, builder) {}
 
 Bytes DdpTraining::bucket_cap_bytes() const {
-  return static_cast<Bytes>(context_.scenario.settings.strategy.bucket_cap_mb * static_cast<double>(kMiB));
+  // int(bucket_cap_mb * 1024 * 1024)
+  return static_cast<Bytes>(context_.scenario.settings.strategy.bucket_cap_mb.value_or(kDefaultBucketCapMb) *
+                            static_cast<double>(kMiB));
+}
+
+Bytes DdpTraining::first_rebuilt_bucket_bytes() const {
+  const bool explicit_cap = context_.scenario.settings.strategy.bucket_cap_mb.has_value();
+  return explicit_cap && context_.behaviour.ddp_explicit_cap_limits_first_rebuilt_bucket ? bucket_cap_bytes()
+                                                                                         : kFirstBucketBytes;
+}
+
+bool DdpTraining::flat_free_completes_late(Bytes flat_bytes) const {
+  const auto& threshold = context_.behaviour.gloo_late_flat_free_min_bytes;
+  return context_.scenario.settings.strategy.process_group == ProcessGroupBackend::Gloo && threshold &&
+         flat_bytes >= *threshold;
 }
 
 void DdpTraining::broadcast_module_states() {
@@ -48,6 +67,7 @@ void DdpTraining::broadcast_module_states() {
     const TensorId flat = bucket.size() == 1 ? -1
                                               : b_.alloc("broadcast_coalesced flat " + std::to_string(index), bytes,
                                                          Category::CommunicationBuffers);
+    if (flat >= 0 && flat_free_completes_late(bytes)) b_.set_free_completes_late(flat);
     lower_cat_scratch(b_, context_.behaviour, bucket.size(), "broadcast_coalesced flat " + std::to_string(index));
     // _sync_module_states is synchronous: the constructor returns after the broadcasts.
     const OpIndex broadcast = b_.collective(CollectiveKind::Broadcast, context_.world_group, bytes,
@@ -107,7 +127,7 @@ void DdpTraining::before_forward() {
   rebuilt_ = true;
   std::vector<Bytes> sizes;
   for (int i : ready_order_) sizes.push_back(slots_[static_cast<std::size_t>(i)].bytes);
-  auto positions = assign_buckets_by_size(sizes, {kFirstBucketBytes, bucket_cap_bytes()}, /*sort_by_first_index=*/false);
+  auto positions = assign_buckets_by_size(sizes, {first_rebuilt_bucket_bytes(), bucket_cap_bytes()}, /*sort_by_first_index=*/false);
   for (auto& bucket : positions)
     for (int& position : bucket) position = ready_order_[static_cast<std::size_t>(position)];
   for (const auto& bucket : buckets_) b_.release(bucket.tensor);  // buckets_.clear()

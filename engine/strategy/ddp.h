@@ -24,6 +24,8 @@ class DdpTraining : public LocalTraining {
     int ready = 0;
   };
   Bytes bucket_cap_bytes() const;  // bucket_cap_mb in bytes, as PyTorch: bucket_cap_mb * 1024 * 1024
+  Bytes first_rebuilt_bucket_bytes() const;  // the Reducer's first_bucket_bytes_cap
+  bool flat_free_completes_late(Bytes flat_bytes) const;  // gloo's record_stream on a broadcast flat
   void broadcast_module_states();
   void initialize_buckets(const std::vector<std::vector<int>>& assignment);
   void launch_ready_buckets();

@@ -92,7 +92,7 @@ std::vector<std::string> fsdp_notes(const ResolvedScenario& scenario) {
             "all-gathers a step); False keeps them unsharded until backward, one all-gather, more memory"};
   if (reshard.kind == ReshardAfterForward::Kind::Ranks && reshard.ranks == 1)
     notes.push_back("reshard_after_forward=1 is False (fully_shard warns and keeps the parameters unsharded)");
-  if (strategy.dist_backend == DistBackend::Gloo && world > 1)
+  if (strategy.process_group == ProcessGroupBackend::Gloo && world > 1)
     notes.push_back("gloo: each all-gather allocates an output-sized device temporary and each reduce-scatter clones "
                     "its input (ProcessGroupGloo); gloo's worker thread sometimes frees a collective's tensor later than "
                     "PyTorch's main thread, so a measured figure can be one collective buffer above the plan's");
@@ -141,7 +141,7 @@ FsdpTraining::FsdpTraining(const LoweringContext& context, ProgramBuilder& build
       reduce_element_(context.scenario.settings.strategy.fsdp_reduce_dtype
                           ? element_type_of(*context.scenario.settings.strategy.fsdp_reduce_dtype)
                           : context.compute_element()),
-      gloo_(context.scenario.settings.strategy.dist_backend == DistBackend::Gloo) {}
+      gloo_(context.scenario.settings.strategy.process_group == ProcessGroupBackend::Gloo) {}
 
 // model = Net().to(device): whole fp32 parameters, whatever param_dtype (the policy casts only the all-gathers).
 void FsdpTraining::create_model() {
@@ -264,7 +264,7 @@ void FsdpTraining::wrap() {
 BatchShape FsdpTraining::batch_shape() const {
   // tests/gpu/pytorch_truth.py's FSDP2 loop rebinds x then y (`x = torch.randn(...)`, `y = torch.randn(...)`), and
   // under a 16-bit param_dtype the MSE target takes the output's dtype (mse_loss refuses mixed dtypes in backward).
-  return BatchShape{/*rebind_one_by_one=*/true, compute_element_};
+  return BatchShape{compute_element_};
 }
 
 // The root's _pre_forward: cast_forward_inputs casts a floating input to param_dtype; layer 0's saved input keeps it.

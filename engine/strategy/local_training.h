@@ -5,7 +5,8 @@
 //   opt = Optimizer(model.parameters())            # fp16/bf16: fp32 master weights made here (mixed_precision.h)
 //   for step in range(steps):
 //       opt.zero_grad()                            # 1.8: zero in place; 2.x: set_to_none
-//       x, y = next_batch()                        # created on the device
+//       x = torch.randn(...)                       # created on the device; the old x freed
+//       y = torch.randn(...)                       # then the old y (tests/gpu/pytorch_reference.py)
 //       loss = loss_fn(model(x), y)                # phase forward
 //       loss.backward()                            # phase before_step
 //       opt.step()                                 # phase after_step

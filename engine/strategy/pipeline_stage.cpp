@@ -129,6 +129,9 @@ class StageTraining : public GradSink {
     return TensorSlice{tensor, micro * micro_size() * row_bytes, micro_size() * row_bytes};
   }
 
+  // wte's name: the parameter lm_head's weight on the last stage is a copy of.
+  std::string word_embeddings_name() const { return model_.layers[0].name + "." + model_.layers[0].params[0].name; }
+
   // The tied embedding's copy this stage holds: wte on the first stage, lm_head's weight on the last.
   const ParamSlot& word_embeddings() {
     return stage_ == 0 ? slot(0, 0) : slot(untied_head_layer(model_), 0);
@@ -145,7 +148,9 @@ class StageTraining : public GradSink {
         s.numel = model_.layers[l].params[p].numel;
         s.bytes = s.numel * element_bytes_;
         s.tensor = b_.alloc(s.name, s.bytes, Category::Parameters, true);
-        b_.add_initial_values(s.tensor, parameter_init(model_, s, 0, 0, s.numel));
+        ParameterInit init = parameter_init(model_, s, 0, 0, s.numel);
+        if (static_cast<int>(l) == untied_head_layer(model_) && p == 0) init.copy_of = word_embeddings_name();
+        b_.add_initial_values(s.tensor, std::move(init));
         slot_of_[l].push_back(static_cast<int>(slots_.size()));
         slots_.push_back(s);
       }

@@ -12,6 +12,7 @@ FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, con
     b.name = "PyTorch 1.8/1.9";
     b.zero_grad_sets_none = false;
     b.ddp_single_first_bucket = false;
+    b.ddp_explicit_cap_limits_first_rebuilt_bucket = false;
     b.optimizer_foreach = false;
     b.cublas_workspace_bytes = 0;
     b.zero_partition_sorted_by_size = false;
@@ -23,6 +24,7 @@ FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, con
   b.cublas_workspace_bytes = gpu_arch == "sm90" ? 4096 * 8 * 1024 : 4096 * 1024 * 2 + 16 * 1024 * 8;
   b.forward_threads_hold_workspace = accounting.cublas_workspaces != "autograd-only";
   b.cublaslt_workspace_bytes = std::min<Bytes>(1024 * 1024, b.cublas_workspace_bytes);  // capped by the cuBLAS size
+  b.gloo_late_flat_free_min_bytes = 32 * kMiB;
   b.reduction_multiprocessors = device.multiprocessors;
   b.reduction_max_threads_per_multiprocessor = device.max_threads_per_multiprocessor;
   return b;

@@ -1,6 +1,7 @@
 // Which PyTorch version's behaviour a lowering follows. Chosen by the accounting mode: `pytorch-1.8` follows
 // 1.8/1.9; `pytorch-2` and `exact` follow current 2.x (exact only drops the allocator's rounding).
 #pragma once
+#include <optional>
 #include <string>
 
 #include "cluster/device_preset.h"
@@ -19,6 +20,22 @@ struct FrameworkBehaviour {
   // iteration uses one bucket (bucket_size_limits = [sys.maxsize], PR #72843, from 1.12); 1.8 uses
   // [1 MiB first bucket, bucket_cap_mb]. Both rebuild buckets at the start of the second forward.
   bool ddp_single_first_bucket = true;
+  // torch/nn/parallel/distributed.py (2.x): __init__ sets bucket_bytes_cap_default only when bucket_cap_mb is None,
+  // and _ddp_init_helper hands the Reducer first_bucket_bytes_cap = dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB) only
+  // then, else bucket_bytes_cap itself; Reducer::rebuild_buckets (reducer.cpp) assigns the rebuilt buckets with
+  // [first_bucket_bytes_cap_, bucket_bytes_cap_]. So an explicit bucket_cap_mb (25 included) is also the first
+  // rebuilt bucket's limit. 1.x's rebuild_buckets always starts with kDefaultFirstBucketBytes.
+  bool ddp_explicit_cap_limits_first_rebuilt_bucket = true;
+  // ProcessGroupGloo (2.x, initializeStreamsEvents) record_streams the tensors it works on onto a side stream, so
+  // the flat tensor of _sync_module_states' broadcast_coalesced goes back to the cache only when gloo's copy back
+  // from pinned host memory has run (memory/late_frees.h): measured on 2.11 (H200, gloo, 2-3 ranks sharing the GPU,
+  // tests/data/h200-torch-2.11/sweep/*.history.json.gz), the Reducer's bucket allocated right after the broadcast
+  // cannot reuse the flat's block and opens a segment of its own. Whether the copy is still running then is a race
+  // between the copy (bytes / host-to-device bandwidth) and a nearly constant CPU gap: flats from this size on
+  // lost it in 36 of 42 measured rank-runs, smaller ones never did (a measured timing threshold, not a PyTorch
+  // constant). NCCL stashes its tensors instead and frees them on work.wait(): no late free. unset: not modelled
+  // (1.8, where ProcessGroupGloo did not record_stream; not measured).
+  std::optional<Bytes> gloo_late_flat_free_min_bytes;
   // torch/optim/adam.py: foreach is the default on CUDA in 2.x (_default_to_fused_or_foreach, fused off);
   // 1.8 runs the per-parameter loop of torch/optim/_functional.py.
   bool optimizer_foreach = true;
@@ -36,7 +53,9 @@ struct FrameworkBehaviour {
   // aten/src/ATen/cuda/CUDABlas.cpp), whose workspace (CUBLASLT_WORKSPACE_SIZE, default 1024 KiB) current 2.x
   // caches per handle and stream like the cuBLAS one: measured on 2.11 (tests/gpu/pytorch_reference.py --history),
   // the main thread's first biased Linear forward allocates 1 MiB right after the cuBLAS workspace and it stays
-  // allocated; backward's GEMMs (mm, no bias) take none. 1.x: 0 (cuBLASLt allocates outside the allocator).
+  // allocated, at batch 1 too (the 2.9/2.10 isInputCompliesAddmmCudaLt asked for more than one row; 2.11+cu130's
+  // histories at batch 1 all hold it); backward's GEMMs (mm, no bias) take none. 1.x: 0 (cuBLASLt allocates
+  // outside the allocator).
   Bytes cublaslt_workspace_bytes = 0;
   // F.mse_loss(reduction="mean") on CUDA, measured on 2.11: an input-sized result buffer first, then the
   // input-sized elementwise loss (freed on return, with the reduction's scratch); the returned loss is the result

@@ -184,9 +184,10 @@ TensorId ModelPass::forward(TensorSlice input_view) {
         saved.push_back(weight);
       }
     }
-    // addmm with a bias and more than one row takes the cuBLASLt path, whose workspace the thread then keeps
-    // (FrameworkBehaviour::cublaslt_workspace_bytes). GPT-2 blocks' Conv1D layers are such addmms too.
-    if ((is_biased_linear(layer) || layer.kind == LayerKind::TransformerBlock) && settings_.batch > 1)
+    // addmm with a bias takes the cuBLASLt path, whose workspace the thread then keeps
+    // (FrameworkBehaviour::cublaslt_workspace_bytes): at any batch, one row included, as measured on 2.11.
+    // GPT-2 blocks' Conv1D layers are such addmms too.
+    if (is_biased_linear(layer) || layer.kind == LayerKind::TransformerBlock)
       workspaces_.touch_cublaslt(b_, settings_.forward_thread);
     const TensorId working_set = block_forward_working_set(l);
     if (!layer.is_view) {

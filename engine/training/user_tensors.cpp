@@ -7,25 +7,24 @@ namespace shardscope {
 
 void UserTensors::next_batch(ProgramBuilder& b, const Model& model, std::int64_t batch, LossKind loss, int data_group,
                              const BatchShape& shape) {
+  // `x = ...` then `y = ...`, one statement each, as tests/gpu/pytorch_reference.py and the FSDP2 jobs of
+  // tests/gpu/pytorch_truth.py run them: the old x is freed before the new y exists (its block is already back in
+  // the cache when y is placed).
   const TensorId x =
       b.alloc("input x", batch * model.input_numel * model.input_element_bytes, Category::Activations, true, input_element(model));
-  if (shape.rebind_one_by_one && x_ >= 0) {
-    b.release(x_);
-    x_ = -1;
-  }
+  if (x_ >= 0) b.release(x_);
   // MSE targets have the output's shape; cross-entropy targets are int64 class indices (one per token for an LM).
   const bool mse = loss == LossKind::Mse;
   const Bytes target_bytes =
       mse ? batch * model.output_numel * element_bytes(shape.mse_target) : batch * model.target_positions * 8;
   const TensorId y = b.alloc("target y", target_bytes, Category::Activations, true, mse ? shape.mse_target : target_element(loss));
+  if (y_ >= 0) b.release(y_);
+  x_ = x;
+  y_ = y;
   // The host-to-device copy of the batch: no device compute worth timing, but executors load the data here.
   const OpIndex load = b.compute(ComputeKind::Copy, "load batch (x, y)", 0, 0);
   b.set_kernel(load, Kernel::LoadBatch, {whole(x), whole(y)});
   b.set_group(load, data_group);
-  if (x_ >= 0) b.release(x_);
-  if (y_ >= 0) b.release(y_);
-  x_ = x;
-  y_ = y;
 }
 
 void UserTensors::rebind_loss(ProgramBuilder& b, TensorId loss) {

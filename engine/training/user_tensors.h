@@ -17,18 +17,15 @@ inline ElementType input_element(const Model& model) {
 }
 inline ElementType target_element(LossKind loss) { return loss == LossKind::Mse ? ElementType::Fp32 : ElementType::Opaque; }
 
-// How a script makes its batch: `x, y = next_batch()` (both created, then the old ones freed), or `x = randn(...)`
-// then `y = randn(...)` (each old tensor freed as its name is rebound, before the next is made: the FSDP2 jobs of
-// tests/gpu/pytorch_truth.py). `target`: the MSE target's element type (fp32, or the output's dtype when the model
-// computes in 16 bits, as mse_loss needs).
+// What the batch holds beyond the model's shapes: the MSE target's element type (fp32, or the output's dtype when
+// the model computes in 16 bits, as mse_loss needs).
 struct BatchShape {
-  bool rebind_one_by_one = false;
   ElementType mse_target = ElementType::Fp32;
 };
 
 class UserTensors {
  public:
-  // `x, y = next_batch()`: both created on the device, then old x and old y freed. `data_group` (index into
+  // `x = ...; y = ...` (two statements): new x, old x freed, new y, old y freed. `data_group` (index into
   // Plan::groups) is the group whose members split each step's global batch, as DistributedSampler does; an
   // executor fills x and y with this rank's share (a one-member group: the whole batch).
   void next_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, LossKind loss, int data_group,

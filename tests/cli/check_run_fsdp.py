@@ -37,7 +37,7 @@ cases = [
     (["--world", "2", "--batch", "8", "--reshard-after-forward", "false"], 16),
     (["--world", "2", "--batch", "8", "--fsdp-units", "model", "--reshard-after-forward", "true"], 16),
     (["--world", "4", "--batch", "4", "--reshard-after-forward", "2", "--prefetch", "2"], 16),
-    (["--world", "2", "--batch", "8", "--dist-backend", "gloo"], 16),
+    (["--world", "2", "--batch", "8", "--process-group", "gloo"], 16),
     (["--world", "1", "--batch", "16"], 16),
     # MixedPrecisionPolicy: bf16 all-gathers, activations and gradients (fp32 or fp16 reduce-scatter), inference.
     # Their checksums are not compared with single's fp32 training: bf16's 8-bit mantissa moves every step by

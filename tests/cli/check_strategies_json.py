@@ -15,12 +15,12 @@ for row in rows:
     for option in row["options"]:
         assert option.startswith("strategy."), option
 by_name = {row["name"]: row for row in rows}
-assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view"], by_name["ddp"]
+assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group"], by_name["ddp"]
 assert by_name["dp"]["batch"] == "per device"
 # Issue 38: fsdp under its PyTorch name, with its options; `memory --help` names each option's FSDP2 argument.
 assert by_name["fsdp"]["counterpart"] == "torch.distributed.fsdp.fully_shard (FSDP2)", by_name["fsdp"]
 assert by_name["fsdp"]["options"] == ["strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype",
-                                      "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.dist_backend"]
+                                      "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.process_group"]
 text = subprocess.run([cli, "strategies"], check=True, capture_output=True, text=True).stdout
 assert "fsdp" in text and "torch.distributed.fsdp.fully_shard (FSDP2)" in text, text
 help_text = " ".join(subprocess.run([cli, "memory", "--help"], check=True, capture_output=True, text=True).stdout.split())
@@ -29,7 +29,7 @@ for flag, argument in (("--fsdp-units", "fully_shard(module)"),
                        ("--fsdp-param-dtype", "MixedPrecisionPolicy(param_dtype=)"),
                        ("--fsdp-reduce-dtype", "MixedPrecisionPolicy(reduce_dtype=)"),
                        ("--prefetch", "set_modules_to_backward_prefetch"),
-                       ("--dist-backend", "init_process_group(backend=)")):
+                       ("--process-group", "init_process_group(backend=")):
     at = help_text.find(flag)
     assert at >= 0, flag
     assert argument in help_text[at:at + 1200], (flag, argument, help_text[at:at + 1200])

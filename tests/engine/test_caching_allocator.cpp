@@ -108,5 +108,50 @@ TEST(CachingAllocator, ReleasesCachedSegmentsBeforeOutOfMemory) {
   EXPECT_TRUE(c.out_of_memory);
 }
 
+// A free whose block another stream used (record_stream) is done in two halves: memory_allocated drops when the
+// free is requested, but until the stream's event completes the block is neither reused nor merged.
+TEST(CachingAllocator, RequestedFreeIsNotReusedOrMergedUntilCompleted) {
+  CachingAllocatorModel allocator(kBig);
+  const auto a = allocator.allocate(12 * kMiB);  // own 12 MiB segment
+  allocator.free_requested(a.block);
+  EXPECT_EQ(allocator.allocated(), 0);
+  const auto b = allocator.allocate(12 * kMiB);  // a's block is still out of the cache: a new segment
+  EXPECT_EQ(allocator.reserved(), 24 * kMiB);
+  allocator.free(b.block);
+  allocator.complete_requested_frees();
+  const auto c = allocator.allocate(12 * kMiB);  // both cached now: best fit takes the lower address, a's
+  const auto d = allocator.allocate(12 * kMiB);
+  EXPECT_EQ(allocator.reserved(), 24 * kMiB);
+  EXPECT_EQ(c.counted + d.counted, 24 * kMiB);
+  // Within one 20 MiB segment: x | y | rest. y's free is requested, then x is freed: x cannot merge with y yet, so a
+  // 5 MiB request fits x's 3 MiB block nowhere in that segment... until y completes and the three merge.
+  CachingAllocatorModel split(kBig);
+  const auto x = split.allocate(3 * kMiB);
+  const auto y = split.allocate(3 * kMiB);
+  const auto z = split.allocate(13 * kMiB);  // 14 MiB left in the segment: 13 MiB leaves 1 MiB, not split: whole
+  EXPECT_EQ(z.counted, 14 * kMiB);
+  split.free_requested(y.block);
+  split.free(x.block);
+  EXPECT_EQ(split.reserved(), 20 * kMiB);
+  const auto w = split.allocate(5 * kMiB);  // x's 3 MiB is too small, y is pending: a new 20 MiB segment
+  EXPECT_EQ(split.reserved(), 40 * kMiB);
+  split.free(w.block);
+  split.complete_requested_frees();  // y merges with x: a 6 MiB block at the segment's start
+  const auto v = split.allocate(6 * kMiB);  // best fit: the merged 6 MiB (the new segment's 20 MiB is larger)
+  EXPECT_EQ(v.counted, 6 * kMiB);
+  EXPECT_EQ(split.reserved(), 40 * kMiB);
+}
+
+// empty_cache / the retry before out of memory first completes the requested frees, as release_cached_blocks
+// runs synchronize_and_free_events.
+TEST(CachingAllocator, ReleasingTheCacheCompletesRequestedFrees) {
+  CachingAllocatorModel allocator(64 * kMiB);
+  const auto a = allocator.allocate(40 * kMiB);
+  allocator.free_requested(a.block);
+  const auto b = allocator.allocate(50 * kMiB);  // only fits once a's segment is completed and released
+  EXPECT_FALSE(b.out_of_memory);
+  EXPECT_EQ(allocator.reserved(), 50 * kMiB);
+}
+
 }  // namespace
 }  // namespace shardscope

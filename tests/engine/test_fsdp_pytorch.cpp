@@ -53,7 +53,7 @@ Scenario scenario_of(const Job& job) {
   s.accounting.mode = AccountingMode::PyTorch2;
   s.strategy.fsdp_units = *parse_fsdp_units(job.units);
   s.strategy.reshard_after_forward = job.reshard_after_forward;
-  s.strategy.dist_backend = *parse_dist_backend(job.backend);
+  s.strategy.process_group = *parse_process_group(job.backend);
   return s;
 }
 

@@ -27,7 +27,7 @@ const std::set<std::string> kDocumentedKeys = {
     "strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
     "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
     "strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype", "strategy.fsdp_reduce_dtype",
-    "strategy.dist_backend",
+    "strategy.process_group",
     "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces",
     "simulation.intra_node_link", "simulation.inter_node_link", "simulation.gpus_per_node", "simulation.link_gbps",
     "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",
@@ -89,7 +89,7 @@ TEST(ScenarioFields, DefaultsWriteTheKeysEveryFileShows) {
   const std::set<std::string> always = {
       "name", "model.spec", "training.batch", "training.loss", "training.optimizer", "training.dtype",
       "training.steps", "training.no_grad", "training.checkpoint", "cluster.device", "strategy.name",
-      "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "accounting.mode",
+      "strategy.gradient_as_bucket_view", "accounting.mode",
       "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};
   EXPECT_EQ(written, always);
 }

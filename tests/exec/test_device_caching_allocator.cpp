@@ -143,5 +143,23 @@ TEST(DeviceCachingAllocator, EmptyCacheAndDestructionHandEverySegmentBack) {
   EXPECT_EQ(log.frees, (std::vector<Bytes>{2 * kMiB, 12 * kMiB}));
 }
 
+// A free marked to complete late (TensorInfo::free_completes_late: ProcessGroupGloo's record_stream on a broadcast
+// flat) drops the live count at once but keeps the block out of the cache until complete_late_frees().
+TEST(DeviceCachingAllocator, LateFreeKeepsTheBlockUntilCompleted) {
+  FakeDevice::Log log;
+  auto allocator = make(80 * kGiB, log);
+  const Allocation flat = allocator.allocate(64 * kMiB, Category::CommunicationBuffers, "flat");  // own 64 MiB segment
+  allocator.free(flat.data, /*completes_late=*/true);
+  EXPECT_EQ(allocator.live_total_bytes(), 0);
+  const Allocation bucket = allocator.allocate(64 * kMiB, Category::DdpBuckets, "bucket");
+  EXPECT_NE(bucket.data, flat.data);
+  EXPECT_EQ(allocator.reserved_bytes(), 128 * kMiB);
+  allocator.complete_late_frees();
+  const Allocation workspace = allocator.allocate(32 * kMiB, Category::Temporaries, "workspace");
+  EXPECT_EQ(workspace.data, flat.data);  // carved from the flat's segment, now back in the cache
+  EXPECT_EQ(allocator.reserved_bytes(), 128 * kMiB);
+  EXPECT_EQ(log.mallocs, (std::vector<Bytes>{64 * kMiB, 64 * kMiB}));
+}
+
 }  // namespace
 }  // namespace shardscope::exec

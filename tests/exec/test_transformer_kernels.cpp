@@ -116,7 +116,16 @@ TEST(DropoutMask, KeepsAboutOneMinusPAndIsAPureFunctionOfItsKey) {
   std::vector<std::uint8_t> all(1000);
   fill_keep_mask(42, 1, 0.0, 0, all);
   EXPECT_EQ(std::accumulate(all.begin(), all.end(), 0), 1000);
-  EXPECT_NE(dropout_key(1, 0, 1, 0, 3), dropout_key(1, 0, 1, 1, 3));  // micro-batches draw apart
+  EXPECT_NE(dropout_key(1, 1, 3), dropout_key(1, 2, 3));  // steps draw apart
+  EXPECT_NE(dropout_key(1, 1, 3), dropout_key(1, 1, 4));  // and layers
+  // A pass holding global samples 1 and 3 (rank 1 of 2, DistributedSampler's order), 5 elements a sample: its mask is
+  // elements [5, 10) and [15, 20) of the site's whole-batch mask.
+  EXPECT_EQ(whole_batch_element({1, 2}, 7, 5), 17);
+  std::vector<std::uint8_t> whole(20), pass(10);
+  fill_keep_mask(42, 1, 0.5, 0, whole);
+  fill_pass_keep_mask(42, 1, 0.5, {1, 2}, 2, pass);
+  EXPECT_TRUE(std::equal(pass.begin(), pass.begin() + 5, whole.begin() + 5));
+  EXPECT_TRUE(std::equal(pass.begin() + 5, pass.end(), whole.begin() + 15));
   std::vector<float> x{2, 2}, kept_scale{2, 2};
   const std::vector<std::uint8_t> mask{1, 0};
   apply_keep_mask(x, mask, 0.5);
@@ -158,7 +167,7 @@ struct SmallBlock {
     c.heads = 2;
     c.intermediate = 32;
     c.attn_pdrop = c.resid_pdrop = dropout;
-    shape = gpt_block_shape(c, 2, 3, true, 99);
+    shape = gpt_block_shape(c, 2, 3, true, 99, {});
     layout = gpt_block_layout(c, 2, 3, 4);
     const std::size_t sizes[12] = {8, 8, 8 * 24, 24, 64, 8, 8, 8, 8 * 32, 32, 32 * 8, 8};
     for (int k = 0; k < 12; ++k) {
@@ -245,6 +254,42 @@ TEST(GptBlockKernels, RecomputationReproducesTheSavedTensorsByteForByte) {
   auto attention_selective = block.attention();
   gpt_attention_recompute(block.shape, saved, attention_selective);
   EXPECT_EQ(attention, attention_selective);
+}
+
+// Dropout masks are drawn by global sample (exec/shared_kernels/dropout_mask.h): sample 1 run alone, told it is
+// global sample 1, gets the masks it got as the second sample of a 2-sample pass, so its output is the same (up to
+// the GEMMs' summation over 3 rows instead of 6: 1e-5); told it is sample 0, it gets sample 0's masks, which drop
+// other elements (p = 0.3 of 24 outputs' inputs): far apart.
+TEST(GptBlockKernels, DropoutMasksFollowTheGlobalSampleNotThePass) {
+  SmallBlock both(0.3);
+  std::vector<float> out(48);
+  {
+    auto saved = both.saved();
+    auto attention = both.attention();
+    gpt_block_forward(both.shape, both.input, both.views(), saved, attention, out);
+  }
+  TransformerConfig c;
+  c.hidden = 8;
+  c.heads = 2;
+  c.intermediate = 32;
+  c.attn_pdrop = c.resid_pdrop = 0.3;
+  const GptBlockLayout one_layout = gpt_block_layout(c, 1, 3, 4);
+  const std::vector<float> second(both.input.begin() + 24, both.input.end());
+  auto run_alone = [&](std::int64_t global_sample) {
+    const GptBlockShape one = gpt_block_shape(c, 1, 3, true, 99, {global_sample, 1});
+    std::vector<std::byte> saved(static_cast<std::size_t>(one_layout.saved_bytes));
+    std::vector<std::byte> attention(static_cast<std::size_t>(one_layout.attention_bytes));
+    std::vector<float> alone(24);
+    gpt_block_forward(one, second, both.views(), saved, attention, alone);
+    return alone;
+  };
+  auto largest_difference = [&](const std::vector<float>& alone) {
+    float largest = 0;
+    for (std::size_t i = 0; i < alone.size(); ++i) largest = std::max(largest, std::fabs(alone[i] - out[24 + i]));
+    return largest;
+  };
+  EXPECT_LT(largest_difference(run_alone(1)), 1e-5f);
+  EXPECT_GT(largest_difference(run_alone(0)), 1e-2f);
 }
 
 TEST(GptBlockKernels, TheLayoutHoldsKorthikantisCountAtFp32) {

@@ -157,6 +157,32 @@ TEST(CudaBackend, MeasuredBytesEqualThePytorch2AccountingOfThePlan) {
   }
 }
 
+// Under gloo the broadcast flat's block returns to the cache only after DDP's construction (TensorInfo::
+// free_completes_late, issue 42 R2): the executor's allocator keeps it out as the accounting does, so a 72 MB flat
+// (2 × Linear(3000)) makes the bucket open its own segment on the GPU too, and reserved bytes agree at every phase.
+TEST(CudaBackend, GlooLateFlatFreeReservesAsPredicted) {
+  REQUIRE_GPU();
+  Scenario s = shardscope::testing::make("mlp:2x3000", StrategyKind::Ddp, 2, 8, AccountingMode::PyTorch2);
+  s.training.steps = 2;
+  s.strategy.process_group = ProcessGroupBackend::Gloo;
+  const ResolvedScenario resolved = resolve_scenario(s);
+  const Plan plan = lower_validated_plan(resolved);
+  VectorTraceSink sink;
+  ExecutionOptions options;
+  options.backend = BackendKind::Cuda;
+  const ExecutionResult r = execute(resolved, plan, sink, options);
+  ASSERT_TRUE(r.ok) << r.error;
+  const MemoryReport predicted = account_memory(plan, AccountingMode::PyTorch2, resolved.device.capacity);
+  for (std::size_t rank = 0; rank < r.ranks.size(); ++rank) {
+    ASSERT_EQ(r.ranks[rank].device_memory.size(), predicted.ranks[rank].phases.size());
+    for (std::size_t p = 0; p < predicted.ranks[rank].phases.size(); ++p) {
+      EXPECT_EQ(r.ranks[rank].phases[p].allocated, predicted.ranks[rank].phases[p].allocated) << predicted.ranks[rank].phases[p].name;
+      EXPECT_EQ(r.ranks[rank].device_memory[p].allocator_reserved, predicted.ranks[rank].phases[p].reserved)
+          << "rank " << rank << " " << predicted.ranks[rank].phases[p].name;
+    }
+  }
+}
+
 // More ranks than GPUs: consecutive ranks share a GPU, their collectives take the local device-memory path (NCCL
 // 2.28 refuses two ranks on one GPU), and the result is still the CPU backend's.
 TEST(CudaBackend, RanksSharingAGpuUseTheLocalPathAndTrainTheSameModel) {

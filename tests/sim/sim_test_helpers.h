@@ -30,11 +30,12 @@ inline ResolvedScenario round_number_scenario(double gbps, double latency_us, in
 // forward_ns and backward backward_ns; activations and gradients are zero-byte messages (free with zero latency).
 // Forward activations travel on the communication stream, gradients on the copy stream, each in schedule order,
 // so that one direction's rendezvous never waits behind the other's (as PyTorch runs P2P on separate streams).
-// `steps` repeats the schedule as steps 1, 2, …; nothing (no optimizer) lies between them.
+// `steps` repeats the schedule as steps 1, 2, …; with `optimizer_ns` > 0 every stage ends each step with an
+// optimizer step of that length (no micro-batch: not the schedule's work), else nothing lies between them.
 enum class PipelineSchedule { GPipe, OneForwardOneBackward };
 
 inline Plan pipeline_plan(PipelineSchedule schedule, int stages, int micro_batches, TimeNs forward_ns, TimeNs backward_ns,
-                          int steps = 1) {
+                          int steps = 1, TimeNs optimizer_ns = 0) {
   Plan plan;
   plan.strategy = "hand-built pipeline";
   for (int r = 0; r < stages; ++r) {
@@ -71,6 +72,10 @@ inline Plan pipeline_plan(PipelineSchedule schedule, int stages, int micro_batch
           backward(i);
         }
         for (int j = micro_batches - warmup; j < micro_batches; ++j) backward(j);
+      }
+      if (optimizer_ns > 0) {
+        b.set_micro_batch(-1);
+        b.compute(ComputeKind::Optimizer, "optimizer step", flops_for_ns(optimizer_ns), 0, r);
       }
     }
     Program program = b.finish();

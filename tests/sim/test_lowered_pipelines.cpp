@@ -62,11 +62,11 @@ TEST(LoweredPipelines, GPipeScheduleBubbleNearTheFormulaAndTheSameEveryStep) {
   // GEMMs), except stage 0, which computes no input gradient for layer 0: b0 = 3g. The schedule region runs from
   // stage 0's first forward to its last backward: (m + p − 1)f + (m + p − 2)b + b0 = 22g + 40g + 3g = 65g; stages
   // 1–3 are busy m(f + b) = 48g of it, stage 0 m(f + b0) = 40g, so the bubble is 1 − (40 + 3·48)/(4·65) = 19/65
-  // = 3/11 + 0.0196. The other compute moves it by a few thousandths: the gradient adds into main_grad
+  // = 3/11 + 0.0196. The other schedule work moves it by a few thousandths: the gradient adds into main_grad
   // (memory-bound, about 0.18g per layer and micro-batch on every stage) make stage 0's shortfall relatively
-  // smaller (about −0.002); stages 1–3's SGD steps (about 0.5g each, run while stage 0 still drains) fill idle
-  // (3 · 0.5g / (4 · 69g), about −0.005); the last stage's loss and loss backward (about 0.07g per micro-batch)
-  // hold the others back by as much (about +0.004). So 19/65 within 0.01, and still above 3/11.
+  // smaller (about −0.002); the last stage's loss and loss backward (about 0.07g per micro-batch) hold the others
+  // back (about +0.004). Stages 1–3's SGD steps run while stage 0 still drains but are not the schedule's work
+  // (no micro-batch), so they fill none of it. So 19/65 within 0.01, and still above 3/11.
   const auto one = simulate_scenario(pipeline(StrategyKind::PipelineGPipe, 8));
   EXPECT_NEAR(one.result.schedule_bubble_fraction, 19.0 / 65.0, 0.01);
   EXPECT_GT(one.result.schedule_bubble_fraction, 3.0 / 11.0);

@@ -58,7 +58,7 @@ void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> id
     return;
   }
   require_size(mask, output.size(), kernel, "mask");
-  fill_keep_mask(s.dropout_key, kEmbeddingDropoutSite, s.dropout, 0, mask);
+  fill_pass_keep_mask(s.dropout_key, kEmbeddingDropoutSite, s.dropout, s.samples, s.rows, mask);
   apply_keep_mask(output, mask, s.dropout);
 }
 

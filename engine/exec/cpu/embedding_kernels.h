@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <span>
 
+#include "exec/shared_kernels/dropout_mask.h"
+
 namespace shardscope::exec::cpu {
 
 struct EmbeddingShape {
@@ -17,6 +19,7 @@ struct EmbeddingShape {
   int positions = 0;   // rows of wpe (n_positions)
   double dropout = 0;  // embd_pdrop; 0 in eval
   std::uint64_t dropout_key = 0;
+  GlobalSamples samples = {};  // which samples of the global batch the pass holds, for the mask
 };
 
 // output[tokens×hidden]; mask (tokens×hidden bytes) may be empty only when dropout is 0. Throws on an id outside

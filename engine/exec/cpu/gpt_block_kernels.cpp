@@ -85,7 +85,8 @@ std::span<std::uint8_t> span_of(std::uint8_t* p, std::size_t n) { return {p, n};
 void attention_probabilities(const GptBlockShape& shape, const GptBlockDims& d, const Views& v) {
   const int ld = 3 * d.h;
   const float scale = std::sqrt(static_cast<float>(d.d));
-  fill_keep_mask(shape.dropout_key, kAttentionDropoutSite, shape.attn_dropout, 0, span_of(v.prob_mask, d.scores));
+  fill_pass_keep_mask(shape.dropout_key, kAttentionDropoutSite, shape.attn_dropout, shape.samples, d.b,
+                      span_of(v.prob_mask, d.scores));
   for (int b = 0; b < d.b; ++b)
     for (int head = 0; head < d.a; ++head) {
       const float* q = v.qkv + static_cast<std::size_t>(b) * d.s * ld + static_cast<std::size_t>(head) * d.d;
@@ -108,7 +109,7 @@ void attention_probabilities(const GptBlockShape& shape, const GptBlockDims& d, 
 }
 
 void residual_dropout(const GptBlockShape& shape, int site, std::span<float> x, std::span<std::uint8_t> mask) {
-  fill_keep_mask(shape.dropout_key, site, shape.resid_dropout, 0, mask);
+  fill_pass_keep_mask(shape.dropout_key, site, shape.resid_dropout, shape.samples, shape.rows, mask);
   apply_keep_mask(x, mask, shape.resid_dropout);
 }
 
@@ -197,7 +198,8 @@ void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input,
   conv1d(d.n, d.h, d.i, v.ln2, p[FcW], p[FcB], v.fc);
   gelu_tanh_forward(span_of(v.fc, ni), span_of(v.gelu, ni));
   if (output.empty()) {  // recomputation: only the mask is still missing from what backward reads
-    fill_keep_mask(shape.dropout_key, kResidualDropoutSite2, shape.resid_dropout, 0, span_of(v.mlp_mask, nh));
+    fill_pass_keep_mask(shape.dropout_key, kResidualDropoutSite2, shape.resid_dropout, shape.samples, shape.rows,
+                        span_of(v.mlp_mask, nh));
     return;
   }
   conv1d(d.n, d.i, d.h, v.gelu, p[MlpProjW], p[MlpProjB], output.data());

@@ -20,7 +20,7 @@ std::span<std::uint8_t> masks(const KernelLaunch& l, std::size_t index) {
 }
 
 GptBlockShape block_shape(const KernelLaunch& l) {
-  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key, l.samples);
 }
 
 LayerNormShape layer_norm_shape(const KernelLaunch& l) {
@@ -31,7 +31,7 @@ LayerNormShape layer_norm_shape(const KernelLaunch& l) {
 EmbeddingShape embedding_shape(const KernelLaunch& l) {
   const TransformerConfig& c = transformer_config(l);
   return {l.rows, l.seq, static_cast<int>(c.hidden), c.vocab, c.max_positions, l.training ? c.embd_pdrop : 0.0,
-          l.dropout_key};
+          l.dropout_key, l.samples};
 }
 
 GptBlockParams block_params(const KernelLaunch& l, std::size_t first) {

@@ -75,8 +75,15 @@ void conv1d_param_grads(const Gpu& g, int n, int in, int out, const float* x, co
   launch_bias_grad(dy, db, n, out, g.stream);
 }
 
-void fill_mask(const Gpu& g, std::uint64_t key, int site, double p, std::uint8_t* mask, std::size_t n) {
-  launch_fill_keep_mask(exec::keep_mask_site_key(key, site), exec::keep_mask_threshold(p), mask, n, g.stream);
+// A pass's mask of `rows` samples (n / rows elements each), every element drawn at its place in the whole batch's
+// mask, as the CPU's fill_pass_keep_mask draws it.
+void fill_mask(const Gpu& g, std::uint64_t key, int site, double p, exec::GlobalSamples samples, int rows,
+               std::uint8_t* mask, std::size_t n) {
+  if (rows <= 0 || n % static_cast<std::size_t>(rows) != 0)
+    throw std::invalid_argument("dropout mask of " + std::to_string(n) + " elements is not " + std::to_string(rows) +
+                                " samples' worth");
+  launch_fill_keep_mask(exec::keep_mask_site_key(key, site), exec::keep_mask_threshold(p), mask, n,
+                        n / static_cast<std::size_t>(rows), samples.first, samples.stride, g.stream);
 }
 
 void layer_norm(const Gpu& g, const float* x, const float* w, const float* b, float* y, int rows, int features, float eps) {
@@ -99,7 +106,8 @@ StridedMatrix square_blocks(const float* first, int s) { return {first, s, stati
 // Scores, causal softmax, attn_dropout's mask and the dropped probabilities, every sample and head.
 void attention_probabilities(const Gpu& g, const GptBlockShape& shape, const GptBlockDims& d, const Views& v) {
   const int ld = 3 * d.h;
-  fill_mask(g, shape.dropout_key, exec::kAttentionDropoutSite, shape.attn_dropout, v.prob_mask, d.scores);
+  fill_mask(g, shape.dropout_key, exec::kAttentionDropoutSite, shape.attn_dropout, shape.samples, d.b, v.prob_mask,
+            d.scores);
   for (int b = 0; b < d.b; ++b) {
     const float* q = v.qkv + cells(static_cast<std::size_t>(b) * d.s, ld);
     float* p = v.probs + cells(static_cast<std::size_t>(b) * d.a, cells(d.s, d.s));
@@ -111,7 +119,7 @@ void attention_probabilities(const Gpu& g, const GptBlockShape& shape, const Gpt
 }
 
 void residual_dropout(const Gpu& g, const GptBlockShape& shape, int site, float* x, std::uint8_t* mask, std::size_t n) {
-  fill_mask(g, shape.dropout_key, site, shape.resid_dropout, mask, n);
+  fill_mask(g, shape.dropout_key, site, shape.resid_dropout, shape.samples, shape.rows, mask, n);
   launch_apply_keep_mask(x, mask, keep_scale(shape.resid_dropout), x, n, g.stream);
 }
 
@@ -149,7 +157,7 @@ void attention_backward(const Gpu& g, const GptBlockShape& shape, const GptBlock
 }
 
 GptBlockShape block_shape(const KernelLaunch& l) {
-  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key);
+  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key, l.samples);
 }
 
 // Operands: input, 12 parameters, saved, attention, [output] (absent: a recomputation stops once backward's
@@ -178,7 +186,8 @@ void block_forward(const KernelLaunch& l, const Gpu& g) {
   conv1d(g, d.n, d.h, d.i, v.ln2, p[FcW], p[FcB], v.fc);
   launch_gelu_forward(v.fc, v.gelu, d.ni, g.stream);
   if (!has_operand(l, 15)) {  // recomputation: only the mask is still missing from what backward reads
-    fill_mask(g, shape.dropout_key, exec::kResidualDropoutSite2, shape.resid_dropout, v.mlp_mask, d.nh);
+    fill_mask(g, shape.dropout_key, exec::kResidualDropoutSite2, shape.resid_dropout, shape.samples, shape.rows,
+              v.mlp_mask, d.nh);
     return;
   }
   float* output = floats(l, 15, "output", d.nh);
@@ -259,7 +268,7 @@ void embedding_forward(const KernelLaunch& l, const Gpu& g) {
   const auto mask = reinterpret_cast<std::uint8_t*>(operand(l, 3, "mask").data);
   if (static_cast<std::size_t>(operand(l, 3, "mask").bytes) < n)
     throw std::invalid_argument("EmbeddingForward: the mask holds fewer bytes than the output has elements");
-  fill_mask(g, l.dropout_key, exec::kEmbeddingDropoutSite, p, mask, n);
+  fill_mask(g, l.dropout_key, exec::kEmbeddingDropoutSite, p, l.samples, l.rows, mask, n);
   launch_apply_keep_mask(out, mask, keep_scale(p), out, n, g.stream);
 }
 

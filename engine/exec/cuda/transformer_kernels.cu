@@ -24,8 +24,14 @@ __device__ std::uint64_t splitmix64_device(std::uint64_t z) {  // exec/data/spli
   return z ^ (z >> 31);
 }
 
-__global__ void fill_keep_mask_kernel(std::uint64_t site_key, std::uint64_t threshold, std::uint8_t* mask, std::size_t n) {
-  GRID_LOOP(i, n) mask[i] = (splitmix64_device(site_key + i) >> 40) >= threshold ? 1 : 0;
+__global__ void fill_keep_mask_kernel(std::uint64_t site_key, std::uint64_t threshold, std::uint8_t* mask, std::size_t n,
+                                      std::size_t per_sample, std::int64_t first, std::int64_t stride) {
+  GRID_LOOP(i, n) {
+    // exec/shared_kernels/dropout_mask.h whole_batch_element
+    const auto sample = static_cast<std::int64_t>(i / per_sample);
+    const auto element = static_cast<std::uint64_t>((first + stride * sample) * static_cast<std::int64_t>(per_sample)) + i % per_sample;
+    mask[i] = (splitmix64_device(site_key + element) >> 40) >= threshold ? 1 : 0;
+  }
 }
 
 __global__ void apply_keep_mask_kernel(const float* x, const std::uint8_t* mask, float scale, float* out, std::size_t n) {
@@ -197,8 +203,9 @@ __global__ void causal_softmax_backward_kernel(float* grad, const float* p, cons
 }  // namespace
 
 void launch_fill_keep_mask(std::uint64_t site_key, std::uint64_t threshold, std::uint8_t* mask, std::size_t n,
-                           cudaStream_t stream) {
-  if (n > 0) fill_keep_mask_kernel<<<grid_blocks(n), kThreads, 0, stream>>>(site_key, threshold, mask, n);
+                           std::size_t per_sample, std::int64_t first, std::int64_t stride, cudaStream_t stream) {
+  if (n > 0 && per_sample > 0)
+    fill_keep_mask_kernel<<<grid_blocks(n), kThreads, 0, stream>>>(site_key, threshold, mask, n, per_sample, first, stride);
 }
 
 void launch_apply_keep_mask(const float* x, const std::uint8_t* mask, float scale, float* out, std::size_t n,

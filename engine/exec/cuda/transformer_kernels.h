@@ -12,10 +12,12 @@
 
 namespace shardscope::exec::cuda {
 
-// Dropout keep masks: exec/shared_kernels/dropout_mask.h's generator (splitmix64 of site_key + first + i, 24-bit uniforms
-// against `threshold` = p·2^24); site_key = splitmix64(key + site · 0x632be59bd9b4e019) computed on the host.
+// Dropout keep masks: exec/shared_kernels/dropout_mask.h's generator (splitmix64 of site_key + e, 24-bit uniforms
+// against `threshold` = p·2^24), e being element i's place in the whole batch's mask (whole_batch_element: sample s =
+// i / per_sample of the pass is global sample first + stride · s); site_key = splitmix64(key + site ·
+// 0x632be59bd9b4e019) computed on the host.
 void launch_fill_keep_mask(std::uint64_t site_key, std::uint64_t threshold, std::uint8_t* mask, std::size_t n,
-                           cudaStream_t stream);
+                           std::size_t per_sample, std::int64_t first, std::int64_t stride, cudaStream_t stream);
 // out[i] = mask[i] ? x[i] · scale : 0 (out may be x).
 void launch_apply_keep_mask(const float* x, const std::uint8_t* mask, float scale, float* out, std::size_t n,
                             cudaStream_t stream);

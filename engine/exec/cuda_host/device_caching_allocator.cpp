@@ -30,6 +30,19 @@ void DeviceCachingAllocator::raw_free(void* data, Bytes) {
   block_of_.erase(it);
 }
 
+void DeviceCachingAllocator::raw_free_late(void* data, Bytes) {
+  std::lock_guard lock(pool_mutex_);
+  const auto it = block_of_.find(data);
+  if (it == block_of_.end()) return;
+  pool_.free_requested(it->second);
+  block_of_.erase(it);
+}
+
+void DeviceCachingAllocator::raw_complete_late_frees() {
+  std::lock_guard lock(pool_mutex_);
+  pool_.complete_requested_frees();
+}
+
 Bytes DeviceCachingAllocator::reserved_bytes_locked() const { return reserved_bytes(); }
 
 void DeviceCachingAllocator::empty_cache() {

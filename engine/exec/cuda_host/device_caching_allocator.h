@@ -26,6 +26,8 @@ class DeviceCachingAllocator final : public TrackingAllocator {
  protected:
   RawBlock raw_allocate(Bytes bytes, int stream) override;
   void raw_free(void* data, Bytes requested_bytes) override;
+  void raw_free_late(void* data, Bytes requested_bytes) override;  // CachingBlockPool::free_requested
+  void raw_complete_late_frees() override;
   Bytes reserved_bytes_locked() const override;
 
  private:

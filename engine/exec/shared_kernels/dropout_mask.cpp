@@ -1,13 +1,16 @@
 // splitmix64 over (key, site, element): 24-bit uniforms compared with p.
 #include "exec/shared_kernels/dropout_mask.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "exec/data/splitmix64.h"
 
 namespace shardscope::exec {
 
-std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batch, int layer) {
+std::uint64_t dropout_key(std::uint64_t seed, int step, int layer) {
   std::uint64_t key = splitmix64(seed ^ 0x64726f706f7574ull);  // "dropout"
-  for (const int part : {rank, step, micro_batch, layer}) key = splitmix64(key ^ static_cast<std::uint32_t>(part));
+  for (const int part : {step, layer}) key = splitmix64(key ^ static_cast<std::uint32_t>(part));
   return key;
 }
 
@@ -18,6 +21,17 @@ void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, s
     const std::uint64_t unit = splitmix64(site_key + static_cast<std::uint64_t>(first) + i) >> 40;
     mask[i] = unit >= threshold ? 1 : 0;
   }
+}
+
+void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask) {
+  if (rows <= 0 || mask.size() % static_cast<std::size_t>(rows) != 0)
+    throw std::invalid_argument("dropout mask of " + std::to_string(mask.size()) + " elements is not " + std::to_string(rows) +
+                                " samples' worth");
+  const std::size_t per_sample = mask.size() / static_cast<std::size_t>(rows);
+  for (int s = 0; s < rows; ++s)
+    fill_keep_mask(key, site, p, whole_batch_element(samples, static_cast<std::int64_t>(s) * static_cast<std::int64_t>(per_sample),
+                                                     static_cast<std::int64_t>(per_sample)),
+                   mask.subspan(static_cast<std::size_t>(s) * per_sample, per_sample));
 }
 
 void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p) {

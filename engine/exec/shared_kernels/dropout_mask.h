@@ -1,6 +1,10 @@
 // Dropout keep masks from a counter-based generator: element i of a mask is a pure function of (key, site, i), so a
 // recomputed forward (torch.utils.checkpoint with preserve_rng_state) draws exactly the masks the first forward drew,
-// and no generator state passes between ops or threads. Standard library only.
+// and no generator state passes between ops or threads. The key holds no rank and no micro-batch, and i counts over
+// the step's whole global batch, sample by sample (whole_batch_element): a sample's mask is the same whichever rank
+// or micro-batch runs it, so data-parallel and pipeline runs with dropout train as one device on the whole batch
+// does. (PyTorch itself promises no such thing: each process draws from its own generator state.) Standard library
+// only.
 #pragma once
 #include "exec/exec_layer.h"
 #include <cstdint>
@@ -14,8 +18,25 @@ namespace shardscope::exec {
 inline constexpr int kEmbeddingDropoutSite = 0, kAttentionDropoutSite = 1, kResidualDropoutSite1 = 2,
                      kResidualDropoutSite2 = 3;
 
-// One key per executed layer pass: the run's seed, the rank, the step, the micro-batch and the layer.
-std::uint64_t dropout_key(std::uint64_t seed, int rank, int step, int micro_batch, int layer);
+// One key per layer and step: the run's seed, the step and the layer (its global index in the model).
+std::uint64_t dropout_key(std::uint64_t seed, int step, int layer);
+
+// Which samples of the step's global batch a pass holds: its sample s is global sample first + stride · s.
+// DistributedSampler deals rank r of w the samples r, r + w, r + 2w, … (exec/data/batch_source.h), and a
+// micro-batch takes consecutive ones of a rank's.
+struct GlobalSamples {
+  std::int64_t first = 0;
+  std::int64_t stride = 1;
+};
+
+// Where element i of a pass's sample-major mask (per_sample elements a sample) lies in the site's mask over the
+// whole global batch.
+inline std::int64_t whole_batch_element(GlobalSamples samples, std::int64_t i, std::int64_t per_sample) {
+  return (samples.first + samples.stride * (i / per_sample)) * per_sample + i % per_sample;
+}
+
+// A pass's mask of `rows` samples (mask.size() / rows elements each), every element drawn at its whole-batch place.
+void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask);
 
 // mask[i] = 1 with probability 1 − p (kept), else 0, for elements first + i of the site's mask (torch's
 // bernoulli_(1 − p) in native_dropout). p = 0 keeps everything.

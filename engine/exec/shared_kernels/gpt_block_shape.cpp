@@ -36,7 +36,8 @@ GptBlockDims gpt_block_dims(const GptBlockShape& shape) {
   return d;
 }
 
-GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, bool training, std::uint64_t key) {
+GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, bool training, std::uint64_t key,
+                              GlobalSamples samples) {
   GptBlockShape s;
   s.rows = rows;
   s.seq = seq;
@@ -47,6 +48,7 @@ GptBlockShape gpt_block_shape(const TransformerConfig& c, int rows, int seq, boo
   s.attn_dropout = training ? c.attn_pdrop : 0.0;
   s.resid_dropout = training ? c.resid_pdrop : 0.0;
   s.dropout_key = key;
+  s.samples = samples;
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "exec/shared_kernels/dropout_mask.h"
 #include "model/transformer_config.h"
 
 namespace shardscope::exec {
@@ -19,9 +20,11 @@ struct GptBlockShape {
   float eps = 1e-5f;
   double attn_dropout = 0, resid_dropout = 0;  // 0 in eval
   std::uint64_t dropout_key = 0;
+  GlobalSamples samples = {};  // which samples of the global batch the pass holds, for the masks
 };
 
-GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key);
+GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key,
+                              GlobalSamples samples);
 
 // Sizes of one block pass, in elements.
 struct GptBlockDims {

@@ -137,7 +137,9 @@ bool same_program(const Program& a, const Program& b) {
   if (a.ops.size() != b.ops.size() || a.tensors.size() != b.tensors.size()) return false;
   for (std::size_t i = 0; i < a.tensors.size(); ++i) {
     const auto &x = a.tensors[i], &y = b.tensors[i];
-    if (x.name != y.name || x.bytes != y.bytes || x.category != y.category || x.persistent != y.persistent) return false;
+    if (x.name != y.name || x.bytes != y.bytes || x.category != y.category || x.persistent != y.persistent ||
+        x.free_completes_late != y.free_completes_late)
+      return false;
   }
   for (std::size_t i = 0; i < a.ops.size(); ++i)
     if (!same_ops(a.ops[i], b.ops[i])) return false;
@@ -191,6 +193,8 @@ json program_json(const Program& p) {
   put_column(tensors, "category", p.tensors, static_cast<int>(t.category),
              [](const TensorInfo& x) { return static_cast<int>(x.category); });
   put_column(tensors, "persistent", p.tensors, t.persistent, [](const TensorInfo& x) { return x.persistent; });
+  put_column(tensors, "free_completes_late", p.tensors, t.free_completes_late,
+             [](const TensorInfo& x) { return x.free_completes_late; });
   return json{{"ops", std::move(ops)}, {"tensors", std::move(tensors)}};
 }
 
@@ -279,6 +283,7 @@ Program program_from_json(const json& j, const Legend& legend, std::size_t limit
   get_column<ByteCount>(tensors, "bytes", p.tensors, [](TensorInfo& t, Bytes v) { t.bytes = v; });
   get_column<int>(tensors, "category", p.tensors, [&](TensorInfo& t, int v) { t.category = mapped(categories, v, "category"); });
   get_column<bool>(tensors, "persistent", p.tensors, [](TensorInfo& t, bool v) { t.persistent = v; });
+  get_column<bool>(tensors, "free_completes_late", p.tensors, [](TensorInfo& t, bool v) { t.free_completes_late = v; });
   return p;
 }
 
