@@ -31,7 +31,7 @@ RunPeaks trace_peaks(const std::string& path) {
 }
 
 RunPeaks scenario_peaks(const std::string& path) {
-  const MemoryRun memory = run_memory(load_scenario_file(path));
+  const MemoryRun memory = run_memory(load_scenario_file(path), BatchSearch::Skip);  // compare prints peaks only
   RunPeaks run{path, "scenario", memory.scenario.settings.name, {}};
   for (const RankMemory& rank : memory.report.ranks) run.ranks.push_back({rank.peak_allocated, rank.peak_by_category});
   return run;

@@ -68,7 +68,9 @@ std::string memory_json(const MemoryRun& run) {
   root["max_batch_that_fits"] = {{"batch", run.fit.batch ? json(*run.fit.batch) : json(nullptr)},
                                  {"multiple_of", run.fit.multiple_of},
                                  {"limited_by_rank", run.fit.limiting_rank >= 0 ? json(run.fit.limiting_rank) : json(nullptr)},
-                                 {"searched_up_to", run.fit.searched_up_to}};
+                                 {"searched_up_to", run.fit.searched_up_to},
+                                 {"searched", run.fit.not_searched.empty()},
+                                 {"not_searched_because", run.fit.not_searched.empty() ? json(nullptr) : json(run.fit.not_searched)}};
   return root.dump(2);
 }
 

@@ -40,6 +40,7 @@ std::string with_commas(Bytes value) {
 
 // "batch up to 1,234 per rank (rank 0 runs out at 1,235)".
 std::string fit_line(const BatchFit& fit) {
+  if (!fit.not_searched.empty()) return fit.not_searched;
   if (!fit.batch)
     return fmt::format("no batch: even {} runs out of memory on rank {}", fit.multiple_of, std::max(0, fit.limiting_rank));
   std::string text = fmt::format("batch up to {}", with_commas(*fit.batch));

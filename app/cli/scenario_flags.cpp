@@ -1,12 +1,11 @@
 // Scenario flags: one CLI11 option per field of the table, and their application over a scenario.
 #include "cli/scenario_flags.h"
 
-#include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
+#include "core/untrusted_text.h"
 #include "scenario/scenario_fields.h"
 
 namespace shardscope::cli {
@@ -42,21 +41,30 @@ FieldValue flag_value(const ScenarioField& field, const std::string& text) {
     std::int64_t value = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error == std::errc::result_out_of_range && end == text.data() + text.size())  // digits beyond 64 bits
-      throw ScenarioError(flag, field_range_violation(field, text[0] == '-' ? -1e300 : 1e300) + " (got " + text + ")");
+      throw ScenarioError(flag, field_range_violation(field, text[0] == '-' ? -1e300 : 1e300) + " (got " + printable(text, 40) + ")");
     if (error != std::errc() || end != text.data() + text.size())
-      throw ScenarioError(flag, "must be an integer (got '" + text + "')");
+      throw ScenarioError(flag, "must be an integer (got '" + printable(text, 40) + "')");
     return value;  // set_field and the range check judge it
   }
   if (field.kind == FieldKind::Number) {
-    // strtod takes "inf" and "nan" (set_field refuses them: the table's rule) and says ERANGE for "1e400".
-    errno = 0;
-    char* end = nullptr;
-    const double value = text.empty() ? 0 : std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text.front())))
-      throw ScenarioError(flag, "must be a number (got '" + text + "')");
-    if (errno == ERANGE && std::isinf(value))
-      throw ScenarioError(flag, "must be a finite number (got '" + text + "', beyond a double's range)");
-    return value;  // an underflow (1e-400) reads as 0 or a denormal: the range check judges it
+    // One syntax for every number (flags, like INT flags and JSON): decimal, optional fraction and exponent. from_chars
+    // with chars_format::general takes no hex ("0x10"), no leading '+' or space; "inf" and "nan", which it takes,
+    // set_field refuses as not finite (the table's rule, one message for flags and files), and a value beyond a
+    // double ("1e400") is refused here.
+    double value = 0;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(first, last, value, std::chars_format::general);
+    if (text.empty() || end != last)
+      throw ScenarioError(flag, "must be a number such as 12, 0.5 or 1e-3 (got '" + printable(text, 40) + "')");
+    if (error == std::errc::result_out_of_range) {
+      // strtod tells the two sides apart (HUGE_VAL for too large, 0 or a subnormal for too small).
+      if (std::fabs(std::strtod(text.c_str(), nullptr)) < 1)
+        throw ScenarioError(flag, "is too small to mean anything (got '" + printable(text, 40) +
+                                      "'; numbers must be 0 or at least 2.2e-308 in size)");
+      throw ScenarioError(flag, "must be a finite number (got '" + printable(text, 40) + "', beyond a double's range)");
+    }
+    return value;  // set_field and the range check judge it
   }
   return text;
 }

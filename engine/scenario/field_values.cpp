@@ -140,6 +140,11 @@ void set_field(Scenario& scenario, const ScenarioField& field, FieldValue value,
     // The one place every number passes: inf and NaN never reach a scenario (cost formulas, byte counts).
     const double v = std::get<double>(value);
     if (!std::isfinite(v)) throw ScenarioError(name, "must be a finite number (got " + number_text(v) + ")");
+    // A subnormal (1e-320) passes every "(0, X]" rule yet turns a size into an endless plan or a division into inf:
+    // no setting means anything that small, so it is refused by name wherever it comes from (flag, file, form).
+    if (v != 0 && std::fpclassify(v) == FP_SUBNORMAL)
+      throw ScenarioError(name, "is too small to mean anything (got " + number_text(v) +
+                                    "; numbers must be 0 or at least 2.2e-308 in size)");
   }
   if (field.kind == FieldKind::Integer) {
     const auto v = std::get<std::int64_t>(value);

@@ -16,9 +16,11 @@ namespace shardscope {
 // shape, 1.4 M at 1,024 ranks and 5.7 M at 4,096).
 constexpr std::int64_t kMaxPlanOps = 8'000'000;
 
-// About how many ops the plan will have, from the scenario alone (no lowering): per rank 64, plus per step 11 ops
+// About how many ops the plan will have, from the scenario alone (no lowering): per rank 64 and an eighth of the
+// model's layers (the lowering's whole-model tables, in ops' worth of work), plus per step 13 ops
 // for each layer on the rank and micro-batch (forward, backward, their allocations and frees) and 8 for each
-// parameter tensor on it (gradient, optimizer state and step, buckets, collectives); times the ranks. Fitted to the
+// parameter tensor on it (gradient, optimizer state and step, buckets, collectives) and any the strategy's bucket
+// options add (StrategyInfo::extra_ops_per_step); times the ranks. Fitted to the
 // plans lowered today (every strategy, MLPs, VGG16, GPT-2, Llama): between 0.8 and 2.2 times the real count.
 // Saturates instead of overflowing for absurd scenarios.
 std::int64_t estimate_plan_ops(const ResolvedScenario& scenario);

@@ -22,6 +22,8 @@ struct Lowering {
   StrategyKind kind;
   void (*lower)(const LoweringContext& context, Plan& plan);
   std::vector<std::string> (*notes)(const ResolvedScenario& scenario) = nullptr;
+  std::int64_t (*extra_ops_per_step)(const ResolvedScenario& scenario) = nullptr;
+  const char* extra_ops_option = nullptr;
 };
 
 const std::vector<StrategyInfo>& table() {
@@ -32,7 +34,8 @@ const std::vector<StrategyInfo>& table() {
         {StrategyKind::BalancedDataParallel, lower_balanced_data_parallel},
         {StrategyKind::Ddp, lower_replicas<DdpTraining>},
         {StrategyKind::Zero1, lower_replicas<Zero1Training>},
-        {StrategyKind::Zero2, lower_replicas<Zero2Training>, zero2_notes},
+        {StrategyKind::Zero2, lower_replicas<Zero2Training>, zero2_notes, zero2_extra_ops_per_step,
+         "strategy.allgather_bucket_mb"},
         {StrategyKind::Zero3, lower_replicas<Zero3Training>, zero3_notes},
         {StrategyKind::Fsdp, lower_fsdp, fsdp_notes},
         {StrategyKind::ModelParallel, lower_model_parallel},
@@ -45,7 +48,7 @@ const std::vector<StrategyInfo>& table() {
       for (const Lowering& l : lowerings)
         if (l.kind == rules.kind) found = &l;
       if (!found) throw std::logic_error("strategy '" + std::string(rules.name) + "' has no lowering in strategy/registry.cpp");
-      joined.push_back(StrategyInfo{rules, found->lower, found->notes});
+      joined.push_back(StrategyInfo{rules, found->lower, found->notes, found->extra_ops_per_step, found->extra_ops_option});
     }
     return joined;
   }();

@@ -7,6 +7,7 @@
 //   info.lower(context, plan);
 //   if (!strategy_accepts(kind, "strategy.prefetch")) ...
 #pragma once
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ struct LoweringContext;
 struct StrategyInfo : StrategyRules {
   void (*lower)(const LoweringContext& context, Plan& plan) = nullptr;
   std::vector<std::string> (*notes)(const ResolvedScenario& scenario) = nullptr;  // added to the plan's notes
+  // Ops a step adds on each rank beyond estimate_plan_ops' per-layer and per-tensor counts (chunked collectives
+  // whose number an option sets), so that check_plan_size refuses them before lowering.
+  std::int64_t (*extra_ops_per_step)(const ResolvedScenario& scenario) = nullptr;
+  const char* extra_ops_option = nullptr;  // the scenario key that sets them ("strategy.allgather_bucket_mb")
 };
 
 std::span<const StrategyInfo> strategies();  // in the order of the CLI help and the GUI list

@@ -57,6 +57,18 @@ std::vector<std::string> zero2_notes(const ResolvedScenario& scenario) {
           reduction};
 }
 
+std::int64_t zero2_allgather_chunks(std::int64_t partition_numel, std::int64_t world, std::int64_t allgather_bucket_numel) {
+  return std::clamp<std::int64_t>(partition_numel * world / allgather_bucket_numel, 1, std::max<std::int64_t>(1, partition_numel));
+}
+
+std::int64_t zero2_extra_ops_per_step(const ResolvedScenario& scenario) {
+  const auto& s = scenario.settings;
+  const std::int64_t world = std::max(1, s.cluster.world);
+  const std::int64_t partition = (scenario.model.parameter_count() + world - 1) / world;
+  const std::int64_t bucket = mib_option_numel(s.strategy.allgather_bucket_mb, dtype_bytes(s.training.dtype), kDeepSpeedBucketNumel);
+  return 3 * zero2_allgather_chunks(partition, world, bucket);  // the all-gather, its wait and its label's slices
+}
+
 Zero2Training::Zero2Training(const LoweringContext& context, ProgramBuilder& builder) : LocalTraining(context, builder) {
   const auto& strategy = context.scenario.settings.strategy;
   bucket_numel_ = mib_option_numel(strategy.reduce_bucket_mb, element_bytes_, kDeepSpeedBucketNumel);
@@ -224,8 +236,7 @@ void Zero2Training::after_optimizer_step() {
   }
   // all_gather_dp_groups: chunk c of every partition gathered at once, each rank's updated slice in place; at least
   // one element per chunk.
-  const std::int64_t chunks = std::clamp<std::int64_t>(partition_numel_ * world / allgather_bucket_numel_, 1,
-                                                       std::max<std::int64_t>(1, partition_numel_));
+  const std::int64_t chunks = zero2_allgather_chunks(partition_numel_, world, allgather_bucket_numel_);
   std::int64_t start = 0;
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t numel = partition_numel_ / chunks + (c < partition_numel_ % chunks ? 1 : 0);

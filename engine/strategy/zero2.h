@@ -1,6 +1,7 @@
 // ZeRO stage 2 on one rank, following DeepSpeed's DeepSpeedZeroOptimizer (deepspeed/runtime/zero/stage_1_and_2.py,
 // v0.14): whole 16-bit parameters in one flat buffer, gradients and optimizer state kept only for the rank's 1/N.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,14 @@ namespace shardscope {
 
 // What the user should know about a ZeRO-2 plan (which formula its figures follow, the fixed bucket).
 std::vector<std::string> zero2_notes(const ResolvedScenario& scenario);
+
+// all_gather_dp_groups' chunk count after each step: partition × N / allgather_bucket_size, at least 1 and at most
+// one element per chunk.
+std::int64_t zero2_allgather_chunks(std::int64_t partition_numel, std::int64_t world, std::int64_t allgather_bucket_numel);
+
+// Ops a ZeRO-2 step adds beyond estimate_plan_ops' per-layer and per-tensor counts: its all-gather chunks (three
+// ops each), which a tiny --allgather-bucket-mb multiplies without bound.
+std::int64_t zero2_extra_ops_per_step(const ResolvedScenario& scenario);
 
 class Zero2Training : public LocalTraining {
  public:

@@ -7,7 +7,9 @@
 
 #include "hf_config_files.h"
 #include "scenario/scenario.h"
+#include "strategy/batch_fit.h"
 #include "strategy/lower.h"
+#include "strategy/zero_options.h"
 
 namespace shardscope {
 namespace {
@@ -45,6 +47,80 @@ TEST(PlanSize, AHugeWorldIsRefusedBeforeLowering) {
   steps.model.spec = "mlp:100000x8";
   steps.training.steps = 1000;
   EXPECT_NE(error_of(steps, true).find("training.steps: the plan would have about"), std::string::npos);
+}
+
+// Issue 41: `--allgather-bucket-mb 1e-6` under ZeRO-2 lowered one all-gather per element (47 s, 4 GiB). The
+// chunk count is DeepSpeed's partition × N / allgather_bucket_size (at least one element each): for mlp:20x2000
+// (80,040,000 parameters, fp32) on 2 ranks and a 1e-6 MiB bucket (under one element, so one element), 40,020,000
+// chunks a step, three ops each: refused before lowering, naming the bucket option.
+TEST(PlanSize, ZeroTwoAllGatherChunksCountBeforeLowering) {
+  Scenario s;
+  s.strategy.kind = StrategyKind::Zero2;
+  s.model.spec = "mlp:20x2000";
+  s.cluster.world = 2;
+  s.strategy.allgather_bucket_mb = 1e-6;
+  const std::string message = error_of(s, true);
+  EXPECT_EQ(message.rfind("strategy.allgather_bucket_mb: the plan would have about", 0), 0u) << message;
+  EXPECT_NE(message.find(std::to_string(3 * 40'020'000) + " ops a step"), std::string::npos) << message;
+  EXPECT_NE(message.find("use a larger bucket"), std::string::npos) << message;
+  // 1 MiB: 262,144 fp32 elements a chunk, 80,040,000 / 262,144 = 305 chunks: lowered as before.
+  s.strategy.allgather_bucket_mb = 1;
+  EXPECT_EQ(error_of(s, true), "");
+}
+
+// `pp-gpipe --stages 65536` (one layer a stage) took 61 s: each rank's lowering keeps tables of the whole model, so
+// the work grows with ranks × layers even though each rank has two dozen ops. The estimate counts that term.
+TEST(PlanSize, DeepPipelinesCountTheirWholeModelTables) {
+  Scenario s;
+  s.strategy.kind = StrategyKind::PipelineGPipe;
+  s.model.spec = "mlp:65536x8";
+  s.cluster.world = 65536;
+  s.strategy.stages = 65536;
+  s.strategy.micro_batches = 1;
+  const ResolvedScenario resolved = resolve_scenario(s);
+  EXPECT_GE(estimate_plan_ops(resolved), std::int64_t{65536} * 65536 / 8);  // ranks × layers / 8 at least
+  EXPECT_EQ(error_of(s, true).rfind("cluster.world: the plan would have about", 0), 0u);
+}
+
+// The batch search lowers a plan about 2·log2(2^20) + 1 = 41 times: a plan whose search would cost more than
+// kMaxBatchSearchWork is not searched, and says so, at once.
+TEST(BatchSearch, TooCostlyASearchIsNotRun) {
+  Scenario s;
+  s.model.spec = "mlp:1000x1024";
+  s.cluster.world = 64;
+  s.training.batch = 8;
+  s.training.steps = 2;
+  const auto ops = static_cast<double>(estimate_plan_ops(resolve_scenario(s)));
+  ASSERT_GT(ops * 41, static_cast<double>(kMaxBatchSearchWork));
+  int tries = 0;
+  const BatchFit fit = max_batch_that_fits(s, 1 << 20, [&](int, bool) { ++tries; });
+  EXPECT_EQ(tries, 0);
+  EXPECT_FALSE(fit.batch);
+  EXPECT_NE(fit.not_searched.find("not searched"), std::string::npos) << fit.not_searched;
+  EXPECT_NE(fit.not_searched.find("41 times"), std::string::npos) << fit.not_searched;
+}
+
+// A step from the third on repeats the third (optimizer state appears at step 1, DDP rebuilds its buckets at 2), so
+// the largest batch for 40 steps is the largest for 3 — now found by searching 3 steps and checking the answer once
+// against all 40 (the extra try the callback hears).
+TEST(BatchSearch, ManyStepsAreSearchedOnTheirFirstThree) {
+  for (const StrategyKind kind : {StrategyKind::Ddp, StrategyKind::Zero2, StrategyKind::PipelineGPipe}) {
+    Scenario s;
+    s.strategy.kind = kind;
+    s.model.spec = "mlp:4x1024";
+    s.cluster.world = 2;
+    s.cluster.device = "custom";
+    s.cluster.capacity_gib = 2;  // the search ends well before its limit
+    if (kind == StrategyKind::Zero2) s.strategy.reduce_bucket_mb = 16;  // DeepSpeed's default bucket is 2 GB in fp32
+    s.training.steps = 3;
+    int tries_three = 0, tries_many = 0;
+    const BatchFit three = max_batch_that_fits(s, 1 << 20, [&](int, bool) { ++tries_three; });
+    s.training.steps = 40;
+    const BatchFit many = max_batch_that_fits(s, 1 << 20, [&](int, bool) { ++tries_many; });
+    ASSERT_TRUE(three.batch) << strategy_name(kind) << " " << three.not_searched << " rank " << three.limiting_rank;
+    EXPECT_EQ(many.batch, three.batch) << strategy_name(kind);
+    EXPECT_EQ(tries_many, tries_three + 1) << strategy_name(kind);
+  }
 }
 
 // The estimate is close to the real count (within the factor lower.h states) and keeps every shipped example and

@@ -73,6 +73,9 @@ TEST(SimulationSettings, BadValuesNameTheField) {
   EXPECT_NE(error_of(R"({"simulation": {"gpus_per_node": 0}})").find("simulation.gpus_per_node"), std::string::npos);
   EXPECT_NE(error_of(R"({"simulation": {"link_gbs": 5}})").find("simulation.link_gbs: unknown key"), std::string::npos);
   EXPECT_NE(error_of(R"({"simulation": {"link_gbps": "fast"}})").find("simulation.link_gbps: must be a number"), std::string::npos);
+  // A subnormal passes any "(0, X]" rule by value; refused wherever it comes from (issue 41).
+  EXPECT_NE(error_of(R"({"strategy": {"name": "zero2", "allgather_bucket_mb": 1e-320}})").find("strategy.allgather_bucket_mb: is too small to mean anything"),
+            std::string::npos);
 }
 
 }  // namespace
