@@ -59,6 +59,8 @@ max_memory_allocated; a DeviceMemory event with cudaMemGetInfo follows on CUDA):
   before_step    the optimizer's step is entered (outermost: GradScaler.step, ZeroRedundancyOptimizer); without an
                  optimizer step, when backward returns;
   after_step     the optimizer's step returned.
+Events carry a step: 0 until `wrapped`, then N from the end of step N-1 (its after_step; for step 1, `wrapped`)
+through step N's after_step, so loading a step's batch belongs to that step.
 A run that raises still ends with an Error event and RunEnd saying why, and the End record.
 """
 import argparse
@@ -276,7 +278,7 @@ class Recorder:
 
         # Phases.
         self.step = 0
-        self._state = "setup"        # setup -> forward -> before_step -> stepped
+        self._state = "setup"        # setup -> forward (phase emitted) -> before_step -> stepped -> forward ...
         self._model_created = self._wrapped = False
         self._phases_seen = 0
         self._backward_depth = 0
@@ -675,14 +677,23 @@ class Recorder:
             self._model_created = True
             self._phase("model_created")
         if wrapped_too and not self._wrapped:
-            self._wrapped = True
-            self._phase("wrapped")
+            self._emit_wrapped()
+
+    def _emit_wrapped(self):
+        """Phase `wrapped` (step 0); what follows is step 1, as ShardScope's step N runs from the end of the step
+        before it (set-up) to its after_step, loading its batch included."""
+        self._wrapped = True
+        self._phase("wrapped")
+        self.step = max(self.step, 1)
+
+    def _next_step(self):
+        self._state = "stepped"
+        self.step += 1
 
     def _begin_forward_phase(self):
-        """At a backward's start: phase `forward` of a new step unless this step's forward phase was emitted."""
+        """At a backward's start: phase `forward` of the step unless the step's forward phase was emitted."""
         if self._state != "forward":
             self._ensure_model_created(True)
-            self.step += 1
             self._state = "forward"
             self._phase("forward")
 
@@ -860,7 +871,7 @@ class Recorder:
                 if named is None or named() is not module:
                     self._name_modules(module)
                     self._named_roots[id(module)] = weakref.ref(module)
-                if not self._model_created:
+                if not self._wrapped and self._ddp_init_depth == 0:
                     self._ensure_model_created(True)
             self._forward_depth += 1
             label = self._module_name(module)
@@ -968,8 +979,8 @@ class Recorder:
                     recorder._module_context = []
                     recorder._drain()
                     if not recorder._optimizers and _ACTIVE is recorder:
-                        recorder._state = "before_step"
                         recorder._phase("before_step")
+                        recorder._next_step()  # no optimizer: the step ends with its backward
         return backward
 
     def _step_begin(self, opt):
@@ -994,8 +1005,8 @@ class Recorder:
             if op >= 0:
                 self._end_span(op)
             self._module_context = []
-            self._state = "stepped"
             self._phase("after_step")
+            self._next_step()
 
     def _wrap_step(self, opt):
         recorder = self
@@ -1057,8 +1068,7 @@ class Recorder:
                         self._classify(rec, tw.DDP_BUCKETS, f"DDP bucket {n}")
                         n += 1
                 if not self._wrapped:
-                    self._wrapped = True
-                    self._phase("wrapped")
+                    self._emit_wrapped()
 
     # collectives
     def _collective_begin(self, name, args, kwargs, p2p):
@@ -1629,7 +1639,11 @@ def main(argv=None):
     except BaseException as e:
         recorder.stop(error=_describe_exception(e, e.__traceback__))
         import traceback
-        traceback.print_exc()
+        tb = e.__traceback__
+        while tb is not None and (tb.tb_frame.f_code.co_filename in (__file__, runpy.__file__)
+                                  or tb.tb_frame.f_code.co_filename.startswith("<frozen runpy")):
+            tb = tb.tb_next  # the script's own frames only
+        traceback.print_exception(type(e), e, tb)
         status = 130 if isinstance(e, KeyboardInterrupt) else 1
     else:
         recorder.stop()
