@@ -5,7 +5,7 @@ from a checkout with PYTHONPATH=python.
     with shardscope.record("run.sstrace"): ...                          # the same from a notebook
     python3 -m shardscope.calibrate --out PROFILE.json                  # a device profile (calibrate.py)
 
-trace_writer.py writes the .sstrace format (engine/trace/file/FORMAT.md), trace_reader.py reads it back."""
+trace_writer.py writes the .sstrace format (FORMAT.md under engine/trace/), trace_reader.py reads it back."""
 
 
 def __getattr__(name):

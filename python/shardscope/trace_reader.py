@@ -1,4 +1,4 @@
-"""Reads a .sstrace file in Python (format versions 1 and 2, engine/trace/file/FORMAT.md): the header, every event up
+"""Reads a .sstrace file in Python (format versions 1 and 2, FORMAT.md under engine/trace/): the header, every event up
 to the first missing or damaged record, and whether the End record was reached. For tests and scripts; the C++
 reader (trace_file_reader.cpp) is the reference. Standard library only.
 

@@ -1,4 +1,4 @@
-"""Writes a ShardScope trace (.sstrace, format version 2) from Python, exactly as engine/trace/file/FORMAT.md describes
+"""Writes a ShardScope trace (.sstrace, format version 2) from Python, exactly as FORMAT.md (under engine/trace/) describes
 it and trace_file_writer.cpp / trace_event_codec.cpp write it: the 16-byte preamble, the Header record (its JSON
 with the keys sorted and no spaces), EventBlock records whose events are delta-coded against the previous event of
 their rank, and an End record when the writer finishes. Standard library only.
