@@ -26,11 +26,14 @@ def env():
     return e
 
 
-def record(out, script, *args, extra=(), timeout=120):
-    """Runs `python -m shardscope.record --out OUT -- SCRIPT ARGS` as a user would; returns the CompletedProcess."""
-    command = [sys.executable, "-m", "shardscope.record", "--out", out, *extra, "--", os.path.join(SCRIPTS, script),
-               *(str(a) for a in args)]
-    return subprocess.run(command, env=env(), capture_output=True, text=True, timeout=timeout)
+def record(out, script, *args, device="cpu", extra=(), timeout=120):
+    """Runs `python -m shardscope.record --out OUT --device DEVICE -- SCRIPT ARGS` as a user would (the script runs
+    on $TRAIN_DEVICE = DEVICE); returns the CompletedProcess."""
+    command = [sys.executable, "-m", "shardscope.record", "--out", out, "--device", device, *extra, "--",
+               os.path.join(SCRIPTS, script), *(str(a) for a in args)]
+    e = env()
+    e["TRAIN_DEVICE"] = device
+    return subprocess.run(command, env=e, capture_output=True, text=True, timeout=timeout)
 
 
 def free_port():
@@ -85,12 +88,13 @@ def storage_bytes(t):
     return int(s.nbytes())
 
 
-def mse_result_bytes(rows, cols):
+def mse_result_bytes(rows, cols, device="cpu"):
     """The storage mse_loss(reduction='mean') returns: PyTorch computes the element-wise loss into a tensor of the
     input's size and reduces it into that storage (1.13 and 2.x CPU keep the input-sized storage under the 0-d
     result), so ask PyTorch itself rather than assume 4 bytes."""
     import torch
-    return storage_bytes(torch.nn.functional.mse_loss(torch.zeros(rows, cols), torch.zeros(rows, cols)))
+    a = torch.zeros(rows, cols, device=device)
+    return storage_bytes(torch.nn.functional.mse_loss(a, torch.zeros(rows, cols, device=device)))
 
 
 def adam_step_state_bytes():

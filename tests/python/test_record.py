@@ -163,7 +163,7 @@ class SingleProcess(RecorderTest):
 
     def test_killed_process_leaves_a_readable_trace(self):
         out = self.path("killed.sstrace")
-        command = [sys.executable, "-m", "shardscope.record", "--out", out, "--",
+        command = [sys.executable, "-m", "shardscope.record", "--out", out, "--device", "cpu", "--",
                    os.path.join(helpers.SCRIPTS, "mlp_train.py"), "4", "8", "8", "8", "1", "sleep"]
         proc = subprocess.Popen(command, env=helpers.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -188,7 +188,7 @@ class SingleProcess(RecorderTest):
         original_register = torch.nn.Module.register_parameter
         out = self.path("notebook.sstrace")
         b, d0, d1, d2 = 5, 12, 20, 8
-        with shardscope.record(out, python_lines=False):
+        with shardscope.record(out, device="cpu", python_lines=False):
             torch.manual_seed(0)
             model = torch.nn.Sequential(torch.nn.Linear(d0, d1), torch.nn.ReLU(), torch.nn.Linear(d1, d2))
             optimizer = torch.optim.Adam(model.parameters())
@@ -207,14 +207,13 @@ class SingleProcess(RecorderTest):
         trace = tr.read_trace(out)
         self.assertSound(trace, [0], 1)
         self.assertPhases(trace, 0, mlp_expectation(b, d0, d1, d2))
-        del x, y, loss  # the script's variables, alive when recording stopped
 
     def test_with_block_that_raises(self):
         import torch
         import shardscope
         out = self.path("raises.sstrace")
         with self.assertRaises(ZeroDivisionError):
-            with shardscope.record(out):
+            with shardscope.record(out, device="cpu"):
                 torch.zeros(3) + 1
                 1 / 0
         trace = tr.read_trace(out)
