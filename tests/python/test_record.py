@@ -239,6 +239,29 @@ class MultiProcess(RecorderTest):
             self.assertEqual(sum(s.startswith("all_reduce DDP bucket 0") for s in spans), 2, spans)
             self.assertTrue(any(s.startswith("broadcast_coalesced") for s in spans), spans)
 
+    def test_ranks_from_the_torchrun_environment(self):
+        """What torchrun gives each worker (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR / PORT), set by hand: each
+        process records its own OUT.rankR.sstrace."""
+        b, d0, d1, d2 = 4, 12, 20, 8
+        out = self.path("run.sstrace")
+        port = helpers.free_port()
+        procs = []
+        for rank in (0, 1):
+            e = helpers.env()
+            e.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                     MASTER_PORT=str(port))
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "shardscope.record", "--out", out, "--device", "cpu", "--",
+                 os.path.join(helpers.SCRIPTS, "ddp_torchrun.py"), str(b), str(d0), str(d1), str(d2), "2"],
+                env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            self.assertEqual(p.returncode, 0, err)
+        for rank in (0, 1):
+            trace = tr.read_trace(self.path(f"run.rank{rank}.sstrace"))
+            self.assertSound(trace, [rank], 2)
+            self.assertPhases(trace, rank, mlp_expectation(b, d0, d1, d2, ddp=True))
+
     def test_hand_written_pipeline_two_stages(self):
         b, d0, d1, d2, micro = 8, 20, 36, 12, 2
         out = self.path("pipe.sstrace")
