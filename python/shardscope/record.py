@@ -30,8 +30,8 @@ bytes"); on CUDA the caching allocator's request rounded to its 512-byte blocks,
 torch.cuda.memory_allocated at every phase (the difference, cuBLAS workspaces and kernels' scratch the dispatcher
 does not show, is a temporaries tensor named "caching allocator: not seen as a tensor").
 
-Categories. An allocation is born `temporaries` (inside a collective or a DDP comm hook `communication_buffers`,
-inside DDP's Reducer._rebuild_buckets `ddp_buckets`) and moves up, never down, in the order temporaries <
+Categories. An allocation is born `temporaries` (inside a collective, a DDP comm hook or DDP's
+Reducer._rebuild_buckets `communication_buffers`) and moves up, never down, in the order temporaries <
 communication_buffers < activations < gradients < ddp_buckets < optimizer_state < parameters when its role shows:
   parameters       module parameters and buffers: at Module.register_parameter / register_buffer, after
                    Module._apply (.to, .cuda, .half), for an optimizer's params, and at every phase (a rescan);
@@ -41,10 +41,12 @@ communication_buffers < activations < gradients < ddp_buckets < optimizer_state 
                    Adam's exp_avg is optimizer_state from its zeros_like), and at every phase;
   activations      a tensor autograd saves for backward (torch.autograd.graph.saved_tensors_hooks; the hook saves a
                    detached alias, so no reference cycle); input and target batches become activations this way;
-  ddp_buckets      a storage DistributedDataParallel's constructor made and kept (the Reducer's buckets), one
-                   _rebuild_buckets made, or the buffer a DDP comm hook receives;
-  communication_buffers  made inside a torch.distributed collective or comm hook, or a temporary passed to a
-                   collective (not to send / recv).
+  ddp_buckets      a floating-point storage DistributedDataParallel's constructor or Reducer._rebuild_buckets made
+                   and kept (the Reducer's buckets; its int32 bookkeeping is not), or the buffer a DDP comm hook
+                   receives;
+  communication_buffers  made inside a torch.distributed collective, a DDP comm hook or _rebuild_buckets (the int32
+                   tensors it broadcasts to agree on the buckets), or a temporary passed to a collective (not to
+                   send / recv).
 A move is a Free of the old category and an Alloc of the new one at the same instant with the same tensor id, both
 carrying the unchanged total as allocated_after.
 
@@ -192,6 +194,21 @@ def _is_tensor(x):
     return isinstance(x, torch.Tensor)
 
 
+def _guarded(default=None):
+    """For the recorder's callbacks inside the user's run: a failure of the recorder's own bookkeeping must not stop
+    the training. It is reported once on stderr and counted (the trace says so at its end); the run goes on."""
+    def wrap(method):
+        @functools.wraps(method)
+        def guarded(self, *args, **kwargs):
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - anything the recorder gets wrong
+                self._internal_error(method.__name__, e)
+                return default
+        return guarded
+    return wrap
+
+
 class _Patches:
     """Attributes replaced while recording; undone in reverse order."""
 
@@ -274,7 +291,7 @@ class Recorder:
         self._context = [tw.TEMPORARIES]
         self._internal = 0
         self._ops_since_poll = 0
-        self._ddp_window = None      # storages born inside DDP's constructor
+        self._ddp_window = None      # (storage, floating) born inside DDP's constructor or _rebuild_buckets
 
         # Phases.
         self.step = 0
@@ -299,6 +316,7 @@ class Recorder:
         self._open_backward = set()          # backward spans begun and not ended
         self._named_roots = {}               # id(root module) -> weakref
         self._collective_depth = 0
+        self._internal_errors = 0
         self._next_op = 0
 
         self._patches = _Patches()
@@ -446,7 +464,7 @@ class Recorder:
                 self._emit(tw.ALLOC, category=rec.category, bytes=nbytes, allocated_after=self.allocated,
                            reserved_after=self._reserved_now(), tensor=rec.id, text=rec.name)
             if self._ddp_window is not None:
-                self._ddp_window.append(rec)
+                self._ddp_window.append((rec, t.is_floating_point()))
         rec.tensors += 1
         self._orphans.discard(rec)
         self._tensors[key] = (weakref.ref(t, functools.partial(self._tensor_died, key, rec)), rec)
@@ -544,6 +562,7 @@ class Recorder:
 
     # ------------------------------------------------------------------ dispatch
 
+    @_guarded()
     def _before_op(self, args, kwargs):
         with self._lock:
             self._drain()
@@ -566,6 +585,7 @@ class Recorder:
                     if isinstance(a, Tensor) and id(a) not in self._tensors:
                         self._track(a, "input")
 
+    @_guarded()
     def _after_op(self, func, out, args, kwargs):
         with self._lock:
             self._drain()
@@ -736,6 +756,7 @@ class Recorder:
 
     # ------------------------------------------------------------------ hook callbacks
 
+    @_guarded()
     def _on_register(self, module, name, value, buffer):
         if _ACTIVE is not self or value is None:
             return
@@ -745,6 +766,7 @@ class Recorder:
                 self._param_names[id(value)] = (weakref.ref(value), name)
             self._classify(self._track(value, "buffer" if buffer else "parameter"), tw.PARAMETERS, name)
 
+    @_guarded()
     def _on_apply(self, module):
         with self._lock:
             self._drain()
@@ -757,6 +779,7 @@ class Recorder:
                             self._classify(self._track(p, "parameter"), tw.PARAMETERS, self._param_name(p)
                                            if id(p) in self._param_names else n)
 
+    @_guarded()
     def _on_optimizer_state(self, value, key, param_ref):
         if not _is_tensor(value):
             return
@@ -779,16 +802,20 @@ class Recorder:
     def _pack(self, t):
         """saved_tensors_hooks pack: the saved tensor's storage is an activation; keeps a detached alias (returning t
         itself makes a cycle output -> grad_fn -> t that is never freed without backward)."""
-        rec = _ACTIVE
-        if rec is self and not self._stopped:
-            with self._lock:
-                self._classify(self._track(t, "saved tensor"), tw.ACTIVATIONS)
+        if _ACTIVE is self and not self._stopped:
+            self._on_saved(t)
         return t.detach()
+
+    @_guarded()
+    def _on_saved(self, t):
+        with self._lock:
+            self._classify(self._track(t, "saved tensor"), tw.ACTIVATIONS)
 
     @staticmethod
     def _unpack(t):
         return t
 
+    @_guarded()
     def _on_grad_accumulated(self, param_ref):
         p = param_ref()
         if p is None or _ACTIVE is not self:
@@ -847,6 +874,12 @@ class Recorder:
                 pass
         self._accumulate_handles = []
 
+    def _internal_error(self, where, error):
+        self._internal_errors += 1
+        if self._internal_errors == 1:
+            print(f"shardscope.record: the recorder failed in {where} ({type(error).__name__}: {error}); the run goes "
+                  f"on, the trace may miss events from here", file=sys.stderr)
+
     # spans
     def _new_op(self):
         op = self._next_op
@@ -861,6 +894,7 @@ class Recorder:
     def _end_span(self, op, stream=tw.COMPUTE):
         self._emit(tw.OP_END, op=op, stream=stream)
 
+    @_guarded()
     def _forward_pre(self, module, inputs):
         if _ACTIVE is not self:
             return
@@ -879,6 +913,7 @@ class Recorder:
             if self.spans and not module._modules:
                 self._forward_stack.append((id(module), self._begin_span("forward " + label)))
 
+    @_guarded()
     def _forward_post(self, module, inputs, output):
         if _ACTIVE is not self:
             return
@@ -914,6 +949,7 @@ class Recorder:
                 # Wait for these parameters' gradients after the span begins (see _backward_begin).
                 span.handles.append(("params", [weakref.ref(p) for p in own]))
 
+    @_guarded()
     def _backward_begin(self, span):
         with self._lock:
             if span.op is not None or _ACTIVE is not self:
@@ -936,6 +972,7 @@ class Recorder:
         self._open_backward.clear()
         self._param_waiters.clear()
 
+    @_guarded()
     def _backward_signal(self, span):
         with self._lock:
             if span.op is None:
@@ -956,33 +993,42 @@ class Recorder:
 
     # ------------------------------------------------------------------ patched entry points
 
+    @_guarded()
+    def _backward_enter(self):
+        with self._lock:
+            self._drain()
+            self._forward_depth = 0
+            self._begin_forward_phase()
+            self._install_accumulate_hooks()
+            self._module_context = ["backward"]
+
+    @_guarded()
+    def _backward_exit(self):
+        with self._lock:
+            self._remove_accumulate_hooks()
+            self._close_backward_spans()
+            self._module_context = []
+            self._drain()
+            if not self._optimizers and _ACTIVE is self:
+                self._phase("before_step")
+                self._next_step()  # no optimizer: the step ends with its backward
+
     def _wrap_backward(self, original):
         recorder = self
 
         def backward(*args, **kwargs):
             if _ACTIVE is not recorder or recorder._backward_depth > 0:
                 return original(*args, **kwargs)
-            with recorder._lock:
-                recorder._drain()
-                recorder._forward_depth = 0
-                recorder._begin_forward_phase()
-                recorder._install_accumulate_hooks()
-                recorder._backward_depth += 1
-                recorder._module_context = ["backward"]
+            recorder._backward_enter()
+            recorder._backward_depth += 1
             try:
                 return original(*args, **kwargs)
             finally:
-                with recorder._lock:
-                    recorder._backward_depth -= 1
-                    recorder._remove_accumulate_hooks()
-                    recorder._close_backward_spans()
-                    recorder._module_context = []
-                    recorder._drain()
-                    if not recorder._optimizers and _ACTIVE is recorder:
-                        recorder._phase("before_step")
-                        recorder._next_step()  # no optimizer: the step ends with its backward
+                recorder._backward_depth -= 1
+                recorder._backward_exit()
         return backward
 
+    @_guarded(default=None)
     def _step_begin(self, opt):
         with self._lock:
             self._drain()
@@ -996,6 +1042,7 @@ class Recorder:
             self._module_context = ["optimizer step"]
             return self._begin_span(f"optimizer step ({type(opt).__name__})") if self.spans else -1
 
+    @_guarded()
     def _step_end(self, op):
         with self._lock:
             self._step_depth = max(0, self._step_depth - 1)
@@ -1023,11 +1070,13 @@ class Recorder:
         step._shardscope_original = original
         return types.MethodType(step, opt)
 
+    @_guarded()
     def _on_optimizer_init_begin(self):
         with self._lock:
             self._drain()
             self._ensure_model_created(self._ddp_init_depth == 0)
 
+    @_guarded()
     def _on_optimizer_init_end(self, opt):
         with self._lock:
             self._optimizers.add(opt)
@@ -1043,6 +1092,7 @@ class Recorder:
                 pass
 
     # DDP
+    @_guarded()
     def _on_ddp_init_begin(self, module):
         with self._lock:
             self._drain()
@@ -1052,6 +1102,7 @@ class Recorder:
                 self._ensure_model_created(False)
                 self._ddp_window = []
 
+    @_guarded()
     def _on_ddp_init_end(self, ddp, ok):
         with self._lock:
             self._ddp_init_depth -= 1
@@ -1062,15 +1113,22 @@ class Recorder:
             if ok:
                 self._name_modules(ddp)
                 self._sync_model()
-                n = 0
-                for rec in window:
-                    if rec.alive and rec.category == tw.TEMPORARIES:
-                        self._classify(rec, tw.DDP_BUCKETS, f"DDP bucket {n}")
-                        n += 1
+                self._buckets_from(window, tw.TEMPORARIES)
                 if not self._wrapped:
                     self._emit_wrapped()
 
+    def _buckets_from(self, window, born):
+        """DDP's buckets among the storages born in its constructor or _rebuild_buckets: those still alive, of a
+        floating dtype (a bucket holds gradients; the int32 tensors DDP broadcasts to agree on bucket indices and
+        sizes, and its int32 map of used parameters, are not buckets)."""
+        n = 0
+        for rec, floating in window:
+            if rec.alive and floating and rec.category == born:
+                self._classify(rec, tw.DDP_BUCKETS, f"DDP bucket {n}")
+                n += 1
+
     # collectives
+    @_guarded(default=-1)
     def _collective_begin(self, name, args, kwargs, p2p):
         torch = self.torch
         with self._lock:
@@ -1087,6 +1145,7 @@ class Recorder:
             label = f"{name} {format_bytes(payload)}" if payload else name
             return self._begin_span(label, tw.COMMUNICATION) if self.spans else -1
 
+    @_guarded()
     def _collective_end(self, op):
         with self._lock:
             if len(self._context) > 1:
@@ -1273,7 +1332,10 @@ class Recorder:
             finally:
                 recorder._on_ddp_init_end(ddp, ok)
             if recorder.ddp_comm_hook and _ACTIVE is recorder:
-                recorder._install_ddp_hook(ddp)
+                try:
+                    recorder._install_ddp_hook(ddp)
+                except Exception as e:  # noqa: BLE001
+                    recorder._internal_error("DDP comm hook", e)
         p.set(DDP, "__init__", ddp_init)
 
         orig_register_comm_hook = DDP.register_comm_hook
@@ -1308,17 +1370,38 @@ class Recorder:
                     return orig_rebuild(reducer, *a, **k)
                 with recorder._lock:
                     recorder._drain()
-                    recorder._context.append(tw.DDP_BUCKETS)
+                    recorder._context.append(tw.COMMUNICATION_BUFFERS)
+                    outer, recorder._ddp_window = recorder._ddp_window, []
                 try:
                     return orig_rebuild(reducer, *a, **k)
                 finally:
                     with recorder._lock:
                         recorder._context.pop()
-                        recorder._drain()
+                        recorder._poll_all()
+                        window, recorder._ddp_window = recorder._ddp_window, outer
+                        recorder._buckets_from(window, tw.COMMUNICATION_BUFFERS)
             try:
                 p.set(Reducer, "_rebuild_buckets", rebuild_buckets)
             except (AttributeError, TypeError):
                 pass
+
+    @_guarded(default=-1)
+    def _bucket_begin(self, buffer, index):
+        op = -1
+        with self._lock:
+            self._drain()
+            self._classify(self._track(buffer, "DDP bucket"), tw.DDP_BUCKETS, f"DDP bucket {index}")
+            if self.spans:
+                op = self._begin_span(
+                    f"all_reduce DDP bucket {index} {format_bytes(buffer.numel() * buffer.element_size())}",
+                    tw.COMMUNICATION)
+            self._context.append(tw.COMMUNICATION_BUFFERS)
+        return op
+
+    @_guarded()
+    def _bucket_end(self, op):
+        with self._lock:
+            self._end_span(op, tw.COMMUNICATION)
 
     def _install_ddp_hook(self, ddp):
         """A comm hook on a DDP model: the buffer each bucket hands it is ddp_buckets; the bucket's all-reduce is a
@@ -1332,16 +1415,7 @@ class Recorder:
         def hook(hook_state, bucket):
             buffer = bucket.buffer() if hasattr(bucket, "buffer") else bucket.get_tensor()
             index = bucket.index() if hasattr(bucket, "index") else 0
-            op = -1
-            if _ACTIVE is recorder:
-                with recorder._lock:
-                    recorder._drain()
-                    recorder._classify(recorder._track(buffer, "DDP bucket"), tw.DDP_BUCKETS, f"DDP bucket {index}")
-                    if recorder.spans:
-                        op = recorder._begin_span(
-                            f"all_reduce DDP bucket {index} {format_bytes(buffer.numel() * buffer.element_size())}",
-                            tw.COMMUNICATION)
-                    recorder._context.append(tw.COMMUNICATION_BUFFERS)
+            op = recorder._bucket_begin(buffer, index) if _ACTIVE is recorder else -1
             try:
                 if hook_state.user is not None:
                     user_state, user_hook = hook_state.user
@@ -1363,8 +1437,7 @@ class Recorder:
             def done(f):
                 value = then(f)
                 if op >= 0 and _ACTIVE is recorder:
-                    with recorder._lock:
-                        recorder._end_span(op, tw.COMMUNICATION)
+                    recorder._bucket_end(op)
                 return value
             return fut.then(done)
 

@@ -96,10 +96,19 @@ class RecorderTest(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.dir.name, name)
 
-    def assertPhases(self, trace, rank, expected):
+    def assertPhases(self, trace, rank, expected, late_gloo_bytes=0):
+        """late_gloo_bytes: gloo's worker thread drops the tensors of a collective when it gets to it, sometimes
+        after the next phase: the flat copy DDP's constructor broadcasts the parameters from (parameters' size,
+        alive at `wrapped` now and then) and the int32 bucket indices and sizes its second iteration broadcasts
+        after rebuilding the buckets. They are communication_buffers, really alive then; up to this many bytes of
+        them are allowed at a phase."""
         got = helpers.phases(trace, rank)
         self.assertEqual([(n, s) for n, s, _, _ in got], [(n, s) for n, s, _ in expected])
         for (name, step, cats, allocated), (_, _, want) in zip(got, expected):
+            late = cats.get("communication_buffers", 0)
+            if 0 < late <= late_gloo_bytes and "communication_buffers" not in want:
+                cats = {k: v for k, v in cats.items() if k != "communication_buffers"}
+                allocated -= late
             self.assertEqual(cats, want, f"rank {rank} {name} step {step}")
             self.assertEqual(allocated, sum(want.values()), f"rank {rank} {name} step {step}: allocated_after")
 
@@ -230,11 +239,12 @@ class MultiProcess(RecorderTest):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertFalse(os.path.exists(out), "the launching process records nothing")
         expected = mlp_expectation(b, d0, d1, d2, ddp=True)
+        late = helpers.linear_bytes(d0, d1) + helpers.linear_bytes(d1, d2)  # the broadcast flat copy
         for rank in (0, 1):
             trace = tr.read_trace(self.path(f"ddp.rank{rank}.sstrace"))
             self.assertSound(trace, [rank], 2)
             self.assertEqual(trace.header["recording"]["rank"], rank)
-            self.assertPhases(trace, rank, expected)
+            self.assertPhases(trace, rank, expected, late_gloo_bytes=late)
             spans = [e.text for e in trace.events if e.kind == tw.OP_BEGIN and e.stream == tw.COMMUNICATION]
             self.assertEqual(sum(s.startswith("all_reduce DDP bucket 0") for s in spans), 2, spans)
             self.assertTrue(any(s.startswith("broadcast_coalesced") for s in spans), spans)
@@ -260,7 +270,8 @@ class MultiProcess(RecorderTest):
         for rank in (0, 1):
             trace = tr.read_trace(self.path(f"run.rank{rank}.sstrace"))
             self.assertSound(trace, [rank], 2)
-            self.assertPhases(trace, rank, mlp_expectation(b, d0, d1, d2, ddp=True))
+            late = helpers.linear_bytes(d0, d1) + helpers.linear_bytes(d1, d2)  # the broadcast flat copy
+            self.assertPhases(trace, rank, mlp_expectation(b, d0, d1, d2, ddp=True), late_gloo_bytes=late)
 
     def test_hand_written_pipeline_two_stages(self):
         b, d0, d1, d2, micro = 8, 20, 36, 12, 2
