@@ -316,6 +316,7 @@ class Recorder:
         self._open_backward = set()          # backward spans begun and not ended
         self._named_roots = {}               # id(root module) -> weakref
         self._collective_depth = 0
+        self._view_ops = {}                  # op -> whether its outputs are views of its first argument
         self._internal_errors = 0
         self._next_op = 0
 
@@ -585,12 +586,40 @@ class Recorder:
                     if isinstance(a, Tensor) and id(a) not in self._tensors:
                         self._track(a, "input")
 
+    def _is_view_op(self, func):
+        """Whether every output of func aliases its first argument without writing it (t, view, detach, expand,
+        split...): then the outputs share that argument's storage and need no storage lookup. From the op's schema."""
+        view = self._view_ops.get(func)
+        if view is None:
+            try:
+                schema = func._schema
+                returns = schema.returns
+                view = (bool(returns) and bool(schema.arguments) and schema.arguments[0].alias_info is not None
+                        and not schema.arguments[0].alias_info.is_write
+                        and all(r.alias_info is not None and not r.alias_info.is_write for r in returns))
+            except Exception:
+                view = False
+            self._view_ops[func] = view
+        return view
+
+    def _attach_view(self, base_rec, x):
+        self._tensors[id(x)] = (weakref.ref(x, functools.partial(self._tensor_died, id(x), base_rec)), base_rec)
+        base_rec.tensors += 1
+        self._orphans.discard(base_rec)
+
     @_guarded()
     def _after_op(self, func, out, args, kwargs):
         with self._lock:
             self._drain()
             Tensor = self.torch.Tensor
             name = None
+            if args and isinstance(args[0], Tensor) and self._is_view_op(func):
+                base = self._tensors.get(id(args[0]))
+                if base is not None and base[0]() is args[0] and base[1].alive:
+                    for x in (out if isinstance(out, (list, tuple)) else (out,)):
+                        if isinstance(x, Tensor) and (id(x) not in self._tensors or self._tensors[id(x)][0]() is not x):
+                            self._attach_view(base[1], x)
+                    return
             if isinstance(out, Tensor):
                 if id(out) not in self._tensors or self._tensors[id(out)][0]() is not out:
                     name = _op_name(func)
