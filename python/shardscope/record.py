@@ -829,11 +829,14 @@ class Recorder:
                 pass
 
     def _pack(self, t):
-        """saved_tensors_hooks pack: the saved tensor's storage is an activation; keeps a detached alias (returning t
-        itself makes a cycle output -> grad_fn -> t that is never freed without backward)."""
+        """saved_tensors_hooks pack: the saved tensor's storage is an activation; keeps a detached alias of a tensor
+        with a grad_fn (returning such a t itself makes a cycle output -> grad_fn -> t, never freed without a
+        backward)."""
         if _ACTIVE is self and not self._stopped:
             self._on_saved(t)
-        return t.detach()
+        # Only a tensor with a grad_fn can close the cycle (its own grad_fn saving it); others are kept as they are
+        # (a Python number autograd saves arrives here as a wrapped-number tensor that cannot be dispatched).
+        return t.detach() if t.grad_fn is not None else t
 
     @_guarded()
     def _on_saved(self, t):
@@ -1210,9 +1213,31 @@ class Recorder:
         from torch.utils._python_dispatch import TorchDispatchMode
         recorder = self
 
+        detach = torch.ops.aten.detach.default
+        number_dtypes = {bool: torch.bool, int: torch.int64, float: torch.float64, complex: torch.complex128}
+
+        def _detach(args, kwargs):
+            # Autograd saving a Python number (x * 2 saves it as a wrapped-number tensor) detaches it when saved
+            # tensor hooks are set, at the save and at the unpack. The Python dispatcher hands a wrapped number
+            # over, and back, as the number itself, which detach cannot take or return: a plain 0-d tensor of the
+            # wrapped number's dtype stands in for it (what backward computes with it is the same).
+            if args and type(args[0]) in number_dtypes:
+                args = (torch.tensor(args[0], dtype=number_dtypes[type(args[0])]),) + tuple(args[1:])
+            if _ACTIVE is recorder and not recorder._internal:
+                recorder._before_op(args, kwargs)
+            out = detach(*args, **kwargs)
+            if type(out) in number_dtypes:
+                out = torch.tensor(out, dtype=args[0].dtype if isinstance(args[0], torch.Tensor)
+                                   else number_dtypes[type(out)])
+            if _ACTIVE is recorder and not recorder._internal:
+                recorder._after_op(detach, out, args, kwargs)
+            return out
+
         class _Mode(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
+                if func is detach:
+                    return _detach(args, kwargs)
                 if _ACTIVE is not recorder or recorder._internal:
                     return func(*args, **kwargs)
                 recorder._before_op(args, kwargs)

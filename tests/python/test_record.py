@@ -217,6 +217,23 @@ class SingleProcess(RecorderTest):
         self.assertSound(trace, [0], 1)
         self.assertPhases(trace, 0, mlp_expectation(b, d0, d1, d2))
 
+    def test_python_numbers_saved_by_autograd(self):
+        """x * 2 saves the 2 as a wrapped-number tensor, which the dispatcher hands Python code as a number: with
+        the recorder's saved-tensor hooks set, autograd detaches it at the save and at the unpack. Training must be
+        unchanged: same gradient values and dtypes."""
+        import torch
+        import shardscope
+        w = torch.ones(5, requires_grad=True)
+        h = torch.ones(3, dtype=torch.float16, requires_grad=True)
+        with shardscope.record(self.path("numbers.sstrace"), device="cpu"):
+            ((w * 2).sum() * 0.5 + (w / 4).sum()).backward()
+            (h * 3.0).sum().backward()
+        self.assertTrue(torch.equal(w.grad, torch.full((5,), 1.25)))
+        self.assertEqual(w.grad.dtype, torch.float32)
+        self.assertTrue(torch.equal(h.grad, torch.full((3,), 3.0, dtype=torch.float16)))
+        self.assertEqual(h.grad.dtype, torch.float16)
+        self.assertTrue(tr.read_trace(self.path("numbers.sstrace")).complete)
+
     def test_with_block_that_raises(self):
         import torch
         import shardscope
