@@ -528,11 +528,6 @@ class Recorder:
             self._emit(tw.ALLOC, category=category, bytes=rec.bytes, allocated_after=self.allocated,
                        reserved_after=self._reserved_now(), tensor=rec.id, text=rec.name)
 
-    def _classify_tensor(self, t, category, name=None):
-        if not isinstance(t, self.torch.Tensor):
-            return
-        self._classify(self._track(t, name), category, name)
-
     def _refresh(self, t):
         """After an op that may have resized or re-pointed t's storage (resize_, set_, out=)."""
         entry = self._tensors.get(id(t))
