@@ -346,6 +346,11 @@ class Recorder:
                     "description": f"Recorded from PyTorch {torch.__version__} on {self.device_type} by "
                                    f"python -m shardscope.record (rank {self.rank} of {self.world_size}).",
                     "cluster": {"world": self.world_size}}
+        if not self.cuda:
+            # What ShardScope predicts a CPU run with: the "CPU" device (no cuBLAS workspaces, per-parameter
+            # optimizer steps, Adam's step counters on the device) under exact tensor bytes.
+            scenario["cluster"]["device"] = "CPU"
+            scenario["accounting"] = {"mode": "exact"}
         driver = runtime = nccl = None
         if self.cuda:
             runtime = getattr(torch.version, "cuda", None)
