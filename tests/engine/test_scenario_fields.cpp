@@ -26,7 +26,7 @@ const std::set<std::string> kDocumentedKeys = {
     "strategy.name", "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch",
     "strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
     "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
-    "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces",
+    "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces", "accounting.record_function_bytes",
     "simulation.intra_node_link", "simulation.inter_node_link", "simulation.gpus_per_node", "simulation.link_gbps",
     "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",
     "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};

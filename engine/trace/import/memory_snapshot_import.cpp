@@ -85,11 +85,7 @@ class SnapshotReader {
     if (out.action == Action::Other || out.action == Action::Oom) return out;
     out.address = static_cast<std::uint64_t>(integer(e, "addr", where, 0, std::numeric_limits<std::int64_t>::max()));
     out.size = integer(e, "size", where, 0, kMaxTraceBytes);
-    if (const auto t = e.get("time_us")) {
-      const auto us = t->as_int();
-      if (!us) fail(where, "'time_us' is not an int");
-      out.time_us = *us;
-    }
+    if (e.get("time_us")) out.time_us = integer(e, "time_us", where, 0, std::int64_t{1} << 62);  // Unix µs
     out.frames = e.get("frames");
     out.roles = frame_roles(out.frames);
     return out;

@@ -5,7 +5,6 @@
 #include "trace/import/profiler_trace_import.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -15,7 +14,6 @@
 #include <unordered_map>
 
 #include "core/json_input.h"
-#include "trace/file/recording_stamp.h"
 #include "trace/import/import_input.h"
 
 namespace shardscope {
@@ -166,14 +164,16 @@ class ProfilerImport {
 
   void assign_ranks() {
     for (const MemoryEvent& m : memory_)
-      if (m.device_type != 0 && m.device_id >= 0) gpu_ids_.insert(m.device_id);
+      if (!on_host(m)) gpu_ids_.insert(m.device_id);
     if (gpu_ids_.size() >= static_cast<std::size_t>(kMaxTraceRanks)) throw ImportError(source_ + ": names more devices than a trace may hold");
     int r = 0;
     for (int id : gpu_ids_) rank_of_gpu_[id] = r++;
     host_rank_ = r;
   }
 
-  int rank_of(const MemoryEvent& m) const { return m.device_type == 0 ? host_rank_ : rank_of_gpu_.at(m.device_id); }
+  // c10::DeviceType 0 is the CPU; an accelerator event without a device index is counted on the host too.
+  static bool on_host(const MemoryEvent& m) { return m.device_type == 0 || m.device_id < 0; }
+  int rank_of(const MemoryEvent& m) const { return on_host(m) ? host_rank_ : rank_of_gpu_.at(m.device_id); }
 
   // The ops around each memory event on its thread, by one sweep per thread over ops sorted by start (outer first).
   void classify_memory_threads() {
@@ -347,7 +347,7 @@ class ProfilerImport {
       }
       h.devices.push_back(d);
     }
-    const bool host_used = !host_spans_.empty() || std::any_of(memory_.begin(), memory_.end(), [](const MemoryEvent& m) { return m.device_type == 0; });
+    const bool host_used = !host_spans_.empty() || std::any_of(memory_.begin(), memory_.end(), [](const MemoryEvent& m) { return on_host(m); });
     if (host_used) h.devices.push_back(TraceDevice{host_rank_, gpu_ids_.empty() ? "CPU" : "CPU (host: PyTorch ops)", 0, -1});
 
     std::vector<Item> items;
