@@ -261,7 +261,9 @@ class ProfilerImport {
     std::map<int, std::vector<MemoryEvent*>> by_rank;
     for (MemoryEvent& m : memory_) by_rank[rank_of(m)].push_back(&m);
     std::size_t mismatched = 0;
-    for (auto& [rank, list] : by_rank) {
+    for (auto& entry : by_rank) {
+      const int rank = entry.first;  // not a structured binding: lambdas below capture it (clang 14 refuses those)
+      std::vector<MemoryEvent*>& list = entry.second;
       std::sort(list.begin(), list.end(), [](const MemoryEvent* a, const MemoryEvent* b) { return a->ts != b->ts ? a->ts < b->ts : a->order < b->order; });
       // Each allocation's free (by address), for the categories that depend on what happens later.
       std::vector<std::optional<std::size_t>> freed_at(list.size());
