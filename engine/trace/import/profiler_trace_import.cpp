@@ -43,6 +43,7 @@ struct MemoryEvent {
   // From the ops around it on its thread:
   bool in_backward = false, in_zero_grad = false;
   std::optional<double> optimizer_step_end;
+  const Span* op = nullptr;  // the innermost op around it: names the allocation
 };
 
 std::optional<double> number(const json& object, const char* key) {
@@ -195,6 +196,7 @@ class ProfilerImport {
         open.push_back(op);
       }
       while (!open.empty() && open.back()->ts + open.back()->dur < m->ts) open.pop_back();
+      if (!open.empty()) m->op = open.back();
       for (const Span* op : open) {
         if (starts_with(op->name, "Optimizer.step#")) m->optimizer_step_end = op->ts + op->dur;
         if (starts_with(op->name, "Optimizer.zero_grad#")) m->in_zero_grad = true;
@@ -306,7 +308,7 @@ class ProfilerImport {
         if (m.bytes > 0) {
           const Category category = category_of(list, i, freed_at[i]);
           live[m.address] = {category, static_cast<TensorId>(i)};
-          emit(m, TraceEventKind::Alloc, m.bytes, category, static_cast<TensorId>(i), "");
+          emit(m, TraceEventKind::Alloc, m.bytes, category, static_cast<TensorId>(i), m.op ? m.op->name : "");
         } else if (m.bytes < 0) {
           const auto it = live.find(m.address);
           const auto [category, tensor] = it != live.end() ? it->second : std::pair{Category::Temporaries, TensorId{-1}};

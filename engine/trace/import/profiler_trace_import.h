@@ -5,7 +5,8 @@
 // its copy stream); the host's CPU ops and user annotations, outermost per thread only (nested ops would cover
 // each other on one lane; "ProfilerStep#N" is skipped so the steps' ops show), on the host's compute stream. Each
 // span is an OpBegin / OpEnd pair with a unique op id and the op's name as text (plan-less: the store keeps it).
-// Memory: each [memory] event (profile_memory=True) is an Alloc (Bytes > 0) or Free (Bytes < 0) of its device,
+// Memory: each [memory] event (profile_memory=True) is an Alloc (Bytes > 0, named by the innermost op around it) or
+// Free (Bytes < 0) of its device,
 // allocated_after the running sum from what was allocated before the first event ("Total Allocated" − "Bytes" of
 // the first, one Alloc at its time), reserved_after its "Total Reserved". Frees find their allocation by "Addr".
 // Categories where the trace tells them, from the ops around the event on its thread (PyTorch wraps
