@@ -13,6 +13,7 @@
 #include "cli/memory_command.h"
 #include "core/units.h"
 #include "trace/file/trace_file_reader.h"
+#include "trace/import/open_run.h"
 #include "trace/store/trace_store.h"
 
 namespace shardscope::cli {
@@ -21,8 +22,11 @@ namespace {
 
 RunPeaks trace_peaks(const std::string& path) {
   TraceStore store;
-  const TraceReadResult trace = load_trace_file(path, store);
+  // A recorded run's rank files are compared as one run; a profiler trace or memory snapshot is converted first.
+  const OpenedRun opened = load_run(path, store);
+  const TraceReadResult& trace = opened.read;
   if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
+  for (const std::string& note : opened.notes) std::cerr << "note: " << note << "\n";
   RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}};
   store.read([&](const TraceData& data) {
     for (const RankTimeline& rank : data.ranks) run.ranks.push_back({rank.peak.allocated, rank.peak.by_category});
@@ -53,7 +57,7 @@ std::string signed_bytes(Bytes b) { return b == 0 ? "0" : (b > 0 ? "+" : "−") 
 
 }  // namespace
 
-RunPeaks load_run_peaks(const std::string& path) { return looks_like_trace_file(path) ? trace_peaks(path) : scenario_peaks(path); }
+RunPeaks load_run_peaks(const std::string& path) { return looks_like_run(path) ? trace_peaks(path) : scenario_peaks(path); }
 
 std::string compare_json(const Comparison& c) {
   using nlohmann::json;

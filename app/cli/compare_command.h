@@ -1,7 +1,8 @@
 // `shardscope-cli compare A B`: two runs' memory peaks per rank and category, and their difference. A and B are
-// scenario files (lowered and accounted as `memory` does) or trace files (.sstrace: what the recorded or simulated
-// trace holds). Each rank's figures are its peak allocated and the breakdown by category at that peak (the
-// `peak_by_category` of `memory --json`), so a side's categories add up to its peak. Ranks are matched by number;
+// scenario files (lowered and accounted as `memory` does) or runs as the window opens them (trace/import/open_run.h:
+// a .sstrace, a recorded run's rank files together, a profiler trace or memory snapshot converted). Each rank's
+// figures are its peak allocated and the breakdown by category at that peak (the `peak_by_category` of
+// `memory --json`), so a side's categories add up to its peak. Ranks are matched by number;
 // a rank one side lacks is reported as missing there, never dropped. A trace cut short (a killed recording) is
 // compared up to the cut, and stderr says where it is cut.
 #pragma once

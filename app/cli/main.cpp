@@ -1,4 +1,4 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, trace, gpus, strategies, lessons.
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, import, trace, gpus, strategies, lessons.
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
@@ -9,6 +9,7 @@
 //   shardscope-cli gpus
 //   shardscope-cli strategies --json
 //   shardscope-cli compare assets/scenarios/ddp.json assets/scenarios/zero1.json --json
+//   shardscope-cli import trace.json.gz --out run.sstrace   # also a memory snapshot: import snapshot.pickle --out ...
 //   shardscope-cli trace info run.sstrace --json          # also: trace export FILE --chrome OUT --csv OUT, trace check FILE
 //   shardscope-cli lessons check --json
 // Exit codes (cli/command_suggestion.cpp, kExitCodesHelp, printed by --help): 0 ok, 1 a lesson's claim fails (lessons
@@ -22,6 +23,7 @@
 #include "cli/command_suggestion.h"
 #include "cli/compare_command.h"
 #include "cli/gpus_command.h"
+#include "cli/import_command.h"
 #include "cli/launch_command.h"
 #include "cli/lessons_command.h"
 #include "cli/memory_command.h"
@@ -39,6 +41,7 @@
 #include "pipeline/run_pipeline.h"
 #include "trace/file/recording_stamp.h"
 #include "trace/file/trace_file_reader.h"
+#include "trace/import/import_input.h"
 
 int main(int argc, char** argv) {
   using namespace shardscope;
@@ -127,9 +130,17 @@ int main(int argc, char** argv) {
 
   std::string compare_a, compare_b;
   auto* compare = app.add_subcommand("compare", "Two runs' peaks per rank and category side by side, and a − b");
-  compare->add_option("A", compare_a, "Scenario file (.json) or trace file (.sstrace)")->required();
-  compare->add_option("B", compare_b, "Scenario file (.json) or trace file (.sstrace)")->required();
+  const char* compare_side =
+      "Scenario file (.json), trace file (.sstrace; a recorded run's rank files together), profiler trace or memory snapshot";
+  compare->add_option("A", compare_a, compare_side)->required();
+  compare->add_option("B", compare_b, compare_side)->required();
   compare->add_flag("--json", json, "Print JSON instead of text");
+
+  std::string import_in, import_out;
+  auto* import = app.add_subcommand("import", "Convert a torch.profiler trace (.json, .json.gz) or a CUDA memory snapshot "
+                                              "(torch.cuda.memory._dump_snapshot pickle) into a trace (.sstrace)");
+  import->add_option("FILE", import_in, "Profiler trace or memory snapshot")->required();
+  import->add_option("--out", import_out, "The trace to write (.sstrace); the GUI opens it with --trace")->required();
 
   std::string trace_file, trace_chrome, trace_csv;
   auto* trace = app.add_subcommand("trace", "A recorded trace (.sstrace): what it holds, its exports, whether it is sound");
@@ -162,7 +173,7 @@ int main(int argc, char** argv) {
 
   // --help of every command ends with the exit codes.
   app.footer(cli::kExitCodesHelp);
-  for (CLI::App* command : {memory, simulate, run, launch_check, compare, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
+  for (CLI::App* command : {memory, simulate, run, launch_check, compare, import, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
     command->footer(cli::kExitCodesHelp);
 
   try {
@@ -245,6 +256,7 @@ int main(int argc, char** argv) {
         cli::print_compare_text(comparison, std::cout);
       }
     }
+    if (import->parsed()) cli::import_file(import_in, import_out, command_line, std::cout, std::cerr);
     if (trace_info->parsed()) cli::print_trace_info(trace_file, json, std::cout, std::cerr);
     if (trace_export->parsed()) cli::export_trace(trace_file, trace_chrome, trace_csv, std::cerr);
     if (trace_check->parsed()) return cli::check_trace(trace_file, std::cout, std::cerr);
@@ -272,6 +284,9 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << error.what() << "\n";
     return 4;
   } catch (const ScenarioError& error) {
+    std::cerr << "error: " << error.what() << "\n";
+    return 2;
+  } catch (const ImportError& error) {  // import's, compare's and the trace commands' foreign files
     std::cerr << "error: " << error.what() << "\n";
     return 2;
   } catch (const TraceFileError& error) {  // compare's and trace's inputs

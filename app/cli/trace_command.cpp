@@ -12,6 +12,7 @@
 #include "core/units.h"
 #include "scenario/scenario.h"
 #include "trace/file/trace_file_reader.h"
+#include "trace/import/open_run.h"
 #include "trace/store/trace_store.h"
 
 namespace shardscope::cli {
@@ -84,10 +85,13 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
 
 void export_trace(const std::string& path, const std::string& chrome, const std::string& csv, std::ostream& err) {
   if (chrome.empty() && csv.empty()) throw ScenarioError("trace export", "give --chrome OUT, --csv OUT or both");
-  LoadedTrace trace;
-  load(path, trace, err);
-  if (!chrome.empty()) write_chrome_file(trace.store, "--chrome", chrome, err);
-  if (!csv.empty()) write_memory_csv_file(trace.store, "--csv", csv, err);
+  // As the window opens it: a recorded run's rank files as one run, a profiler trace or memory snapshot converted.
+  TraceStore store;
+  const OpenedRun run = load_run(path, store);
+  if (run.read.truncated) err << "warning: " << describe_cut(run.read) << "\n";
+  for (const std::string& note : run.notes) err << "note: " << note << "\n";
+  if (!chrome.empty()) write_chrome_file(store, "--chrome", chrome, err);
+  if (!csv.empty()) write_memory_csv_file(store, "--csv", csv, err);
 }
 
 int check_trace(const std::string& path, std::ostream& out, std::ostream& err) {

@@ -15,7 +15,8 @@ namespace shardscope::cli {
 // complete, else why it ends there). Text: a readable summary of the same.
 void print_trace_info(const std::string& path, bool as_json, std::ostream& out, std::ostream& err);
 
-// trace export: the Chrome trace (--chrome) and / or memory CSV (--csv) of the file's events. Throws
+// trace export: the Chrome trace (--chrome) and / or memory CSV (--csv) of the run as the window opens it (a recorded
+// run's rank files together, a profiler trace or memory snapshot converted: trace/import/open_run.h). Throws
 // ScenarioError naming the flag when neither is given or an output cannot be written.
 void export_trace(const std::string& path, const std::string& chrome, const std::string& csv, std::ostream& err);
 

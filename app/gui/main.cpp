@@ -96,7 +96,10 @@ int export_handout(GLFWwindow* window, shardscope::gui::ShardScopeUi& ui, const 
 int parse_options(int argc, char** argv, shardscope::gui::GuiOptions& options) {
   CLI::App app{"ShardScope: watch where GPU memory and time go, step by step, device by device"};
   app.add_option("--scenario", options.scenario_file, "Scenario JSON to simulate (default: the built-in DDP scenario)");
-  auto* trace = app.add_option("--trace", options.trace_file, "Open a recorded or simulated trace (.sstrace)");
+  auto* trace = app.add_option("--trace", options.trace_file,
+                               "Open a run: a trace (.sstrace; a recorded run's run.rank0.sstrace opens with its other ranks, "
+                               "as does a directory of them), a torch.profiler trace (.json, .json.gz) or a CUDA memory "
+                               "snapshot (.pickle)");
   auto* follow = app.add_option("--follow", options.follow_file,
                                 "Follow a trace file while it is written (shardscope-cli run --out FILE): the view grows "
                                 "with it; a file not there yet is waited for");

@@ -15,6 +15,9 @@ const std::vector<DevicePreset>& device_presets() {
       {"H200-141", "NVIDIA H200 SXM 141 GB", 143771 * kMiB, "sm90", 67, 989, 4800, 132, 2048},
       {"RTX-4090", "NVIDIA GeForce RTX 4090 24 GB", 24564 * kMiB, "sm89", 82.6, 165, 1008, 128, 1536},
       {"custom", "custom device (set capacity_gib)", 16 * kGiB, "sm80", 19.5, 312, 1555, 108, 2048},
+      // The host running PyTorch's CPU tensors: no GPU architecture; the capacity (set capacity_gib to the host's
+      // RAM) and rates are nominal, for the simulator only (a recording made on the CPU is about memory).
+      {"CPU", "the host CPU (PyTorch CPU tensors; set capacity_gib)", 64 * kGiB, "", 1, 1, 50, 0, 0, false},
   };
   return presets;
 }

@@ -1,4 +1,5 @@
-// GPU presets: memory capacity (as nvidia-smi reports the total), architecture, and peak rates for the cost model.
+// Device presets: memory capacity (as nvidia-smi reports the total), architecture, and peak rates for the cost model;
+// the GPUs, and "CPU" for runs of PyTorch on the host.
 #pragma once
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@ struct DevicePreset {
   // whose scratch the caching allocator counts.
   int multiprocessors = 0;
   int max_threads_per_multiprocessor = 0;
+  // False for "CPU": PyTorch on the host (the CPU allocator, no cuBLAS, no CUDA reduction kernels), what a recording
+  // made on the CPU (python -m shardscope.record --device cpu) is compared with (training/framework_behaviour.h).
+  bool cuda = true;
 };
 
 const std::vector<DevicePreset>& device_presets();

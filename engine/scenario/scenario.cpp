@@ -245,8 +245,16 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   }
   resolved.device = *preset;
   resolved.gpu_arch = scenario.accounting.gpu_arch.empty() ? preset->gpu_arch : scenario.accounting.gpu_arch;
+  if (!preset->cuda) {
+    // PyTorch's CPU allocator hands out exactly the bytes asked for (c10/core/CPUAllocator.cpp): no caching
+    // allocator to replay, no cuBLAS.
+    if (scenario.accounting.mode != AccountingMode::Exact)
+      throw ScenarioError("accounting.mode", "device CPU: PyTorch's CPU allocator has no caching allocator to replay; use exact");
+    if (!scenario.accounting.gpu_arch.empty())
+      throw ScenarioError("accounting.gpu_arch", "device CPU has no GPU architecture; leave gpu_arch unset");
+  }
   const auto archs = gpu_arch_names();
-  if (std::find(archs.begin(), archs.end(), resolved.gpu_arch) == archs.end())
+  if (preset->cuda && std::find(archs.begin(), archs.end(), resolved.gpu_arch) == archs.end())
     throw ScenarioError("accounting.gpu_arch", "unknown architecture '" + resolved.gpu_arch + "'; one of sm70, sm80, sm89, sm90");
 
   resolved.links = resolve_links(resolved.settings.simulation, resolved.device);

@@ -104,6 +104,10 @@ struct AccountingSettings {
   std::string gpu_arch;  // empty: from the device preset
   // PyTorch 2.x: which threads hold a cached cuBLAS workspace (cublas_workspace_policy_names()).
   std::string cublas_workspaces = "per-thread";
+  // PyTorch 1.x: the uint8 tensor torch.autograd.profiler.record_function keeps while Optimizer.step runs
+  // (sizeof(at::RecordFunction): 288 B in 1.13 on x86-64); 0 for 2.x, which keeps a ScriptObject. Host memory: it
+  // counts on the CPU device only.
+  int record_function_bytes = 0;
 };
 
 // Cost-model parameters of the simulator (sim/). Unset fields take the device's defaults (link_preset.h).

@@ -254,6 +254,13 @@ const std::vector<ScenarioField>& table() {
                   "GPU_CHECKLIST.md; per-thread follows CublasHandlePool.cpp)",
           .framework = "at::cuda::getCurrentCUDABlasHandle() workspaces, CUBLAS_WORKSPACE_CONFIG",
           .choices = cublas_workspace_policy_names}),
+      with_member<&S::accounting, &AccountingSettings::record_function_bytes>({
+          .key = "accounting.record_function_bytes", .flag = "--record-function-bytes", .label = "record_function tensor",
+          .kind = K::Integer,
+          .help = "PyTorch 1.x (device CPU): bytes of the uint8 handle tensor record_function keeps while Optimizer.step "
+                  "runs (1.13 on x86-64: 288, what torch.ops.profiler._record_function_enter returns); 2.x: 0",
+          .framework = "torch.autograd.profiler.record_function (Optimizer.step's profiling wrapper)", .min = 0,
+          .max = 1 << 20}),
 
       with_empty_unset_member<&S::simulation, &SimulationSettings::intra_node_link>({
           .key = "simulation.intra_node_link", .flag = "--intra-node-link", .label = "Intra-node link", .kind = K::Text,

@@ -27,7 +27,34 @@ FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, con
   b.gloo_late_flat_free_min_bytes = 32 * kMiB;
   b.reduction_multiprocessors = device.multiprocessors;
   b.reduction_max_threads_per_multiprocessor = device.max_threads_per_multiprocessor;
+  if (!device.cuda) {
+    // PyTorch's CPU tensors, 1.13 and 2.x alike: no cuBLAS handle (GEMMs go to MKL / OpenBLAS, whose scratch is not a
+    // tensor), no CUDA reduction kernels; torch/optim/optimizer.py _default_to_fused_or_foreach picks foreach only
+    // when every tensor is on CUDA (1.13's adam() defaults foreach to False), so the per-parameter loop runs; and
+    // state['step'] = torch.tensor(0.) is on the parameters' device: 4 bytes each.
+    b.name = "PyTorch 2.x (CPU)";
+    b.cublas_workspace_bytes = 0;
+    b.cublaslt_workspace_bytes = 0;
+    b.reduction_multiprocessors = 0;
+    b.reduction_max_threads_per_multiprocessor = 0;
+    b.optimizer_foreach = false;
+    b.optimizer_step_tensor_bytes = 4;
+    b.record_function_handle_bytes = accounting.record_function_bytes;
+  }
   return b;
+}
+
+TensorId enter_record_function(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const std::string& what) {
+  if (behaviour.record_function_handle_bytes <= 0) return -1;
+  const TensorId zeros = builder.alloc("record_function torch.zeros(1) (" + what + ")", 4, Category::Temporaries, false, ElementType::Fp32);
+  const TensorId handle = builder.alloc("record_function handle (" + what + ")", behaviour.record_function_handle_bytes,
+                                        Category::Temporaries, false, ElementType::Opaque);
+  builder.release(zeros);  // self.handle rebound by __enter__
+  return handle;
+}
+
+void exit_record_function(ProgramBuilder& builder, TensorId handle) {
+  if (handle >= 0) builder.release(handle);
 }
 
 void lower_cat_scratch(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, std::size_t inputs,

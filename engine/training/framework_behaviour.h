@@ -1,5 +1,7 @@
 // Which PyTorch version's behaviour a lowering follows. Chosen by the accounting mode: `pytorch-1.8` follows
-// 1.8/1.9; `pytorch-2` and `exact` follow current 2.x (exact only drops the allocator's rounding).
+// 1.8/1.9; `pytorch-2` and `exact` follow current 2.x (exact only drops the allocator's rounding). On the "CPU"
+// device (exact only) what is CUDA's goes: no cuBLAS / cuBLASLt workspaces, no CUDA reduction scratch, optimizers
+// step per parameter (foreach defaults to CUDA tensors only), Adam's step counters live on the device.
 #pragma once
 #include <optional>
 #include <string>
@@ -75,10 +77,26 @@ struct FrameworkBehaviour {
   // torch/distributed/optim/zero_redundancy_optimizer.py: parameters sorted by size (descending) before the
   // greedy partition from 1.10; 1.8/1.9 take them in registration order.
   bool zero_partition_sorted_by_size = true;
+  // Adam / AdamW's state['step'] on the parameters' device, per parameter: from 1.12 (torch/optim/adam.py, 1.13's
+  // Adam.step and 2.x _init_group) it is torch.tensor(0.) — a float32 0-d tensor on the CPU — unless capturable or
+  // fused, so it costs the GPU nothing and a CPU run 4 bytes per parameter; 1.8 keeps a Python int.
+  Bytes optimizer_step_tensor_bytes = 0;
+  // torch/autograd/profiler.py (1.x) record_function, which Optimizer.step's profile_hook_step wraps every step in:
+  // __init__ sets handle = torch.zeros(1) (4 B), __enter__ replaces it by torch.ops.profiler._record_function_enter's
+  // uint8 tensor of sizeof(at::RecordFunction) (1.13, x86-64: 288 B), dropped when the step returns. 2.x's
+  // _record_function_enter_new returns a ScriptObject (no tensor). A host tensor: counted on the CPU device only
+  // (AccountingSettings::record_function_bytes says how large). zero_grad's own wrapper is transient between phases
+  // and not modelled.
+  Bytes record_function_handle_bytes = 0;
 };
 
 FrameworkBehaviour framework_behaviour(const AccountingSettings& accounting, const std::string& gpu_arch,
                                        const DevicePreset& device);
+
+// The record_function handle around an optimizer step (record_function_handle_bytes; nothing when 0): returns
+// the handle to pass to exit_record_function after the step, or -1.
+TensorId enter_record_function(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const std::string& what);
+void exit_record_function(ProgramBuilder& builder, TensorId handle);
 
 // torch.cat's own allocations besides its output when it flattens `inputs` tensors (FrameworkBehaviour::
 // cat_metadata_bytes): allocated and freed right after the output, which the caller has just allocated.

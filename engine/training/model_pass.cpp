@@ -7,7 +7,9 @@
 //   gradient passes through TBackward first, so the bias is accumulated before the weight.
 // - mse_loss allocates the elementwise loss, reduces it to a scalar, frees it (1.x); 2.x (measured on 2.11)
 //   allocates an input-sized result first and the loss keeps it (FrameworkBehaviour). mse_loss_backward allocates a
-//   gradient of the input's size. cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
+//   gradient of the input's size. The loss itself is a temporary, not an activation: no backward saves it
+//   (derivatives.yaml: mse_loss's backward takes self and target, nll_loss's self, target, weight and total_weight),
+//   as the recorder sees (activations are what saved_tensors_hooks pack). cross_entropy = log_softmax (saves its result) + nll_loss (saves self,
 //   total_weight); backward allocates one input-sized gradient in each.
 // - Reductions spread over several thread blocks (a Linear's bias gradient, mse_loss's mean) allocate scratch for
 //   the kernel's duration (training/reduction_scratch.h, 2.x profile).
@@ -254,11 +256,11 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
     // keeps all of it (FrameworkBehaviour::mse_loss_keeps_input_sized_result). 1.x: a fresh scalar after.
     const bool input_sized = settings_.behaviour.mse_loss_keeps_input_sized_result;
     if (input_sized)
-      loss = b_.alloc("loss (mse_loss result, input-sized)", output_bytes(), Category::Activations, /*persistent=*/true,
+      loss = b_.alloc("loss (mse_loss result, input-sized)", output_bytes(), Category::Temporaries, /*persistent=*/true,
                       ElementType::Fp32);  // the fp32 loss in its first 4 bytes
     const TensorId elementwise =
         b_.alloc("mse elementwise loss", output_bytes(), Category::Temporaries, false, activation_element());
-    if (!input_sized) loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true, ElementType::Fp32);
+    if (!input_sized) loss = b_.alloc("loss", scalar, Category::Temporaries, /*persistent=*/true, ElementType::Fp32);
     const std::vector<TensorId> scratch =
         alloc_reduction_scratch(1, settings_.batch * model_.output_numel, /*along_rows=*/false, "mse mean");
     const OpIndex op = b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
@@ -273,7 +275,7 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
   } else {
     const TensorId log_probs =
         b_.alloc("log_softmax output", output_bytes(), Category::Activations, false, activation_element());
-    loss = b_.alloc("loss", scalar, Category::Activations, /*persistent=*/true, ElementType::Fp32);
+    loss = b_.alloc("loss", scalar, Category::Temporaries, /*persistent=*/true, ElementType::Fp32);
     const TensorId total_weight = b_.alloc("nll total_weight", scalar, Category::Activations, false, ElementType::Fp32);
     const OpIndex op = b_.compute(ComputeKind::Loss, "cross-entropy loss",
                                   5.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);

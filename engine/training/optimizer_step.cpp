@@ -1,6 +1,7 @@
 // Optimizer steps, following torch/optim/adam.py, adamw.py and sgd.py:
 // - Adam/AdamW state: exp_avg and exp_avg_sq (zeros_like) per parameter, created in _init_group at the first
-//   step; `step` is a CPU tensor (2.x, capturable=False) or a Python int (1.8): no device bytes.
+//   step; `step` is a CPU tensor (1.12+, capturable=False) or a Python int (1.8): no GPU bytes, 4 B each on the CPU
+//   device (FrameworkBehaviour::optimizer_step_tensor_bytes).
 // - 2.x _multi_tensor_adam: the only allocation is exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs), one tensor per
 //   parameter, all alive together; with Adam weight_decay != 0, _foreach_add(grads, params) makes a list that is
 //   deleted (del device_grads) before the sqrt. AdamW decays the parameters in place (_foreach_mul_).
@@ -36,12 +37,14 @@ Bytes total_bytes(const std::vector<ParamSlot*>& params) {
   return sum;
 }
 
-void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, OptimizerKind kind) {
+void create_state(ProgramBuilder& b, const std::vector<ParamSlot*>& params, OptimizerKind kind, Bytes step_tensor_bytes) {
   for (auto* p : params) {
     if (!p->state.empty()) continue;
     if (kind == OptimizerKind::Momentum) {
       p->state.push_back(b.alloc("momentum_buffer " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
     } else if (kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW) {
+      // state['step'] first (adam.py creates it before exp_avg); not an operand of the step kernel.
+      if (step_tensor_bytes > 0) b.alloc("step " + p->name, step_tensor_bytes, Category::OptimizerState, true, ElementType::Fp32);
       p->state.push_back(b.alloc("exp_avg " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
       p->state.push_back(b.alloc("exp_avg_sq " + p->name, fp32_bytes(p), Category::OptimizerState, true, ElementType::Fp32));
     }
@@ -87,7 +90,7 @@ void foreach_step(ProgramBuilder& b, const OptimizerConfig& config, const std::v
   const bool decayed_grads = config.weight_decay != 0 && config.kind != OptimizerKind::AdamW;
   std::vector<TensorId> decayed;
   if (decayed_grads) decayed = foreach_temporaries(b, params, "grad + wd·param");
-  create_state(b, params, config.kind);
+  create_state(b, params, config.kind, config.step_tensor_bytes);
   if (config.kind == OptimizerKind::Adam || config.kind == OptimizerKind::AdamW) {
     release_all(b, decayed);  // del device_grads, before the sqrt
     decayed.clear();
@@ -110,7 +113,7 @@ void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vect
                const std::vector<TensorId>& fp32_grads) {
   const bool adam = config.kind == OptimizerKind::Adam || config.kind == OptimizerKind::AdamW;
   const bool decayed_grads = config.weight_decay != 0 && config.kind != OptimizerKind::AdamW;
-  if (adam) create_state(b, params, config.kind);  // Adam.step() creates all state before calling F.adam
+  if (adam) create_state(b, params, config.kind, config.step_tensor_bytes);  // Adam.step() creates all state before calling F.adam
   TensorId previous_decayed = -1, previous_denom = -1;
   for (auto* p : params) {
     if (previous_decayed >= 0) b.release(previous_decayed);  // `grad = grads[i]` rebinds the name
@@ -139,11 +142,15 @@ void loop_step(ProgramBuilder& b, const OptimizerConfig& config, const std::vect
 void lower_optimizer_step(ProgramBuilder& builder, const FrameworkBehaviour& behaviour, const OptimizerConfig& config,
                           const std::vector<ParamSlot*>& params, const std::vector<TensorId>& fp32_grads) {
   if (params.empty()) return;
+  OptimizerConfig with_steps = config;
+  with_steps.step_tensor_bytes = behaviour.optimizer_step_tensor_bytes;
+  const TensorId handle = enter_record_function(builder, behaviour, "Optimizer.step");  // 1.x on the CPU only
   if (behaviour.optimizer_foreach) {
-    foreach_step(builder, config, params, fp32_grads);
+    foreach_step(builder, with_steps, params, fp32_grads);
   } else {
-    loop_step(builder, config, params, fp32_grads);
+    loop_step(builder, with_steps, params, fp32_grads);
   }
+  exit_record_function(builder, handle);
 }
 
 }  // namespace shardscope

@@ -13,6 +13,7 @@ namespace shardscope {
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Adam;
   double weight_decay = 0;
+  Bytes step_tensor_bytes = 0;  // set from FrameworkBehaviour by lower_optimizer_step
 };
 
 // Runs one step over `params` (the rank's own parameters; each must have a .grad). `fp32_grads`, when given (mixed

@@ -40,10 +40,11 @@ TEST(PipelineSchedules, ActivationsHeldAtThePeak) {
   EXPECT_EQ(peak_activations(gpipe, 1), kMicro * 3 * kMicroAct);
   EXPECT_EQ(peak_activations(one_f_one_b, 1), (kStages - 1) * 3 * kMicroAct);
   EXPECT_EQ(peak_activations(one_f_one_b, 2), (kStages - 2) * 3 * kMicroAct);
-  // The last stage: y, one micro-batch's 3 activations and its loss (PyTorch 2.x: a buffer the size of the
-  // micro-batch's output, kept whole by the 0-dim loss), whatever the schedule.
-  EXPECT_EQ(peak_activations(one_f_one_b, 3), kWholeBatch + 4 * kMicroAct);
-  EXPECT_EQ(peak_activations(gpipe, 3), kWholeBatch + kMicro * 4 * kMicroAct);
+  // The last stage: y and each micro-batch's 3 activations held at once (1F1B: one; GPipe: all); their losses
+  // (PyTorch 2.x: a buffer the size of the micro-batch's output, kept whole by the 0-dim loss) are temporaries, as
+  // no backward saves a loss.
+  EXPECT_EQ(peak_activations(one_f_one_b, 3), kWholeBatch + 3 * kMicroAct);
+  EXPECT_EQ(peak_activations(gpipe, 3), kWholeBatch + kMicro * 3 * kMicroAct);
 }
 
 // With fewer micro-batches than stages, 1F1B holds min(p - i, m) = m: the same as GPipe.

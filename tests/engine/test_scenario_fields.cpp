@@ -28,7 +28,7 @@ const std::set<std::string> kDocumentedKeys = {
     "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
     "strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype", "strategy.fsdp_reduce_dtype",
     "strategy.process_group",
-    "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces",
+    "accounting.mode", "accounting.gpu_arch", "accounting.cublas_workspaces", "accounting.record_function_bytes",
     "simulation.intra_node_link", "simulation.inter_node_link", "simulation.gpus_per_node", "simulation.link_gbps",
     "simulation.link_latency_us", "simulation.inter_node_gbps", "simulation.inter_node_latency_us",
     "simulation.compute_efficiency", "simulation.memory_efficiency", "simulation.kernel_overhead_us"};

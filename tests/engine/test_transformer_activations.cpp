@@ -120,7 +120,7 @@ OpIndex find_op(const Program& program, const std::string& label) {
 }
 
 // Full recomputation, 16-bit, L = 4 blocks. Once the LM head and ln_f have run backward, the activations alive
-// are: token ids x and targets y (b·s int64 each), the scalar loss (4 bytes, fp32 as the lowering keeps it),
+// are: token ids x and targets y (b·s int64 each; the scalar loss is a temporary: no backward saves it),
 // the embedding dropout mask (sbh, 1 byte), the L block inputs (2sbh each), and, while a block runs backward,
 // its recomputed activations (34sbh + 5as²b − the 2sbh input it already holds). The largest such moment is the
 // last block's backward: base + L·2sbh + 32sbh + 5as²b.
@@ -137,7 +137,7 @@ TEST(Recomputation, FullBackwardPeakIsInputsPlusOneBlock) {
   for (const auto& sample : run.report.ranks.at(0).series)
     if (sample.op > ln_f_backward) peak = std::max(peak, sample.by_category[Category::Activations]);
   const std::int64_t sbh = x.s * x.b * x.h, scores = x.a * x.s * x.s * x.b;
-  const std::int64_t base = 2 * (x.b * x.s * 8) + 4 + sbh;
+  const std::int64_t base = 2 * (x.b * x.s * 8) + sbh;
   EXPECT_EQ(peak, base + layers * 2 * sbh + (34 * sbh + 5 * scores - 2 * sbh));
   // The recompute op re-runs the block's forward: 24·s·h² + 4·s²·h per sample (Megatron), times b.
   const OpIndex recompute = find_op(program, "h.3 recompute");

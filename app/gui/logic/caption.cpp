@@ -193,7 +193,10 @@ std::vector<LiveTensorAt> live_tensors_at(const TraceData& data, int rank, TimeN
   live.reserve(kept);
   for (std::size_t i = 0; i < kept; ++i) {
     const Candidate& c = candidates[i];
-    live.push_back({program ? std::string(program->tensors[static_cast<std::size_t>(c.id)].name) : "tensor " + std::to_string(c.id),
+    // Without a plan, the name is the text the trace's Alloc carried (a recorded or imported run's op and Python line).
+    const std::string_view text = program ? std::string_view{} : data.tensor_text(rank, c.id);
+    live.push_back({program ? std::string(program->tensors[static_cast<std::size_t>(c.id)].name)
+                            : !text.empty() ? std::string(text) : "tensor " + std::to_string(c.id),
                     c.category, c.bytes});
   }
   return live;

@@ -169,9 +169,11 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     const ImU32 colour = to_imgui_color(rgb);
     // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
     draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb - (xb - xa > 3.0f ? 1.0f : 0.0f), y1), colour);
-    if (op && xb - xa > ImGui::GetFontSize() * 2 && g.height >= ImGui::GetFontSize()) {  // a thin lane keeps only colours
+    const std::string_view text = op ? std::string_view{} : data.op_text(rank, span.op);  // a plan-less trace's span name
+    // A thin lane keeps only colours.
+    if ((op || !text.empty()) && xb - xa > ImGui::GetFontSize() * 2 && g.height >= ImGui::GetFontSize()) {
       const ImVec4 clip(std::max(xa, g.x0) + 2, g.y0, std::min(xb, g.x0 + g.width) - 2, y1);
-      const std::string label = timeline_box_label(*op);
+      const std::string label = op ? timeline_box_label(*op) : std::string(text);
       draw->AddText(nullptr, 0, ImVec2(clip.x, g.y0 + (g.height - ImGui::GetFontSize()) / 2),
                     needs_light_text(rgb) ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255), label.c_str(), nullptr, 0,
                     &clip);
@@ -250,7 +252,8 @@ void draw_message_flows(ImDrawList* draw, const TraceData& data, const std::vect
 void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
   const Op* op = op_of(data, rank, span.op);
   ImGui::BeginTooltip();
-  ImGui::Text("rank %d · %s", rank, op ? op->label.c_str() : "op");
+  const std::string name = op ? op->label.str() : std::string(data.op_text(rank, span.op));
+  ImGui::Text("rank %d · %s", rank, name.empty() ? "op" : name.c_str());
   if (op) {
     std::string kind = op->kind == OpKind::Compute ? compute_kind_name(op->compute_kind)
                        : op->kind == OpKind::Collective ? collective_kind_name(op->collective_kind)

@@ -11,6 +11,7 @@
 #include "pipeline/run_pipeline.h"
 #include "trace/events/trace_queue.h"
 #include "trace/file/trace_file_reader.h"
+#include "trace/import/open_run.h"
 #include "trace/file/recording_stamp.h"
 #include "trace/file/trace_file_writer.h"
 
@@ -155,7 +156,9 @@ bool Session::open_trace(const std::string& path) {
   stop_following();
   try {
     auto store = std::make_shared<TraceStore>();
-    const TraceReadResult trace = load_trace_file(path, *store);
+    // A .sstrace (with its sibling rank files), or a profiler trace / memory snapshot converted as it is read.
+    const OpenedRun opened = load_run(path, *store);
+    const TraceReadResult& trace = opened.read;
     store_ = store;
     ++run_id_;
     std::error_code ignored;
@@ -167,6 +170,7 @@ bool Session::open_trace(const std::string& path) {
     peak_tensors_.clear();
     error_.clear();
     warning_ = trace.truncated ? "the trace ends early (" + trace.problem + "); showing what was recorded" : "";
+    for (const std::string& note : opened.notes) warning_ += (warning_.empty() ? "" : "; ") + note;
     cut_notice_ = describe_cut(trace);
     shown_complete_ = !trace.truncated;
     shown_events_ = trace.event_count;

@@ -21,6 +21,7 @@
 #include "trace/export/chrome_trace_export.h"
 #include "trace/export/memory_csv_export.h"
 #include "trace/file/trace_file_reader.h"
+#include "trace/import/open_run.h"
 
 #ifndef SHARDSCOPE_ASSETS_DIR
 #define SHARDSCOPE_ASSETS_DIR "assets"
@@ -81,7 +82,7 @@ void ShardScopeUi::start_following_from_options() {
 
 void ShardScopeUi::load_comparison(const std::string& path) {
   compare_name_.clear();
-  if (looks_like_trace_file(path)) {
+  if (looks_like_run(path)) {  // a trace, rank files, a profiler trace or a memory snapshot
     if (!compare_session_.open_trace(path)) {
       status_ = "cannot compare: " + compare_session_.error();
       return;
@@ -241,7 +242,7 @@ void ShardScopeUi::frame() {
 void ShardScopeUi::draw_menu() {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    ImGui::InputTextWithHint("##path", "path/to/file (.json scenario or .sstrace)", &open_menu_path_);
+    ImGui::InputTextWithHint("##path", "path/to/file (.json scenario, .sstrace, profiler trace, snapshot)", &open_menu_path_);
     if (ImGui::MenuItem("Open scenario", nullptr, false, !open_menu_path_.empty())) {
       startup_error_ = form_.open_file(open_menu_path_, edited_);
       if (startup_error_.empty()) session_.run(edited_, mode_);

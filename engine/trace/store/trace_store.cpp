@@ -66,6 +66,7 @@ void TraceStore::begin(const TraceHeader& header) {
     data_.begun = true;
     open_.clear();
     boundary_tail_.clear();
+    text_index_.clear();
     std::size_t ranks = header.devices.size();
     if (header.plan) ranks = std::max(ranks, header.plan->programs.size());
     // A header naming more ranks than a run can have (only a damaged or hostile file does: the reader refuses it)
@@ -128,8 +129,12 @@ void TraceStore::emit(const TraceEvent& e) {
       ++data_.ignored_events;
     } else {
       RankTimeline& r = timeline(e.rank);
+      const bool named = !e.text.empty() && !data_.header.plan;
       switch (e.kind) {
-        case TraceEventKind::OpBegin: open_span(e); break;
+        case TraceEventKind::OpBegin:
+          if (named && e.op >= 0) r.op_texts.emplace(e.op, intern(e.text));
+          open_span(e);
+          break;
         case TraceEventKind::OpEnd: close_span(e); break;
         case TraceEventKind::Alloc:
         case TraceEventKind::Free: {
@@ -157,6 +162,7 @@ void TraceStore::emit(const TraceEvent& e) {
             r.peak.reserved = e.reserved_after;
             r.peak.reserved_t_ns = t;
           }
+          if (named && e.kind == TraceEventKind::Alloc && e.tensor >= 0) r.tensor_texts.emplace(e.tensor, intern(e.text));
           r.memory.append(t, e.allocated_after, e.reserved_after, e.category, change, e.tensor);
           r.memory_highest.push_back(r.memory.size() - 1, [&](std::size_t i) { return r.memory.allocated_at(i); });
           r.memory_signature = fold(r.memory_signature, t, e.allocated_after);
@@ -230,6 +236,27 @@ void TraceStore::merge_boundary_tail() const {
   times.erase_to_end(std::unique(times.begin() + from, times.end()));
   boundary_tail_.clear();
 }
+
+std::uint32_t TraceStore::intern(const std::string& text) {
+  const auto [it, added] = text_index_.emplace(text, static_cast<std::uint32_t>(data_.texts.size()));
+  if (added) data_.texts.push_back(text);
+  return it->second;
+}
+
+namespace {
+
+template <class Map, class Key>
+std::string_view text_of(const TraceData& d, const Map RankTimeline::*map, int r, Key key) {
+  const RankTimeline* rank = d.rank(r);
+  if (!rank) return {};
+  const auto it = (rank->*map).find(key);
+  return it == (rank->*map).end() ? std::string_view{} : std::string_view(d.texts[it->second]);
+}
+
+}  // namespace
+
+std::string_view TraceData::op_text(int r, OpIndex op) const { return text_of(*this, &RankTimeline::op_texts, r, op); }
+std::string_view TraceData::tensor_text(int r, TensorId tensor) const { return text_of(*this, &RankTimeline::tensor_texts, r, tensor); }
 
 TraceHeader TraceStore::header() const {
   return read([](const TraceData& d) { return d.header; });

@@ -16,7 +16,8 @@
 // Event handling: OpBegin opens a span on (rank, stream), OpEnd with the same (rank, op) closes it; Alloc / Free
 // add a memory sample (category totals from bytes, allocated / reserved from the event); DeviceMemory adds a
 // measured sample; Phase adds a marker; Error and RunEnd are recorded run-wide. Every event widens the time
-// range.
+// range. Without a plan in the header, an OpBegin's text names its span and an Alloc's text its tensor
+// (TraceData::op_text / tensor_text).
 // Untrusted traces (a file anyone may hand over): an event naming what the header lacks is counted as ignored, never
 // indexed, so a reader of TraceData may index the header's plan with any span's op and any allocation's tensor:
 // - a rank below 0 (other than Error / RunEnd, which may be run-wide), or at or past the header's rank count (its
@@ -32,6 +33,9 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -121,6 +125,11 @@ struct RankTimeline {
   // series (the memory panel draws them as one chart) have equal signatures and sample counts.
   std::uint64_t memory_signature = 0;
   RangeArgMax<Bytes> memory_highest;  // over memory[i].allocated: see highest_allocated
+  // Plan-less traces (recorded from PyTorch, imported) name their spans and tensors in the events' text, not in a
+  // plan: an OpBegin's text by its op id and the first Alloc's text by its tensor id, as indices into
+  // TraceData::texts (a text repeated, as kernel names are, is kept once). Empty when the header has a plan.
+  std::unordered_map<OpIndex, std::uint32_t> op_texts;
+  std::unordered_map<TensorId, std::uint32_t> tensor_texts;
 
   const StreamSpans& stream(Stream s) const { return streams[static_cast<std::size_t>(s)]; }
   // The memory state at time t: the last sample with t_ns <= t (after all changes at t); zeros with t_ns = t
@@ -145,10 +154,14 @@ struct TraceData {
   std::uint64_t event_count = 0;
   std::uint64_t unmatched_op_ends = 0;  // OpEnd with no open OpBegin of that (rank, op)
   std::uint64_t ignored_events = 0;
+  std::vector<std::string> texts;  // the distinct span and tensor texts of a plan-less trace (see RankTimeline)
 
   const RankTimeline* rank(int r) const {
     return r >= 0 && static_cast<std::size_t>(r) < ranks.size() ? &ranks[static_cast<std::size_t>(r)] : nullptr;
   }
+  // The text a plan-less trace gave op `op` / tensor `tensor` of rank `r`; "" when it gave none.
+  std::string_view op_text(int r, OpIndex op) const;
+  std::string_view tensor_text(int r, TensorId tensor) const;
 };
 
 class TraceStore : public TraceSink {
@@ -188,12 +201,14 @@ class TraceStore : public TraceSink {
   void close_span(const TraceEvent& e);
   void add_boundary(TimeNs t);
   void merge_boundary_tail() const;
+  std::uint32_t intern(const std::string& text);
 
   mutable std::mutex mutex_;
   TraceData data_;
   std::vector<std::vector<OpenSpan>> open_;  // per rank: spans begun and not ended (about one per stream)
   mutable std::vector<TimeNs> boundary_tail_;  // boundaries before the newest, not yet merged into data_.boundaries
   int header_ranks_ = 0;                     // ranks the header names (0: none; events may open ranks)
+  std::unordered_map<std::string, std::uint32_t> text_index_;  // data_.texts' index of each text
   std::atomic<std::uint64_t> generation_{0};
 };
 
