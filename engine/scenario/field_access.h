@@ -70,6 +70,12 @@ template <>
 struct Codec<Zero2Reduce> : EnumCodec<Zero2Reduce, zero2_reduce_name, parse_zero2_reduce> {};
 template <>
 struct Codec<Zero3Init> : EnumCodec<Zero3Init, zero3_init_name, parse_zero3_init> {};
+template <>
+struct Codec<TransformerImplementation> : EnumCodec<TransformerImplementation, implementation_name, parse_implementation> {};
+template <>
+struct Codec<AttentionKind> : EnumCodec<AttentionKind, attention_name, parse_attention> {};
+template <>
+struct Codec<Precision> : EnumCodec<Precision, precision_name, parse_precision> {};
 
 // A count where 0 means "derive it" (cluster.world): unset <-> 0.
 struct ZeroIsUnset {

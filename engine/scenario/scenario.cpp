@@ -1,6 +1,7 @@
 // Scenario validation and resolution (model built, preset looked up), and the enum names.
 #include "scenario/scenario.h"
 
+#include "scenario/implementation_rules.h"
 #include "scenario/parallel_layout.h"
 #include "scenario/scenario_fields.h"
 #include "scenario/strategy_rules.h"
@@ -41,7 +42,21 @@ const std::array<std::pair<Zero2Reduce, const char*>, 2> kZero2Reduce = {{{Zero2
                                                                          {Zero2Reduce::AllReduce, "all-reduce"}}};
 const std::array<std::pair<Zero3Init, const char*>, 2> kZero3Init = {{{Zero3Init::Partitioned, "partitioned"},
                                                                      {Zero3Init::Materialize, "materialize"}}};
+const std::array<std::pair<TransformerImplementation, const char*>, 2> kImplementations = {
+    {{TransformerImplementation::Megatron, "megatron"}, {TransformerImplementation::Hf, "hf"}}};
+const std::array<std::pair<AttentionKind, const char*>, 3> kAttention = {
+    {{AttentionKind::Eager, "eager"}, {AttentionKind::Sdpa, "sdpa"}, {AttentionKind::Flash, "flash"}}};
+const std::array<std::pair<Precision, const char*>, 3> kPrecision = {
+    {{Precision::None, "none"}, {Precision::AutocastBf16, "autocast-bf16"}, {Precision::AutocastFp16, "autocast-fp16"}}};
 }  // namespace
+
+std::string implementation_name(TransformerImplementation implementation) { return name_of(kImplementations, implementation); }
+std::optional<TransformerImplementation> parse_implementation(const std::string& text) { return lookup(kImplementations, text); }
+std::string attention_name(AttentionKind attention) { return name_of(kAttention, attention); }
+std::optional<AttentionKind> parse_attention(const std::string& text) { return lookup(kAttention, text); }
+std::string precision_name(Precision precision) { return name_of(kPrecision, precision); }
+std::optional<Precision> parse_precision(const std::string& text) { return lookup(kPrecision, text); }
+bool is_autocast(Precision precision) { return precision != Precision::None; }
 
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
 std::optional<LossKind> parse_loss(const std::string& text) { return lookup(kLosses, text); }
@@ -71,6 +86,9 @@ std::vector<std::string> checkpoint_names() { return names_of(kCheckpoint); }
 std::vector<std::string> accounting_names() { return names_of(kAccounting); }
 std::vector<std::string> zero2_reduce_names() { return names_of(kZero2Reduce); }
 std::vector<std::string> zero3_init_names() { return names_of(kZero3Init); }
+std::vector<std::string> implementation_names() { return names_of(kImplementations); }
+std::vector<std::string> attention_names() { return names_of(kAttention); }
+std::vector<std::string> precision_names() { return names_of(kPrecision); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 
@@ -87,6 +105,9 @@ std::string describe_scenario(const Scenario& s) {
                      " · " + s.model.spec + " · " + optimizer_name(s.training.optimizer) + " · batch " +
                      std::to_string(s.training.batch);
   if (s.training.dtype != Dtype::Fp32) text += " · " + dtype_name(s.training.dtype);
+  if (s.training.precision != Precision::None) text += " · " + precision_name(s.training.precision);
+  if (s.model.implementation != TransformerImplementation::Megatron) text += " · " + implementation_name(s.model.implementation);
+  if (s.model.attention) text += " · " + attention_name(*s.model.attention) + " attention";
   return text;
 }
 
@@ -178,6 +199,8 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   options.seq = scenario.training.seq;
   options.activation_element_bytes = is_mixed_precision(scenario.training.dtype) ? 2 : 4;
   options.checkpoint = scenario.training.checkpoint;
+  options.implementation = scenario.model.implementation;
+  options.attention = scenario.model.attention;
   const auto build_model = [&] {
     try {
       resolved.model = parse_model_spec(scenario.model.spec, options);
@@ -207,6 +230,7 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     build_model();
   }
   check_model_training(resolved);
+  check_model_implementation(resolved);
   check_byte_counts(resolved);
   const auto& strategy = resolved.settings.strategy;
 

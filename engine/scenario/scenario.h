@@ -29,9 +29,15 @@ enum class Zero2Reduce { ReduceScatter, AllReduce };
 // built whole on the device and then sharded.
 enum class Zero3Init { Partitioned, Materialize };
 
+// torch.autocast around the forward: off (--dtype decides), or bf16 / fp16 (fp16 with GradScaler). Apart from
+// --dtype's mixed precision (the ZeRO paper's: 16-bit parameters and fp32 master weights).
+enum class Precision { None, AutocastBf16, AutocastFp16 };
+
 struct ModelSettings {
   std::string spec = "mlp:20x2000";
   std::optional<bool> inplace_relu;  // unset: the model's own default
+  TransformerImplementation implementation = TransformerImplementation::Megatron;  // GPT-2 / Llama
+  std::optional<AttentionKind> attention;  // unset: the implementation's own (hf: sdpa, megatron: eager)
 };
 
 struct TrainingSettings {
@@ -40,6 +46,7 @@ struct TrainingSettings {
   OptimizerKind optimizer = OptimizerKind::Adam;
   std::optional<double> weight_decay;  // unset: 0, or 0.01 for AdamW (PyTorch defaults)
   Dtype dtype = Dtype::Fp32;  // fp32, or fp16 / bf16: mixed precision with fp32 master weights and optimizer state
+  Precision precision = Precision::None;  // torch.autocast (fp32 parameters; see Precision)
   int seq = 0;                 // transformer sequence length; 0: the model's default (its max positions)
   CheckpointMode checkpoint = CheckpointMode::None;
   int steps = 1;
@@ -150,6 +157,13 @@ std::string zero2_reduce_name(Zero2Reduce mode);
 std::optional<Zero2Reduce> parse_zero2_reduce(const std::string& text);
 std::string zero3_init_name(Zero3Init mode);
 std::optional<Zero3Init> parse_zero3_init(const std::string& text);
+std::string implementation_name(TransformerImplementation implementation);
+std::optional<TransformerImplementation> parse_implementation(const std::string& text);
+std::string attention_name(AttentionKind attention);
+std::optional<AttentionKind> parse_attention(const std::string& text);
+std::string precision_name(Precision precision);
+std::optional<Precision> parse_precision(const std::string& text);
+bool is_autocast(Precision precision);
 std::string all_strategy_names();
 // The names each enum accepts, in declaration order (the field table's choices).
 std::vector<std::string> strategy_names();
@@ -159,6 +173,9 @@ std::vector<std::string> checkpoint_names();
 std::vector<std::string> accounting_names();
 std::vector<std::string> zero2_reduce_names();
 std::vector<std::string> zero3_init_names();
+std::vector<std::string> implementation_names();
+std::vector<std::string> attention_names();
+std::vector<std::string> precision_names();
 // The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
 std::vector<std::string> gpu_arch_names();
 std::vector<std::string> cublas_workspace_policy_names();  // "per-thread", "autograd-only"
