@@ -161,6 +161,11 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   for (int i = 0; i < c.layers; ++i)
     model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes, options.group_block_params, model.attention));
   model.layers.push_back(make_final_norm(c, seq));
+  // LlamaModel registers rotary_emb after norm; its LlamaRotaryEmbedding holds inv_freq and original_inv_freq
+  // (head_dim / 2 fp32 each) as buffers, which .to(device) moves after norm.weight (measured on 2.11: two 128-byte
+  // allocations for head_dim 64). Megatron's count has no such tensors.
+  if (!is_gpt2(c) && model.implementation == TransformerImplementation::Hf)
+    model.layers.back().buffers = {{"rotary_emb.inv_freq", c.head_dim() / 2 * 4}, {"rotary_emb.original_inv_freq", c.head_dim() / 2 * 4}};
   const bool tied = c.tie_word_embeddings && !options.untie_embeddings;
   model.layers.push_back(make_lm_head(c, seq, tied));
   if (c.tie_word_embeddings && !tied)
@@ -176,7 +181,7 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
                           "with logits upcast to fp32), as transformers 5.x runs them on PyTorch 2.x");
   else if (model.attention == AttentionKind::Eager)
     model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with attention "
-                          "scores materialised (eager attention); --attention sdpa or flash drops the a·s² term");
+                          "scores materialised (eager attention); fused SDPA/flash attention would drop the a·s² term");
   else
     model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with a fused "
                           "attention kernel: the a·s² scores, probabilities and dropout mask give way to a logsumexp "

@@ -22,7 +22,9 @@ Tensor contiguous(Eager& e, const Tensor& x);
 Tensor clone(Eager& e, const Tensor& x);                      // a contiguous copy (CloneBackward0)
 Tensor to(Eager& e, const Tensor& x, Dtype dtype);            // _to_copy; x itself when already that dtype
 std::vector<Tensor> split(Eager& e, const Tensor& x, std::int64_t size, int dim);  // equal pieces (views)
-Tensor cat(Eager& e, const std::vector<const Tensor*>& xs, int dim);
+// torch.cat; `also` is the dtype of further inputs without elements that join the type promotion (the empty tensor
+// a DynamicCache layer starts from)
+Tensor cat(Eager& e, const std::vector<const Tensor*>& xs, int dim, std::optional<Dtype> also = std::nullopt);
 
 // --- elementwise and reductions (ops_math.cpp) ---
 Tensor add(Eager& e, const Tensor& a, const Tensor& b);      // broadcasting, type-promoting

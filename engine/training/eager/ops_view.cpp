@@ -142,12 +142,12 @@ std::vector<Tensor> split(Eager& e, const Tensor& x, std::int64_t size, int dim)
   return out;
 }
 
-Tensor cat(Eager& e, const std::vector<const Tensor*>& xs, int dim) {
+Tensor cat(Eager& e, const std::vector<const Tensor*>& xs, int dim, std::optional<Dtype> also) {
   dim = wrap_dim(dim, xs.front()->dim());
   const auto d = static_cast<std::size_t>(dim);
   Sizes sizes = xs.front()->sizes();
   sizes[d] = 0;
-  Dtype dtype = xs.front()->dtype();
+  Dtype dtype = also.value_or(xs.front()->dtype());
   for (const Tensor* x : xs) {
     sizes[d] += x->sizes()[d];
     dtype = promote(dtype, x->dtype());

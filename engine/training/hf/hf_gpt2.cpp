@@ -132,8 +132,10 @@ class Gpt2 {
     query = ops::transpose(e_, ops::view(e_, query, {batch_, seq_, heads, hd}), 1, 2);
     // past_key_values.update: torch.cat([empty, key_states], dim=-2), a copy the cache keeps
     {
-      Tensor keys = ops::cat(e_, {&key}, -2);
-      Tensor values = ops::cat(e_, {&value}, -2);
+      // DynamicLayer.lazy_initialization makes both empty tensors in the keys' dtype, so cat promotes the values
+      // to it (under autocast Llama's rotated keys are fp32, its values bf16: the cached values are fp32)
+      Tensor keys = ops::cat(e_, {&key}, -2, key.dtype());
+      Tensor values = ops::cat(e_, {&value}, -2, key.dtype());
       cache.push_back(keys);
       cache.push_back(values);
       key = std::move(keys);

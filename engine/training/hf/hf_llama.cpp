@@ -80,6 +80,7 @@ class Llama {
     const std::int64_t hd = c_.head_dim();
     Tensor positions = e_.empty("rotary positions (float)", {1, 1, seq_}, Dtype::F32);
     Tensor freqs = e_.empty("rotary freqs", {1, hd / 2, seq_}, Dtype::F32);
+    e_.gemm(false);  // inv_freq @ position_ids is a GEMM: the forward thread's first, its cuBLAS workspace made here
     Tensor emb = e_.empty("rotary emb", {1, seq_, hd}, Dtype::F32);
     {
       Tensor raw = e_.empty("emb.cos()", {1, seq_, hd}, Dtype::F32);
@@ -180,8 +181,10 @@ class Llama {
     }
     {
       // key_states, value_states = past_key_values.update(...): both copied, then both names rebound
-      Tensor keys = ops::cat(e_, {&key}, -2);
-      Tensor values = ops::cat(e_, {&value}, -2);
+      // DynamicLayer.lazy_initialization makes both empty tensors in the keys' dtype, so cat promotes the values
+      // to it (under autocast Llama's rotated keys are fp32, its values bf16: the cached values are fp32)
+      Tensor keys = ops::cat(e_, {&key}, -2, key.dtype());
+      Tensor values = ops::cat(e_, {&value}, -2, key.dtype());
       cache.push_back(keys);
       cache.push_back(values);
       key = std::move(keys);
