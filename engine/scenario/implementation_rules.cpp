@@ -56,6 +56,12 @@ void check_model_implementation(const ResolvedScenario& resolved) {
                                                               "torch.autocast is modelled with PyTorch 2.x's rules") +
                                                  "; use --accounting pytorch-2 or exact");
   }
+  if (hf)
+    for (const Layer& layer : model.layers)
+      if (layer.kind == LayerKind::TransformerBlock && layer.params.size() == 1)
+        throw ScenarioError("model.implementation", "a plan this large holds each block's parameters as one flat tensor "
+                                                    "(over 65,536 parameter tensors on all ranks), which transformers' "
+                                                    "modules do not have; use fewer ranks or --implementation megatron");
   if (hf && s.training.checkpoint != CheckpointMode::None)
     throw ScenarioError("training.checkpoint", "gradient checkpointing of transformers' modules is not modelled yet; "
                                                "with --implementation hf use --checkpoint none");
