@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardscope {
@@ -54,6 +55,9 @@ struct Layer {
   // The tied weight is counted once, with its owner.
   int tied_layer = -1;
   int tied_param = -1;
+  // Buffers the module registers after this layer's parameters (Llama's rotary inv_freq): moved to the device with the
+  // parameters by Module._apply, never trained or reduced. Bytes each.
+  std::vector<std::pair<std::string, std::int64_t>> buffers;
 
   bool has_weight() const { return !params.empty() || tied_layer >= 0; }
 

@@ -19,6 +19,14 @@ namespace shardscope {
 // A model-level switch, as Hugging Face's model.gradient_checkpointing_enable().
 enum class CheckpointMode { None, Selective, Full };
 
+// Whose code a GPT-2 / Llama model's blocks are: Megatron-LM's layer, counted as Korthikanti et al. 2022 count it
+// (one op per block, what the executors run), or transformers' modules op by op (GPT2Attention, GPT2MLP, Conv1D,
+// LlamaAttention, LlamaMLP, LlamaRMSNorm, rotary positions, ForCausalLMLoss), as an engineer's HF script runs them.
+enum class TransformerImplementation { Megatron, Hf };
+// How attention runs: eager (the s×s scores materialised, softmax saved), sdpa (F.scaled_dot_product_attention, which
+// picks a fused kernel that keeps logsumexp instead of probabilities), flash (that kernel forced: 16-bit only).
+enum class AttentionKind { Eager, Sdpa, Flash };
+
 struct ModelOptions {
   bool inplace_relu_set = false;  // when false, each model uses its own default (mlp: out-of-place, vgg16: in-place as torchvision)
   bool inplace_relu = false;
@@ -31,6 +39,8 @@ struct ModelOptions {
   // Pipelines: the last stage holds its own copy of tied word embeddings (Megatron-LM's
   // word_embeddings_for_head), so lm_head gets its own weight even where the config ties it.
   bool untie_embeddings = false;
+  TransformerImplementation implementation = TransformerImplementation::Megatron;
+  std::optional<AttentionKind> attention;  // unset: the implementation's own (hf: sdpa; megatron: eager)
 };
 
 struct Model {
@@ -46,6 +56,8 @@ struct Model {
   int seq = 0;                    // transformers: the sequence length the layers were sized for
   CheckpointMode checkpoint = CheckpointMode::None;
   std::optional<TransformerConfig> transformer;  // transformers: the config the layers were built from (executors)
+  TransformerImplementation implementation = TransformerImplementation::Megatron;  // transformers only
+  AttentionKind attention = AttentionKind::Eager;                                  // transformers only
   std::vector<std::string> notes; // stated beside every figure (what is approximated, what is overridden)
 
   std::int64_t parameter_count() const;

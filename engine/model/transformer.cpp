@@ -71,7 +71,8 @@ std::vector<ParamSpec> block_params(const TransformerConfig& c) {
           {"post_attention_layernorm.weight", h}};
 }
 
-Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::int64_t element_bytes, bool group_params) {
+Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::int64_t element_bytes, bool group_params,
+                 AttentionKind attention) {
   Layer layer;
   layer.name = (is_gpt2(c) ? "h." : "layers.") + std::to_string(index);
   layer.kind = LayerKind::TransformerBlock;
@@ -82,7 +83,7 @@ Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::i
     layer.params = {{"parameters", numel}};
   }
   layer.in_numel = layer.out_numel = seq * c.hidden;
-  const BlockActivationBytes saved = block_activation_bytes(c, seq, element_bytes);
+  const BlockActivationBytes saved = block_activation_bytes(c, seq, element_bytes, attention);
   layer.saves_input = true;  // the first norm's input is the block input: the lowering shares that tensor
   layer.extra_saved_bytes_per_sample = saved.other;
   layer.attention_saved_bytes_per_sample = saved.attention;
@@ -154,8 +155,17 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   model.display_name = display_name(c, seq);
   model.layers.reserve(static_cast<std::size_t>(c.layers) + 3);
   model.layers.push_back(make_embedding(c, seq));
-  for (int i = 0; i < c.layers; ++i) model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes, options.group_block_params));
+  model.implementation = options.implementation;
+  model.attention = options.attention.value_or(options.implementation == TransformerImplementation::Hf ? AttentionKind::Sdpa
+                                                                                                      : AttentionKind::Eager);
+  for (int i = 0; i < c.layers; ++i)
+    model.layers.push_back(make_block(c, i, seq, options.activation_element_bytes, options.group_block_params, model.attention));
   model.layers.push_back(make_final_norm(c, seq));
+  // LlamaModel registers rotary_emb after norm; its LlamaRotaryEmbedding holds inv_freq and original_inv_freq
+  // (head_dim / 2 fp32 each) as buffers, which .to(device) moves after norm.weight (measured on 2.11: two 128-byte
+  // allocations for head_dim 64). Megatron's count has no such tensors.
+  if (!is_gpt2(c) && model.implementation == TransformerImplementation::Hf)
+    model.layers.back().buffers = {{"rotary_emb.inv_freq", c.head_dim() / 2 * 4}, {"rotary_emb.original_inv_freq", c.head_dim() / 2 * 4}};
   const bool tied = c.tie_word_embeddings && !options.untie_embeddings;
   model.layers.push_back(make_lm_head(c, seq, tied));
   if (c.tie_word_embeddings && !tied)
@@ -165,8 +175,17 @@ Model build_transformer(const TransformerConfig& c, const ModelOptions& options)
   if (options.group_block_params)
     model.notes.push_back("each transformer block's parameters are one flat tensor here (a plan this large lowers "
                           "faster so); DDP buckets and ZeRO-1 shards then follow whole blocks, not HF's tensors");
-  model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with attention "
-                        "scores materialised (eager attention); fused SDPA/flash attention would drop the a·s² term");
+  if (model.implementation == TransformerImplementation::Hf)
+    model.notes.push_back("blocks follow transformers' modules op by op (hf implementation: every tensor autograd saves, "
+                          "each temporary, the KV cache use_cache keeps during forward, the loss over shifted labels "
+                          "with logits upcast to fp32), as transformers 5.x runs them on PyTorch 2.x");
+  else if (model.attention == AttentionKind::Eager)
+    model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with attention "
+                          "scores materialised (eager attention); fused SDPA/flash attention would drop the a·s² term");
+  else
+    model.notes.push_back("transformer activations per block follow Korthikanti et al. 2022 (Table 2) with a fused "
+                          "attention kernel: the a·s² scores, probabilities and dropout mask give way to a logsumexp "
+                          "per head and position");
   return model;
 }
 

@@ -37,6 +37,12 @@ BlockActivationBytes block_activation_bytes(const TransformerConfig& c, std::int
   return bytes;
 }
 
+BlockActivationBytes block_activation_bytes(const TransformerConfig& c, std::int64_t seq, std::int64_t e, AttentionKind attention) {
+  BlockActivationBytes bytes = block_activation_bytes(c, seq, e);
+  if (attention != AttentionKind::Eager) bytes.attention = static_cast<std::int64_t>(c.heads) * seq * 4;
+  return bytes;
+}
+
 double block_forward_flops(const TransformerConfig& c, std::int64_t seq) {
   const double s = static_cast<double>(seq), h = static_cast<double>(c.hidden);
   const double qkv = 2.0 * s * h * (h + 2.0 * static_cast<double>(c.kv_width()));  // = 6sh² without GQA

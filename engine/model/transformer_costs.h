@@ -25,6 +25,11 @@ struct BlockActivationBytes {
 // GPT-2: (16 elements + 2 mask bytes)·sbh + (2 elements + 1 mask byte)·as²b, i.e. 34sbh + 5as²b at 2 bytes
 // and 66sbh + 9as²b at 4 bytes (with n_inner = 4h; a different MLP width scales the two MLP tensors).
 BlockActivationBytes block_activation_bytes(const TransformerConfig& config, std::int64_t seq, std::int64_t element_bytes);
+// The same with a fused attention kernel (F.scaled_dot_product_attention's flash / memory-efficient kernels, Megatron's
+// --use-flash-attn): the core keeps no s×s probabilities, dropout mask or dropped copy, only its logsumexp (one fp32
+// per head and position; the kernel regenerates dropout from its RNG state); Q, K, V and the output stay in `other`.
+BlockActivationBytes block_activation_bytes(const TransformerConfig& config, std::int64_t seq, std::int64_t element_bytes,
+                                            AttentionKind attention);
 
 // Forward FLOPs of one block per sample: the matrix multiplications (2 per multiply-add), as Megatron counts
 // them; with n_inner = 4h and no GQA this is 24·s·h² + 4·s²·h. Element-wise work is left out, as there.

@@ -36,6 +36,11 @@ class ProgramBuilder {
   // opaque ids, masks and workspaces.
   TensorId alloc(std::string name, Bytes bytes, Category category, bool persistent, ElementType element);
   ElementType compute_element() const { return compute_; }
+  // What a tensor turned out to be once its fate is known (a gradient that AccumulateGrad makes .grad).
+  void recategorize(TensorId tensor, Category category, bool persistent) {
+    program_.tensors.at(tensor).category = category;
+    program_.tensors.at(tensor).persistent = persistent;
+  }
   void retain(TensorId tensor);   // one more holder (a view, a saved variable, a Python name)
   void release(TensorId tensor);  // one holder fewer; emits Free at zero
   int holders(TensorId tensor) const { return refcount_.at(tensor); }

@@ -74,6 +74,12 @@ template <>
 struct Codec<FsdpUnits> : EnumCodec<FsdpUnits, fsdp_units_name, parse_fsdp_units> {};
 template <>
 struct Codec<ProcessGroupBackend> : EnumCodec<ProcessGroupBackend, process_group_name, parse_process_group> {};
+template <>
+struct Codec<TransformerImplementation> : EnumCodec<TransformerImplementation, implementation_name, parse_implementation> {};
+template <>
+struct Codec<AttentionKind> : EnumCodec<AttentionKind, attention_name, parse_attention> {};
+template <>
+struct Codec<Precision> : EnumCodec<Precision, precision_name, parse_precision> {};
 
 // A count where 0 means "derive it" (cluster.world): unset <-> 0.
 struct ZeroIsUnset {

@@ -1,6 +1,7 @@
 // Scenario validation and resolution (model built, preset looked up), and the enum names.
 #include "scenario/scenario.h"
 
+#include "scenario/implementation_rules.h"
 #include "scenario/parallel_layout.h"
 #include "scenario/scenario_fields.h"
 #include "scenario/strategy_rules.h"
@@ -45,7 +46,21 @@ const std::array<std::pair<FsdpUnits, const char*>, 3> kFsdpUnits = {
     {{FsdpUnits::Layer, "layer"}, {FsdpUnits::Block, "block"}, {FsdpUnits::Model, "model"}}};
 const std::array<std::pair<ProcessGroupBackend, const char*>, 2> kProcessGroup = {{{ProcessGroupBackend::Nccl, "nccl"},
                                                                                    {ProcessGroupBackend::Gloo, "gloo"}}};
+const std::array<std::pair<TransformerImplementation, const char*>, 2> kImplementations = {
+    {{TransformerImplementation::Megatron, "megatron"}, {TransformerImplementation::Hf, "hf"}}};
+const std::array<std::pair<AttentionKind, const char*>, 3> kAttention = {
+    {{AttentionKind::Eager, "eager"}, {AttentionKind::Sdpa, "sdpa"}, {AttentionKind::Flash, "flash"}}};
+const std::array<std::pair<Precision, const char*>, 3> kPrecision = {
+    {{Precision::None, "none"}, {Precision::AutocastBf16, "autocast-bf16"}, {Precision::AutocastFp16, "autocast-fp16"}}};
 }  // namespace
+
+std::string implementation_name(TransformerImplementation implementation) { return name_of(kImplementations, implementation); }
+std::optional<TransformerImplementation> parse_implementation(const std::string& text) { return lookup(kImplementations, text); }
+std::string attention_name(AttentionKind attention) { return name_of(kAttention, attention); }
+std::optional<AttentionKind> parse_attention(const std::string& text) { return lookup(kAttention, text); }
+std::string precision_name(Precision precision) { return name_of(kPrecision, precision); }
+std::optional<Precision> parse_precision(const std::string& text) { return lookup(kPrecision, text); }
+bool is_autocast(Precision precision) { return precision != Precision::None; }
 
 std::string loss_name(LossKind kind) { return name_of(kLosses, kind); }
 std::optional<LossKind> parse_loss(const std::string& text) { return lookup(kLosses, text); }
@@ -81,6 +96,9 @@ std::vector<std::string> zero2_reduce_names() { return names_of(kZero2Reduce); }
 std::vector<std::string> zero3_init_names() { return names_of(kZero3Init); }
 std::vector<std::string> fsdp_units_names() { return names_of(kFsdpUnits); }
 std::vector<std::string> process_group_names() { return names_of(kProcessGroup); }
+std::vector<std::string> implementation_names() { return names_of(kImplementations); }
+std::vector<std::string> attention_names() { return names_of(kAttention); }
+std::vector<std::string> precision_names() { return names_of(kPrecision); }
 std::vector<std::string> gpu_arch_names() { return {"sm70", "sm80", "sm89", "sm90"}; }
 std::vector<std::string> cublas_workspace_policy_names() { return {"per-thread", "autograd-only"}; }
 
@@ -97,6 +115,9 @@ std::string describe_scenario(const Scenario& s) {
                      " · " + s.model.spec + " · " + optimizer_name(s.training.optimizer) + " · batch " +
                      std::to_string(s.training.batch);
   if (s.training.dtype != Dtype::Fp32) text += " · " + dtype_name(s.training.dtype);
+  if (s.training.precision != Precision::None) text += " · " + precision_name(s.training.precision);
+  if (s.model.implementation != TransformerImplementation::Megatron) text += " · " + implementation_name(s.model.implementation);
+  if (s.model.attention) text += " · " + attention_name(*s.model.attention) + " attention";
   return text;
 }
 
@@ -191,6 +212,8 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
                            is_mixed_precision(*scenario.strategy.fsdp_param_dtype);
   options.activation_element_bytes = is_mixed_precision(scenario.training.dtype) || fsdp_16_bit ? 2 : 4;
   options.checkpoint = scenario.training.checkpoint;
+  options.implementation = scenario.model.implementation;
+  options.attention = scenario.model.attention;
   const auto build_model = [&] {
     try {
       resolved.model = parse_model_spec(scenario.model.spec, options);
@@ -223,6 +246,7 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     build_model();
   }
   check_model_training(resolved);
+  check_model_implementation(resolved);
   check_byte_counts(resolved);
   const auto& strategy = resolved.settings.strategy;
 

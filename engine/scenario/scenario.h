@@ -36,9 +36,15 @@ enum class FsdpUnits { Layer, Block, Model };
 // gloo_deferred_flat_free_min_bytes): ProcessGroupGloo records its side stream on the tensors it broadcasts.
 enum class ProcessGroupBackend { Nccl, Gloo };
 
+// torch.autocast around the forward: off (--dtype decides), or bf16 / fp16 (fp16 with GradScaler). Apart from
+// --dtype's mixed precision (the ZeRO paper's: 16-bit parameters and fp32 master weights).
+enum class Precision { None, AutocastBf16, AutocastFp16 };
+
 struct ModelSettings {
   std::string spec = "mlp:20x2000";
   std::optional<bool> inplace_relu;  // unset: the model's own default
+  TransformerImplementation implementation = TransformerImplementation::Megatron;  // GPT-2 / Llama
+  std::optional<AttentionKind> attention;  // unset: the implementation's own (hf: sdpa, megatron: eager)
 };
 
 struct TrainingSettings {
@@ -47,6 +53,7 @@ struct TrainingSettings {
   OptimizerKind optimizer = OptimizerKind::Adam;
   std::optional<double> weight_decay;  // unset: 0, or 0.01 for AdamW (PyTorch defaults)
   Dtype dtype = Dtype::Fp32;  // fp32, or fp16 / bf16: mixed precision with fp32 master weights and optimizer state
+  Precision precision = Precision::None;  // torch.autocast (fp32 parameters; see Precision)
   int seq = 0;                 // transformer sequence length; 0: the model's default (its max positions)
   CheckpointMode checkpoint = CheckpointMode::None;
   int steps = 1;
@@ -178,6 +185,13 @@ std::string fsdp_units_name(FsdpUnits units);
 std::optional<FsdpUnits> parse_fsdp_units(const std::string& text);
 std::string process_group_name(ProcessGroupBackend backend);
 std::optional<ProcessGroupBackend> parse_process_group(const std::string& text);
+std::string implementation_name(TransformerImplementation implementation);
+std::optional<TransformerImplementation> parse_implementation(const std::string& text);
+std::string attention_name(AttentionKind attention);
+std::optional<AttentionKind> parse_attention(const std::string& text);
+std::string precision_name(Precision precision);
+std::optional<Precision> parse_precision(const std::string& text);
+bool is_autocast(Precision precision);
 std::string all_strategy_names();
 // The names each enum accepts, in declaration order (the field table's choices).
 std::vector<std::string> strategy_names();
@@ -189,6 +203,9 @@ std::vector<std::string> zero2_reduce_names();
 std::vector<std::string> zero3_init_names();
 std::vector<std::string> fsdp_units_names();
 std::vector<std::string> process_group_names();
+std::vector<std::string> implementation_names();
+std::vector<std::string> attention_names();
+std::vector<std::string> precision_names();
 // The GPU architectures whose cuBLAS workspace sizes are modelled: sm70, sm80, sm89, sm90.
 std::vector<std::string> gpu_arch_names();
 std::vector<std::string> cublas_workspace_policy_names();  // "per-thread", "autograd-only"

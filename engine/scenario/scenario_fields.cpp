@@ -67,6 +67,23 @@ const std::vector<ScenarioField>& table() {
           .help = "ReLU(inplace=True): the activation overwrites its input instead of saving a second tensor",
           .framework = "nn.ReLU(inplace=True)", .unset_means = "mlp off, vgg16 on (as torchvision)",
           .negative_flag = "--no-inplace-relu"}),
+      // megatron stays the default: it is the block both executors run, so memory, simulate and run describe one
+      // program, and every figure made before hf existed keeps its meaning; hf is the one to predict an HF script.
+      with_member<&S::model, &ModelSettings::implementation>({
+          .key = "model.implementation", .flag = "--implementation", .label = "Implementation", .kind = K::Choice,
+          .help = "GPT-2 / Llama blocks as Megatron-LM's layer (megatron: Korthikanti et al.'s count, the block `run` "
+                  "executes; the default) or as transformers' modules run op by op (hf: every tensor GPT2Attention, "
+                  "GPT2MLP, Conv1D, LlamaAttention, LlamaMLP, LlamaRMSNorm and the shifted-label loss keep, as an HF "
+                  "script runs; memory and simulate only)",
+          .framework = "Megatron-LM ParallelTransformerLayer / transformers GPT2LMHeadModel, LlamaForCausalLM",
+          .choices = implementation_names}),
+      with_member<&S::model, &ModelSettings::attention>({
+          .key = "model.attention", .flag = "--attention", .label = "Attention", .kind = K::Choice,
+          .help = "eager: the s×s scores and softmax output are kept for backward; sdpa: F.scaled_dot_product_attention "
+                  "picks a fused kernel (memory-efficient in fp32, flash / cuDNN in 16-bit) that keeps a logsumexp "
+                  "instead; flash: the flash kernel forced (16-bit inputs only)",
+          .framework = "attn_implementation=\"eager\" | \"sdpa\"; sdpa_kernel(SDPBackend.FLASH_ATTENTION)",
+          .unset_means = "hf: sdpa (what transformers picks); megatron: eager", .choices = attention_names}),
 
       with_member<&S::training, &TrainingSettings::batch>({
           .key = "training.batch", .flag = "--batch", .label = "Batch", .kind = K::Integer,
@@ -87,10 +104,20 @@ const std::vector<ScenarioField>& table() {
           .unset_means = "0, AdamW 0.01 (PyTorch's defaults)", .min = 0, .max = 100}),
       with_member<&S::training, &TrainingSettings::dtype>({
           .key = "training.dtype", .flag = "--dtype", .label = "dtype", .kind = K::Choice,
-          .help = "fp32, or fp16 / bf16 mixed precision: 16-bit parameters and gradients, fp32 master weights and "
-                  "optimizer state (2 + 2 + 12 B per parameter with Adam)",
-          .framework = "torch.autocast + model.half() / DeepSpeed fp16, bf16", .always_written = true,
+          .help = "fp32, or fp16 / bf16 mixed precision as the ZeRO paper counts it: 16-bit parameters and "
+                  "gradients, fp32 master weights and optimizer state (2 + 2 + 12 B per parameter with Adam); not "
+                  "torch.autocast, which is --precision",
+          .framework = "model.half() + fp32 master weights: DeepSpeed fp16 / bf16, Megatron-LM --bf16", .always_written = true,
           .choices = dtype_names}),
+      with_member<&S::training, &TrainingSettings::precision>({
+          .key = "training.precision", .flag = "--precision", .label = "Autocast", .kind = K::Choice,
+          .help = "torch.autocast around the forward: fp32 parameters and optimizer state, 16-bit copies of the "
+                  "weights made each forward (freed when the region exits unless saved), activations saved in 16-bit "
+                  "where the op runs in 16-bit and in fp32 where autocast keeps fp32 (softmax, layer_norm, losses); "
+                  "autocast-fp16 scales the loss with GradScaler. none: no autocast. Apart from --dtype (the ZeRO "
+                  "paper's 16-bit parameters)",
+          .framework = "torch.autocast(\"cuda\", dtype=torch.bfloat16 | torch.float16), torch.amp.GradScaler",
+          .choices = precision_names}),
       with_zero_unset_member<&S::training, &TrainingSettings::seq>({
           .key = "training.seq", .flag = "--seq", .label = "Sequence length", .kind = K::Integer,
           .help = "Transformer sequence length", .framework = "n_positions / max_position_embeddings (the input length)",

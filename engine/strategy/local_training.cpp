@@ -1,6 +1,7 @@
 // LocalTraining: the per-rank user loop shared by single, ddp and zero1.
 #include "strategy/local_training.h"
 
+#include "scenario/implementation_rules.h"
 #include "training/mixed_precision.h"
 
 namespace shardscope {
@@ -44,6 +45,7 @@ void LocalTraining::take_grad(int layer, int param, TensorId grad) {
 }
 
 void LocalTraining::training_step() {
+  if (uses_eager_pass(context_.scenario)) return eager_training_step();
   const auto& training = context_.scenario.settings.training;
   const bool grad = !training.no_grad;
   if (grad) zero_grad(b_, slots_, context_.behaviour.zero_grad_sets_none);
@@ -78,6 +80,43 @@ void LocalTraining::training_step() {
 
   OptimizerConfig config{training.optimizer, context_.scenario.weight_decay};
   lower_update(b_, context_.behaviour, config, optimizer_params(), mixed_precision_, master_copy_back());
+  after_optimizer_step();
+  b_.phase(phase::kAfterStep);
+}
+
+void LocalTraining::eager_training_step() {
+  const auto& training = context_.scenario.settings.training;
+  const bool grad = !training.no_grad;
+  if (grad) zero_grad(b_, slots_, context_.behaviour.zero_grad_sets_none);
+  const std::int64_t batch = training.batch;
+  if (model_.language_model) user_.next_token_batch(b_, model_, batch, context_.world_group);
+  else user_.next_batch(b_, model_, batch, training.loss, context_.world_group);
+
+  before_forward();
+  EagerPassSettings settings;
+  settings.batch = batch;
+  settings.grad_enabled = grad;
+  settings.loss = training.loss;
+  settings.precision = training.precision;
+  settings.behaviour = context_.behaviour;
+  settings.parameter_dtype = element_bytes_ == 2 ? (training.dtype == Dtype::Fp16 ? eager::Dtype::F16 : eager::Dtype::BF16)
+                                                 : eager::Dtype::F32;
+  EagerPass pass(b_, model_, pass_params(), settings, workspaces_, *this);
+  user_.rebind_loss(b_, pass.forward_loss(user_.x(), user_.y()));
+  pass.exit_autocast();
+  b_.phase(phase::kForward);
+  if (!grad) return;
+
+  const bool scaled = training.precision == Precision::AutocastFp16;
+  before_backward();
+  pass.backward(scaled ? scaler_.scale(b_) : -1);
+  after_backward();
+  b_.phase(phase::kBeforeStep);
+
+  if (scaled) scaler_.unscale(b_);
+  OptimizerConfig config{training.optimizer, context_.scenario.weight_decay};
+  lower_update(b_, context_.behaviour, config, optimizer_params(), mixed_precision_, master_copy_back());
+  if (scaled) scaler_.update(b_);
   after_optimizer_step();
   b_.phase(phase::kAfterStep);
 }

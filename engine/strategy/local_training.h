@@ -18,6 +18,7 @@
 
 #include "plan/program_builder.h"
 #include "strategy/lowering_context.h"
+#include "training/eager/eager_pass.h"
 #include "training/model_pass.h"
 #include "training/optimizer_step.h"
 #include "training/param_slot.h"
@@ -71,9 +72,13 @@ class LocalTraining : public GradSink {
 
  private:
   void training_step();
+  // The step through the op-by-op eager pass (--implementation hf, --precision autocast-*): the same loop, the
+  // forward inside torch.autocast, and fp16's GradScaler around backward and the optimizer step.
+  void eager_training_step();
 
   CublasWorkspaces workspaces_;
   UserTensors user_;
+  GradScalerTensors scaler_;
 };
 
 }  // namespace shardscope

@@ -14,7 +14,7 @@ namespace shardscope {
 namespace {
 
 BlockActivationBytes block_bytes(const Model& model) {
-  return block_activation_bytes(*model.transformer, model.seq, model.activation_element_bytes);
+  return block_activation_bytes(*model.transformer, model.seq, model.activation_element_bytes, model.attention);
 }
 
 }  // namespace

@@ -24,9 +24,15 @@ std::vector<ParamSlot> describe_parameters(const Model& model, Bytes element_byt
 
 std::vector<ParamSlot> allocate_parameters(ProgramBuilder& builder, const Model& model, Bytes element_bytes) {
   std::vector<ParamSlot> slots = describe_parameters(model, element_bytes);
-  for (auto& slot : slots) {  // registration order, as Module._apply
+  const auto buffers_of = [&](std::size_t layer) {
+    for (const auto& [name, bytes] : model.layers[layer].buffers)
+      builder.alloc(model.layers[layer].name + "." + name, bytes, Category::Parameters, /*persistent=*/true, ElementType::Fp32);
+  };
+  for (std::size_t i = 0; i < slots.size(); ++i) {  // registration order, as Module._apply
+    auto& slot = slots[i];
     slot.tensor = builder.alloc(slot.name, slot.bytes, Category::Parameters, /*persistent=*/true);
     builder.add_initial_values(slot.tensor, parameter_init(model, slot, 0, 0, slot.numel));
+    if (i + 1 == slots.size() || slots[i + 1].layer != slot.layer) buffers_of(static_cast<std::size_t>(slot.layer));
   }
   return slots;
 }

@@ -27,6 +27,19 @@ void UserTensors::next_batch(ProgramBuilder& b, const Model& model, std::int64_t
   b.set_group(load, data_group);
 }
 
+void UserTensors::next_token_batch(ProgramBuilder& b, const Model& model, std::int64_t batch, int data_group) {
+  const TensorId ids = b.alloc("input ids", batch * model.input_numel * model.input_element_bytes, Category::Activations, true,
+                               ElementType::Opaque);
+  const OpIndex load = b.compute(ComputeKind::Copy, "load batch (ids)", 0, 0);
+  b.set_kernel(load, Kernel::LoadBatch, {whole(ids), whole(ids)});
+  b.set_group(load, data_group);
+  if (x_ >= 0) b.release(x_);
+  if (y_ >= 0) b.release(y_);
+  b.retain(ids);
+  x_ = ids;
+  y_ = ids;
+}
+
 void UserTensors::rebind_loss(ProgramBuilder& b, TensorId loss) {
   if (loss_ >= 0) b.release(loss_);
   loss_ = loss;

@@ -30,6 +30,9 @@ class UserTensors {
   // executor fills x and y with this rank's share (a one-member group: the whole batch).
   void next_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, LossKind loss, int data_group,
                   const BatchShape& shape = {});
+  // `ids = next_batch()` of a script that passes labels=ids (a Hugging Face causal LM shifts them itself): the ids
+  // only, y names the same tensor.
+  void next_token_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, int data_group);
   // `loss = ...`: the new loss already exists; the old one is freed.
   void rebind_loss(ProgramBuilder& builder, TensorId loss);
   TensorId x() const { return x_; }

@@ -19,8 +19,9 @@ using testing::other_value;
 // The scenario file format as the README documents it (its "Scenario files" example), written out by hand.
 const std::set<std::string> kDocumentedKeys = {
     "name", "description",
-    "model.spec", "model.inplace_relu",
+    "model.spec", "model.inplace_relu", "model.implementation", "model.attention",
     "training.batch", "training.loss", "training.optimizer", "training.weight_decay", "training.dtype",
+    "training.precision",
     "training.steps", "training.no_grad", "training.seq", "training.checkpoint",
     "cluster.world", "cluster.device", "cluster.capacity_gib",
     "strategy.name", "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch",

@@ -27,7 +27,23 @@ void check_transformer(const Model& model) {
                                  "groups them): too large to execute on the CPU");
 }
 
+// What is modelled for memory and simulate but has no kernels: refused by the option's name, never run otherwise.
+void check_options(const ResolvedScenario& scenario) {
+  const Model& model = scenario.model;
+  if (model.transformer && model.implementation == TransformerImplementation::Hf)
+    throw UnsupportedPlanError("--implementation hf (transformers' modules op by op) is modelled for memory and simulate; "
+                               "the backends execute Megatron-LM's block: use --implementation megatron to run");
+  if (model.transformer && model.attention != AttentionKind::Eager)
+    throw UnsupportedPlanError("--attention " + attention_name(model.attention) + " is modelled for memory and simulate; "
+                               "the backends' GPT-2 block computes eager attention: use --attention eager to run");
+  if (is_autocast(scenario.settings.training.precision))
+    throw UnsupportedPlanError("--precision " + precision_name(scenario.settings.training.precision) +
+                               " (torch.autocast) is modelled for memory and simulate; the backends run fp32 or --dtype's "
+                               "mixed precision: use --precision none to run");
+}
+
 void check_layers(const ResolvedScenario& scenario) {
+  check_options(scenario);
   if (scenario.model.transformer) check_transformer(scenario.model);
   for (const Layer& layer : scenario.model.layers) {
     switch (layer.kind) {
