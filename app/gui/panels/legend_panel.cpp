@@ -1,8 +1,9 @@
 // The legend at the bottom of the window: the memory categories with the accounting rules and the last status
 // message, then the timeline's op colours and its idle hatching, each group on its own line(s). On a small screen at
 // a projector's font scale the timeline's colours fold into one line with a tooltip, so the charts keep their room.
-// Presenter mode's legend (make_lesson_legend_panel) names both groups too, but only the op kinds the run on screen
-// has, never folded (a class cannot hover), and without the rules line.
+// Presenter mode's legend (make_lesson_legend_panel) names both groups too, but only the memory categories and op
+// kinds the runs on screen have (so that eight ranks keep their rows at a projector's font scale), never folded (a
+// class cannot hover), and without the rules line.
 #include <imgui.h>
 
 #include <algorithm>
@@ -35,10 +36,19 @@ std::vector<bool> kinds_in(const Plan& plan) {
   return present;
 }
 
+// The memory categories a plan's tensors occupy (a zero-byte tensor, e.g. a sharded handle, takes no colour).
+std::vector<bool> categories_in(const Plan& plan) {
+  std::vector<bool> present(kCategoryCount, false);
+  for (const Program& program : plan.programs)
+    for (const TensorInfo& tensor : program.tensors)
+      if (tensor.bytes > 0) present[static_cast<std::size_t>(tensor.category)] = true;
+  return present;
+}
+
 struct LegendStyle {
   bool rules = true;         // the accounting rules and the status message after the memory colours
   bool foldable = true;      // the timeline colours may fold into a tooltip when room is short
-  bool only_present = false;  // only the op kinds the run on screen has
+  bool only_present = false;  // only the memory categories and op kinds the runs on screen have
   std::function<bool()> hidden;  // nothing drawn while it holds (its room stays kept)
 };
 
@@ -129,18 +139,30 @@ class LegendPanel final : public Panel {
 
   std::vector<LegendItem> legend_items(const PanelFrame& frame) {
     std::vector<LegendItem> items;
-    for (Category c : kStackingOrder) items.push_back({std::string(category_label(c)), category_rgb(c), true});
-    std::vector<bool> present(std::size(kAllTimelineKinds), true);
+    std::vector<bool> categories(kCategoryCount, true), kinds(std::size(kAllTimelineKinds), true);
     if (style_.only_present) {
-      const auto plan = frame.store.header().plan;
-      if (plan.get() != plan_) {  // scanned once a plan: a plan holds up to millions of ops
-        plan_ = plan.get();
-        present_ = plan ? kinds_in(*plan) : std::vector<bool>(std::size(kAllTimelineKinds), false);
+      const Plan* plan = frame.store.header().plan.get();
+      const Plan* compared = frame.compared ? frame.compared->header().plan.get() : nullptr;
+      if (plan != plan_ || compared != compared_plan_) {  // scanned once a plan: a plan holds up to millions of ops
+        plan_ = plan;
+        compared_plan_ = compared;
+        present_categories_.assign(kCategoryCount, plan == nullptr);  // a plan-less trace: all of them
+        present_kinds_.assign(std::size(kAllTimelineKinds), false);
+        for (const Plan* p : {plan, compared}) {
+          if (!p) continue;
+          const auto c = categories_in(*p);
+          const auto k = kinds_in(*p);
+          for (std::size_t i = 0; i < c.size(); ++i) present_categories_[i] = present_categories_[i] || c[i];
+          for (std::size_t i = 0; i < k.size(); ++i) present_kinds_[i] = present_kinds_[i] || k[i];
+        }
       }
-      present = present_;
+      categories = present_categories_;
+      kinds = present_kinds_;
     }
+    for (Category c : kStackingOrder)
+      if (categories[static_cast<std::size_t>(c)]) items.push_back({std::string(category_label(c)), category_rgb(c), true});
     for (TimelineKind k : kAllTimelineKinds)
-      if (k != TimelineKind::Other && present[static_cast<std::size_t>(k)]) items.push_back({timeline_label(k), timeline_rgb(k), false});
+      if (k != TimelineKind::Other && kinds[static_cast<std::size_t>(k)]) items.push_back({timeline_label(k), timeline_rgb(k), false});
     return items;
   }
 
@@ -148,7 +170,8 @@ class LegendPanel final : public Panel {
   LegendStyle style_;
   bool compact_ = false;  // the timeline's colours folded into a tooltip (little room)
   const Plan* plan_ = nullptr;
-  std::vector<bool> present_;
+  const Plan* compared_plan_ = nullptr;
+  std::vector<bool> present_categories_, present_kinds_;
 };
 
 }  // namespace
