@@ -90,8 +90,9 @@ TEST(FsdpByHand, ResidentStateIsPaddedShards) {
 //   gathered: unit p unsharded, 4U;
 //   communication: p flat outputs (units p−1 … 0) and unit p+1's retained reduce-scatter input, (p + 1)·4U;
 //   gradients: unit p's full weight and bias gradients 4W, and the sharded gradients of the L − 1 − p units above, 4P each;
-//   activations: x, y, the loss (2.x keeps the mse result input-sized) and the outputs of layers 0 … p−1 that layers
-//   1 … p saved, 4A(3 + p); temporaries: layer p's grad input and incoming gradient 2·4A, the backward seed 4 B.
+//   activations: x, y and the outputs of layers 0 … p−1 that layers 1 … p saved, 4A(2 + p); temporaries: the loss
+//   (2.x keeps the mse result input-sized; a temporary, since no backward saves it: training/model_pass.cpp), layer p's
+//   grad input and incoming gradient, 3·4A, and the backward seed 4 B.
 // Sum: 4LP + 8L·r(D+1) + 4U(2 + p) + 4W + 4P(L − 1 − p) + 4A(5 + p) + 4.
 Bytes backward_peak(const Sizes& z, int rank, std::int64_t p) {
   return 4 * z.L * z.P + 8 * z.L * z.rows(rank) * (z.D + 1) + 4 * z.U * (2 + p) + 4 * z.W + 4 * z.P * (z.L - 1 - p) +
@@ -109,8 +110,8 @@ TEST(FsdpByHand, BackwardPeakIsNotOneUnitMore) {
       EXPECT_EQ(at_peak[Category::GatheredParameters], 4 * z.U) << "world " << world;
       EXPECT_EQ(at_peak[Category::CommunicationBuffers], 2 * 4 * z.U) << "world " << world;
       EXPECT_EQ(at_peak[Category::Gradients], 4 * z.W + 2 * 4 * z.P) << "world " << world;
-      EXPECT_EQ(at_peak[Category::Activations], 4 * 4 * z.A) << "world " << world;
-      EXPECT_EQ(at_peak[Category::Temporaries], 2 * 4 * z.A + 4 + kWorkspaces) << "world " << world;
+      EXPECT_EQ(at_peak[Category::Activations], 3 * 4 * z.A) << "world " << world;
+      EXPECT_EQ(at_peak[Category::Temporaries], 3 * 4 * z.A + 4 + kWorkspaces) << "world " << world;
     }
   }
   // N = 4: 30,222,004 B besides the workspaces; N = 3: 34,954,732 (ranks 0–1) and 34,890,668 (rank 2).
