@@ -32,8 +32,9 @@ KIND_NAMES = ("op_begin", "op_end", "alloc", "free", "phase", "device_memory", "
 
 # Category (engine/core/category.h): the index is the file's code, the name the JSON key of `memory --json`.
 CATEGORIES = ("parameters", "gradients", "ddp_buckets", "optimizer_state", "activations", "temporaries",
-              "communication_buffers")
-PARAMETERS, GRADIENTS, DDP_BUCKETS, OPTIMIZER_STATE, ACTIVATIONS, TEMPORARIES, COMMUNICATION_BUFFERS = range(7)
+              "communication_buffers", "gathered_parameters")
+(PARAMETERS, GRADIENTS, DDP_BUCKETS, OPTIMIZER_STATE, ACTIVATIONS, TEMPORARIES, COMMUNICATION_BUFFERS,
+ GATHERED_PARAMETERS) = range(8)
 
 # Stream.
 STREAMS = ("compute", "communication", "copy")

@@ -104,7 +104,7 @@ class RoundTrip(unittest.TestCase):
             rank = rng.choice((-1, 0, 1, 2))
             t[rank] += rng.randrange(0, 5000)
             e = dict(kind=rng.randrange(8), rank=rank, t_ns=t[rank], step=rng.randrange(3), op=rng.choice((-1, 5, 9)),
-                     stream=rng.randrange(3), category=rng.randrange(7), bytes=rng.choice((0, 4, 1 << 40, -8)),
+                     stream=rng.randrange(3), category=rng.randrange(len(tw.CATEGORIES)), bytes=rng.choice((0, 4, 1 << 40, -8)),
                      allocated_after=rng.randrange(0, 1 << 50), reserved_after=rng.randrange(0, 1 << 50),
                      tensor=rng.choice((-1, 0, 12345)), text=rng.choice(texts))
             events.append(e)
