@@ -155,8 +155,8 @@ class EventBlockEncoder:
             raise ValueError(f"event kind {kind} is not 0..7")
         if not 0 <= stream < 3:
             raise ValueError(f"stream {stream} is not 0..2")
-        if not 0 <= category < 7:
-            raise ValueError(f"category {category} is not 0..6")
+        if not 0 <= category < len(CATEGORIES):
+            raise ValueError(f"category {category} is not 0..{len(CATEGORIES) - 1}")
         if abs(t_ns) > MAX_TRACE_TIME_NS:
             raise ValueError(f"time {t_ns} ns is past ±2^60")
         for name, value in (("bytes", bytes), ("allocated_after", allocated_after), ("reserved_after", reserved_after)):
