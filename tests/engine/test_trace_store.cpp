@@ -2,6 +2,7 @@
 // whose figures are worked out by hand below; then producers and a reader on several threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 #include <tuple>
 
@@ -128,13 +129,14 @@ TEST(TraceStore, HighestAllocatedInEveryRangeIsTheFirstHighestSample) {
   store.read([](const TraceData& d) {
     const auto& m = d.rank(0)->memory;
     ASSERT_EQ(m.size(), 300u);
-    for (std::size_t first = 0; first < m.size(); ++first)
+    // The scan's answer kept as each range grows by one sample (a sample replaces it only when strictly higher).
+    for (std::size_t first = 0; first < m.size(); ++first) {
+      std::size_t expected = first;
       for (std::size_t last = first + 1; last <= m.size(); ++last) {
-        std::size_t expected = first;
-        for (std::size_t i = first; i < last; ++i)
-          if (m[i].allocated > m[expected].allocated) expected = i;
+        if (m[last - 1].allocated > m[expected].allocated) expected = last - 1;
         ASSERT_EQ(d.rank(0)->highest_allocated(first, last), expected) << "range [" << first << ", " << last << ")";
       }
+    }
   });
 }
 
@@ -151,14 +153,16 @@ TEST(TraceStore, FirstSampleAfterATimeInEveryRangeIsTheScansAnswer) {
     series.append(t, i, i, Category::Activations, 1, i);
   }
   const TimeNs last_time = series.t_ns_at(series.size() - 1);
-  for (std::size_t first = 0; first <= series.size(); ++first)
-    for (std::size_t last = first; last <= series.size(); ++last)
-      for (TimeNs probe = -10; probe <= last_time + 10; probe += 5) {
-        std::size_t expected = first;
-        while (expected < last && series.t_ns_at(expected) <= probe) ++expected;
-        ASSERT_EQ(series.first_after(first, last, probe), expected)
+  for (TimeNs probe = -10; probe <= last_time + 10; probe += 5) {
+    // The scan over the whole series; times never decrease, so within [first, last) the first later sample is the
+    // whole series' one, moved into the range.
+    std::size_t later = 0;
+    while (later < series.size() && series.t_ns_at(later) <= probe) ++later;
+    for (std::size_t first = 0; first <= series.size(); ++first)
+      for (std::size_t last = first; last <= series.size(); ++last)
+        ASSERT_EQ(series.first_after(first, last, probe), std::min(std::max(first, later), last))
             << "range [" << first << ", " << last << "), t = " << probe;
-      }
+  }
 }
 
 // The timeline finds each pipeline message among thousands of folded spans by its begin time: the send of rank 0
