@@ -33,6 +33,11 @@ inline constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{1} << 32;
 // A header's plan may copy a program stored once to other ranks ("same_as"); all its programs together may hold at
 // most this many ops and tensors per byte of the header (a bound on what a small file can make a reader allocate).
 inline constexpr std::uint64_t kPlanRowsPerHeaderByte = 64;
+// And at most this many ops, and as many tensors, in all (copies included): twice the plans lowering builds
+// (strategy/lower.h's kMaxPlanOps, 8 M estimated ops, an estimate at least 0.8 times the real count), so every trace
+// ShardScope writes reads, and no header makes a reader hold more than about 2.4 GB of plan (16 M ops of 120 B,
+// 16 M tensors of 32 B). Checked over the counts before anything is allocated.
+inline constexpr std::uint64_t kMaxTracePlanOps = 16'000'000;
 
 enum class RecordType : std::uint8_t { Header = 1, Event = 2, End = 3, EventBlock = 4 };
 
@@ -63,7 +68,8 @@ std::uint32_t read_u32(const unsigned char* p);
 // Header JSON. encode writes every field of `header` (the plan without op deps); decode throws
 // std::runtime_error saying what is wrong or missing, or what exceeds the limits for untrusted files: more than
 // kMaxTraceRanks devices or programs, a program whose rank is not its index, a program with more ops or tensors
-// than the header has bytes, more ops and tensors in all than kPlanRowsPerHeaderByte per header byte, a plan that
+// than the header has bytes, more ops and tensors in all than kPlanRowsPerHeaderByte per header byte or than
+// kMaxTracePlanOps (each, copies of programs stored once included; checked before any is allocated), a plan that
 // would need more than half the machine's memory, an integer field that is not an integer of its type's range, a
 // byte count past ±kMaxTraceBytes.
 std::string encode_header_json(const TraceHeader& header);
