@@ -112,8 +112,9 @@ int check_trace(const std::string& path, std::ostream& out, std::ostream& err) {
   const auto [ranks, ignored, t_min, t_max] =
       trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.ignored_events, d.t_min, d.t_max); });
   if (ignored > 0) {
-    out << fmt::format("damaged: {} of {} events name a rank, op or tensor the header lacks, or lie past the trace limits\n",
-                       ignored, file.event_count);
+    out << fmt::format("damaged: {} of {} events name a rank, op or tensor the header lacks, or lie past the trace limits (times, "
+                       "byte counts, a begin more than {} spans late)\n",
+                       ignored, file.event_count, kMaxLateBeginSpans);
     return 1;
   }
   out << fmt::format("ok: {} events, {} ranks, {}, {} bytes, every record's CRC checked, End record present; format {}\n",
