@@ -27,8 +27,16 @@ inline constexpr char kMagic[8] = {'S', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::uint32_t kBlockFormatVersion = 2;  // the first version with EventBlock records
 inline constexpr std::size_t kPreambleBytes = 16;
-// No record of a valid trace is larger; a bigger length means the length itself is damaged.
-inline constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{1} << 32;
+// The largest records a reader accepts; a longer length is damage (or a hostile peer) and is refused as soon as it is
+// read, before a byte of the record is buffered (a stream server announcing a 2^32 - 1-byte record once made a viewer
+// buffer gigabytes). The header: 1 GiB, above the largest header ShardScope writes (the plans lowering builds, at most
+// 10 M real ops for 8 M estimated (strategy/lower.h), at about 74 bytes per op and tensor of JSON: a 1F1B plan of
+// 659,606 ops and 216,104 tensors took 48.6 MB); writers refuse a larger one. Any other record: 16 MiB, as writers close
+// an event block at kBlockPayloadBytes (64 KiB, trace_event_codec.h) plus one event, whose text they cut to
+// kMaxEventTextBytes.
+inline constexpr std::uint64_t kMaxHeaderRecordBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kMaxRecordBytes = std::uint64_t{16} << 20;
+inline constexpr std::size_t kMaxEventTextBytes = std::size_t{1} << 20;
 
 // A header's plan may copy a program stored once to other ranks ("same_as"); all its programs together may hold at
 // most this many ops and tensors per byte of the header (a bound on what a small file can make a reader allocate).
@@ -46,7 +54,8 @@ std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t c
 // The preamble of a file of `version` (tests write version 1 files to check they still read).
 std::string encode_preamble(std::uint32_t version = kFormatVersion);
 
-// Appends one framed record to `out`.
+// Appends one framed record to `out`; throws std::length_error for a payload past kMaxHeaderRecordBytes (a header) or
+// kMaxRecordBytes (any other record), which no reader would accept.
 void append_record(std::string& out, RecordType type, std::string_view payload);
 
 // Appends one framed record whose payload is `first` followed by `second`.

@@ -57,7 +57,23 @@ std::size_t TraceStreamFollower::poll(TraceSink& sink, std::size_t max_bytes) {
       }
     }
   }
-  const std::size_t events = parser_.feed(bytes, sink);
+  std::size_t events = 0;
+  try {
+    events = parser_.feed(bytes, sink);
+  } catch (const std::exception& e) {
+    // A header that is not a trace's (TraceFileError; a record past kMaxHeaderRecordBytes among them): the receiving
+    // thread stops too, or it would go on buffering what the server sends.
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_) status_ = std::string("the stream is not a readable trace: ") + e.what();
+      stop_ = true;
+      inbox_.clear();
+      inbox_.shrink_to_fit();
+      inbox_parsed_ = 0;
+    }
+    stop_signal_.notify_all();
+    throw;
+  }
   if (parser_.finished() || parser_.corrupt()) {
     {
       std::lock_guard lock(mutex_);
