@@ -4,7 +4,8 @@ ignored (the peaks are the real run's), a header claiming 10^12 ops and a file t
 named errors with exit code 2 — never a signal, never a bare std::bad_alloc. A header whose "same_as" copies add up
 to 78 M ops is refused by `trace info`, `trace export` and `compare` with exit 2 naming kMaxTracePlanOps within two
 seconds (before the limit: 25 s and 9 GiB); 131,072 op-begins that never end, and as many ops arriving in reverse
-time order, open within two seconds (before: 31 s and more than 100 s).
+time order, open within two seconds (before: 31 s and more than 100 s). A header's texts (command line, source, device
+names, host) reach the terminal through printable(): escape sequences escaped, a 1 MB host name cut.
 
 Usage: check_untrusted_traces.py CLI DIR [--sanitized] (DIR holds craft_traces.py's files; --sanitized: the CLI is
 built with AddressSanitizer, which reserves terabytes of address space, so the run under a 512 MiB limit is skipped).
@@ -53,6 +54,19 @@ def run(args, limit_bytes=None):
                           preexec_fn=limit if limit_bytes and not sanitized else None)
     return done, time.monotonic() - started
 
+
+# Header texts through printable(): no ESC (0x1b), BEL or C1 CSI (U+009B) reaches the terminal, and the 1 MB host
+# is cut to 256 bytes and a note of what was left out.
+done, _ = run(["trace", "info", os.path.join(folder, "escapes.sstrace")])
+assert done.returncode == 0, (done.returncode, done.stderr)
+for control in ("\x1b", "\x07", "\u009b"):
+    assert control not in done.stdout, (control, done.stdout[:2000])
+assert "command line: shardscope-cli run \\x1b[2J\\x1b]0;pwned\\x07" in done.stdout, done.stdout[:2000]
+assert "source:       simulator\\x1b[31m" in done.stdout, done.stdout[:2000]
+assert "rank 0: H100\\x1b[8m\\u009b31m" in done.stdout, done.stdout[:2000]
+assert "host:         " + "h" * 256 + "… (999744 more bytes)" in done.stdout, done.stdout[:2000]
+assert len(done.stdout) < 4000, len(done.stdout)
+print("ok: escapes.sstrace: trace info shows its header texts escaped and cut")
 
 same_as = os.path.join(folder, "same-as.sstrace")
 for args in (["trace", "info", same_as], ["trace", "export", same_as, "--chrome", os.path.join(folder, "same-as.json")],

@@ -7,6 +7,7 @@ header; from it:
                          one of them an op begun and never ended, so it is under way wherever the playhead is
   rank-2e9.sstrace       events of rank 2,000,000,000 (the plan has 2)
   header-1e12-ops.sstrace  a header whose rank 0 claims 10^12 ops
+  escapes.sstrace        header texts with ANSI escape sequences (command line, source, device names), a 1 MB host
   too-big.sstrace        a header that may hold 8,000,000 default ops (it has 8 MB), too many for 512 MiB of memory
   same-as.sstrace        a 1.1 MB header whose rank 0 has 1,959 default ops and ranks 1 to 40,000 are "same_as" rank 0:
                          78 M ops in all, more than kMaxTracePlanOps (16 M) allows
@@ -122,6 +123,16 @@ def main():
            event(ALLOC, 0, op=past, tensor=past, nbytes=1 << 40, allocated=1 << 40)], body)
     write(os.path.join(out, "rank-2e9.sstrace"), preamble, header,
           [event(OP_BEGIN, 2_000_000_000, op=0), event(ALLOC, 2_000_000_000, op=0, tensor=0, nbytes=1 << 30, allocated=1 << 30)], body)
+
+    # Header texts a terminal must not take as commands: ANSI escape sequences (clear the screen, set the title) and
+    # a 1 MB host name.
+    escapes = json.loads(parts[0][1])
+    escapes["command_line"] = "shardscope-cli run \x1b[2J\x1b]0;pwned\x07"
+    escapes["source"] = "simulator\x1b[31m"
+    escapes["host"] = "h" * 1_000_000
+    for device in escapes["devices"]:
+        device["name"] = "H100\x1b[8m\u009b31m"
+    write(os.path.join(out, "escapes.sstrace"), preamble, escapes, [], body)
 
     claims = json.loads(parts[0][1])
     claims["plan"]["programs"][0]["ops"]["count"] = 10 ** 12

@@ -324,7 +324,9 @@ struct HostileServer {
   std::chrono::milliseconds hung_up_after{0};
   std::thread thread;
 
-  explicit HostileServer(std::string stream) {
+  std::string refusal;  // when set, sent as REFUSED instead of ACCEPT and the stream
+
+  explicit HostileServer(std::string stream, std::string refused = "") : refusal(std::move(refused)) {
     std::string error;
     listener = net::listen_on({"127.0.0.1", 0}, error);
     bound = net::bound_endpoint(listener.fd);
@@ -347,6 +349,10 @@ struct HostileServer {
     while (status == net::FrameReader::Status::More && net::wait_for(viewer.fd, POLLIN, deadline)) status = in.read_some(viewer.fd);
     const auto subscribe = trace_stream::parse_subscribe(in.body);
     if (!subscribe) return;
+    if (!refusal.empty()) {
+      net::send_all(viewer.fd, trace_stream::refused_frame(refusal), deadline, error);
+      return;
+    }
     if (!net::send_all(viewer.fd, trace_stream::accept_frame(kToken, server_nonce, subscribe->viewer_nonce, {}), deadline, error)) return;
     const auto started = Clock::now();
     if (!net::send_all(viewer.fd, net::as_bytes(stream), Clock::now() + 5s, error)) {
@@ -447,6 +453,20 @@ TEST(TraceStream, AClientAnnouncingAHugeMessageIsDroppedAndViewersStillServed) {
   const auto refused = server.refused();
   ASSERT_EQ(refused.size(), 1u);
   EXPECT_NE(refused[0].find("announced a 4294967295-byte message (at most 256 accepted)"), std::string::npos) << refused[0];
+}
+
+// A server's refusal is its own text, untrusted: the viewer's status (which the window shows and --screenshot prints
+// on stderr) has it escaped and cut, no escape sequence and not 4 kB of it.
+TEST(TraceStream, ARefusalsTextIsShownEscapedAndCut) {
+  HostileServer hostile("", "\x1b[2J\x1b]0;pwned\x07" + std::string(4000, 'x'));
+  TraceStreamFollower viewer(hostile.bound, kToken);
+  Collected sink;
+  ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.refused(); }, 5s)) << viewer.status();
+  const std::string status = viewer.status();
+  EXPECT_EQ(status.find('\x1b'), std::string::npos) << status;
+  EXPECT_EQ(status.rfind("refused: \\x1b[2J\\x1b]0;pwned\\x07xxx", 0), 0u) << status;
+  EXPECT_NE(status.find("more bytes)"), std::string::npos) << status;
+  EXPECT_LT(status.size(), 400u);
 }
 
 // Writers never make a record readers refuse: an event whose text is 3 MiB is written with its first

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/untrusted_text.h"
 #include "net/socket_util.h"
 #include "trace/stream/trace_stream_protocol.h"
 
@@ -161,7 +162,8 @@ void TraceStreamFollower::receive_loop() {
     if (!net::send_all(fd, ts::subscribe_frame(token_, *server_nonce, viewer_nonce, resume_from), deadline, error))
       return {Outcome::Kind::Retry, error};
     if (auto failed = read_frame(fd, deadline, body)) return *failed;
-    if (const auto refusal = ts::parse_refused(body)) return {Outcome::Kind::Refused, *refusal};
+    // The server's own words, untrusted: escaped and cut before they reach a status line or stderr.
+    if (const auto refusal = ts::parse_refused(body)) return {Outcome::Kind::Refused, printable(*refusal)};
     const auto id = ts::parse_accept(body, token_, *server_nonce, viewer_nonce);
     if (!id) return {Outcome::Kind::Refused, "the server at " + where + " does not hold the token (or is not a ShardScope trace server)"};
     if (have_id && *id != stream_id) return {Outcome::Kind::Refused, "the server at " + where + " now serves a different run"};
