@@ -11,6 +11,7 @@
 
 #include "cli/category_json.h"
 #include "cli/memory_command.h"
+#include "core/untrusted_text.h"
 #include "core/units.h"
 #include "trace/file/trace_file_reader.h"
 #include "trace/import/open_run.h"
@@ -87,7 +88,8 @@ std::string compare_json(const Comparison& c) {
 }
 
 void print_compare_text(const Comparison& c, std::ostream& out) {
-  out << fmt::format("a: {} ({}: {})\nb: {} ({}: {})\n", c.a.name, c.a.kind, c.a.source, c.b.name, c.b.kind, c.b.source);
+  // Names come from the files (a trace header, a scenario): untrusted text.
+  out << fmt::format("a: {} ({}: {})\nb: {} ({}: {})\n", printable(c.a.name), c.a.kind, c.a.source, printable(c.b.name), c.b.kind, c.b.source);
   out << "Peak allocated per rank, by category at each run's peak; difference = a − b\n";
   for (std::size_t r = 0; r < rank_count(c); ++r) {
     const RankPeak* a = rank_of(c.a, r);

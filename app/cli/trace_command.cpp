@@ -10,6 +10,7 @@
 
 #include "cli/trace_outputs.h"
 #include "core/units.h"
+#include "core/untrusted_text.h"
 #include "scenario/scenario.h"
 #include "trace/file/trace_file_reader.h"
 #include "trace/import/open_run.h"
@@ -34,8 +35,12 @@ std::string format_description(std::uint32_t version) {
   return version >= 2 ? fmt::format("version {} (event blocks)", version) : fmt::format("version {} (one record per event)", version);
 }
 
-std::string or_dash(const std::string& text) { return text.empty() ? "—" : text; }
-std::string or_dash(const std::optional<std::string>& text) { return text ? *text : "—"; }
+// A header's texts are the file's, untrusted: shown through printable() (control characters escaped, cut), so a
+// crafted trace cannot send escape sequences to the terminal nor a megabyte-long line.
+std::string or_dash(const std::string& text, std::size_t max_bytes = kPrintableBytes) {
+  return text.empty() ? "—" : printable(text, max_bytes);
+}
+std::string or_dash(const std::optional<std::string>& text) { return text ? printable(*text) : "—"; }
 
 }  // namespace
 
@@ -62,21 +67,21 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
   const TraceHeader& h = file.header;
   out << fmt::format("trace:        {} ({} bytes)\n", path, file.file_bytes);
   out << fmt::format("format:       {}\n", format_description(file.format_version));
-  out << fmt::format("source:       {} ({})\n", h.source, h.tool_version);
+  out << fmt::format("source:       {} ({})\n", printable(h.source), printable(h.tool_version));
   out << fmt::format("scenario:     {}\n", or_dash(trace_scenario_name(h)));
   out << fmt::format("ranks:        {}\n", ranks);
   out << fmt::format("events:       {}\n", file.event_count);
   out << fmt::format("duration:     {}\n", format_duration(duration));
   out << fmt::format("host:         {}\n", or_dash(h.host));
   out << fmt::format("recorded at:  {}\n", or_dash(h.recorded_at));
-  out << fmt::format("command line: {}\n", or_dash(h.command_line));
+  out << fmt::format("command line: {}\n", or_dash(h.command_line, 4096));
   if (h.driver_version || h.cuda_runtime_version || h.nccl_version)
     out << fmt::format("versions:     driver (CUDA) {}, CUDA runtime {}, NCCL {}\n", or_dash(h.driver_version),
                        or_dash(h.cuda_runtime_version), or_dash(h.nccl_version));
   else
     out << "versions:     — (no CUDA run)\n";
   for (const TraceDevice& d : h.devices)
-    out << fmt::format("device:       rank {}: {}{}\n", d.rank, d.name, d.capacity > 0 ? ", " + format_bytes(d.capacity) : "");
+    out << fmt::format("device:       rank {}: {}{}\n", d.rank, printable(d.name), d.capacity > 0 ? ", " + format_bytes(d.capacity) : "");
   if (file.truncated)
     out << fmt::format("complete:     no, cut at byte {}: {}\n", file.valid_bytes, file.problem);
   else
@@ -116,8 +121,9 @@ int check_trace(const std::string& path, std::ostream& out, std::ostream& err) {
   const auto [ranks, ignored, t_min, t_max] =
       trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.ignored_events, d.t_min, d.t_max); });
   if (ignored > 0) {
-    out << fmt::format("damaged: {} of {} events name a rank, op or tensor the header lacks, or lie past the trace limits\n",
-                       ignored, file.event_count);
+    out << fmt::format("damaged: {} of {} events name a rank, op or tensor the header lacks, or lie past the trace limits (times, "
+                       "byte counts, a begin more than {} spans late)\n",
+                       ignored, file.event_count, kMaxLateBeginSpans);
     return 1;
   }
   out << fmt::format("ok: {} events, {} ranks, {}, {} bytes, every record's CRC checked, End record present; format {}\n",

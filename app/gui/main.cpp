@@ -239,6 +239,9 @@ int main(int argc, char** argv) {
     if (!ui.error().empty()) {
       std::cerr << "shardscope: " << ui.error() << "\n";
       if (!options.screenshot.empty()) exit_code = 2;
+    } else if (const std::string problem = ui.presenter_problem(); !problem.empty()) {
+      std::cerr << "shardscope: " << problem << "\n";
+      if (!options.screenshot.empty()) exit_code = 2;
     } else if (ui.screenshot_before_finish()) {
       std::cerr << "shardscope: the followed run did not finish within " << options.screenshot_timeout_s
                 << " s (--screenshot-timeout); the screenshot shows it unfinished\n";

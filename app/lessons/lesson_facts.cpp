@@ -212,8 +212,17 @@ std::optional<Value> setting_value(const ScenarioFacts& facts, const std::string
   unknown(facts, path, "not a number (unset, or text)");
 }
 
-std::string grouped(double value) {
-  const long long v = std::llround(value);
+// A number that a format shows whole: finite and within ±2^63, where std::llround is defined (past it, its result is
+// unspecified: {1e300|int} showed "−0" and {1e19|bytes} a negative size). A double under 2^63 is at most 2^63 − 1024,
+// so the rounded value and its negation both fit.
+long long whole(double value, const char* format) {
+  if (!std::isfinite(value) || std::abs(value) >= 9223372036854775808.0)
+    throw ExpressionError(fmt::format("{:g} cannot be shown in format '{}', which shows whole numbers within ±2^63", value, format));
+  return std::llround(value);
+}
+
+std::string grouped(double value, const char* format = "int") {
+  const long long v = whole(value, format);
   std::string digits = std::to_string(v < 0 ? -v : v), out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
@@ -265,12 +274,13 @@ Value fact_value(const ScenarioFacts& facts, const std::string& path) {
 namespace {
 
 // Three significant digits in fixed notation, thousands grouped: 0.00123, 1.23, 123, 1,230, 12,300.
-std::string significant(double value) {
-  if (value == 0 || !std::isfinite(value)) return fmt::format("{:g}", value);
+std::string significant(double value, const char* format) {
+  if (!std::isfinite(value)) whole(value, format);  // throws
+  if (value == 0) return "0";
   const int magnitude = static_cast<int>(std::floor(std::log10(std::abs(value))));
   const int decimals = std::max(0, 2 - magnitude);
   if (decimals > 0) return fmt::format("{:.{}f}", value, decimals);
-  return grouped(std::round(value / std::pow(10.0, magnitude - 2)) * std::pow(10.0, magnitude - 2));
+  return grouped(std::round(value / std::pow(10.0, magnitude - 2)) * std::pow(10.0, magnitude - 2), format);
 }
 
 }  // namespace
@@ -286,13 +296,16 @@ std::string format_value(double number, Unit unit, const std::string& format) {
       case Unit::Number: f = "num"; break;
     }
   }
-  if (f == "bytes") return number < 0 ? "−" + format_bytes(static_cast<Bytes>(std::llround(-number))) : format_bytes(static_cast<Bytes>(std::llround(number)));
-  if (f == "B") return grouped(number) + " B";
+  if (f == "bytes") {
+    const long long b = whole(number, "bytes");
+    return b < 0 ? "−" + format_bytes(static_cast<Bytes>(-b)) : format_bytes(static_cast<Bytes>(b));
+  }
+  if (f == "B") return grouped(number, "B") + " B";
   if (f == "GB") return fmt::format("{:.3g} GB", number / 1e9);
-  if (f == "duration") return format_duration(static_cast<TimeNs>(std::llround(number)));
+  if (f == "duration") return format_duration(static_cast<TimeNs>(whole(number, "duration")));
   // Three significant digits, never in scientific notation ("1,070 µs", not "1.07e+03 µs"): a class reads these aloud.
-  if (f == "ms") return significant(number / 1e6) + " ms";
-  if (f == "us") return significant(number / 1e3) + " µs";
+  if (f == "ms") return significant(number / 1e6, "ms") + " ms";
+  if (f == "us") return significant(number / 1e3, "us") + " µs";
   if (f == "percent") return fmt::format("{:.1f} %", number * 100);
   if (f == "int") return grouped(number);
   if (f == "x") return fmt::format("{:.2f}×", number);

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/untrusted_text.h"
 #include "model/model.h"
 #include "model/transformer.h"
 
@@ -51,16 +52,16 @@ bool parse_positive(const std::string& text, std::int64_t& value) {
 
 Model parse_mlp(const std::string& spec, const std::vector<std::string>& parts, const ModelOptions& options) {
   const std::string usage = "expected mlp:LAYERSxWIDTH[:relu], e.g. mlp:20x2000 or mlp:4x1024:relu";
-  if (parts.size() < 2 || parts.size() > 3) throw ModelSpecError("model '" + spec + "': " + usage);
+  if (parts.size() < 2 || parts.size() > 3) throw ModelSpecError("model '" + printable(spec) + "': " + usage);
   const auto dims = split(parts[1], 'x');
   std::int64_t layers = 0, width = 0;
   if (dims.size() != 2 || !parse_positive(dims[0], layers) || !parse_positive(dims[1], width))
-    throw ModelSpecError("model '" + spec + "': " + usage);
-  if (layers > 100000) throw ModelSpecError("model '" + spec + "': at most 100000 layers");
-  if (width > (1 << 20)) throw ModelSpecError("model '" + spec + "': width at most 1048576");
+    throw ModelSpecError("model '" + printable(spec) + "': " + usage);
+  if (layers > 100000) throw ModelSpecError("model '" + printable(spec) + "': at most 100000 layers");
+  if (width > (1 << 20)) throw ModelSpecError("model '" + printable(spec) + "': width at most 1048576");
   bool relu = false;
   if (parts.size() == 3) {
-    if (parts[2] != "relu") throw ModelSpecError("model '" + spec + "': unknown option '" + parts[2] + "'; " + usage);
+    if (parts[2] != "relu") throw ModelSpecError("model '" + printable(spec) + "': unknown option '" + printable(parts[2]) + "'; " + usage);
     relu = true;
   }
   const bool inplace = options.inplace_relu_set ? options.inplace_relu : false;
@@ -99,7 +100,7 @@ Model parse_model_spec(const std::string& spec, const ModelOptions& options) {
     Model model = build_vgg16(options.inplace_relu_set ? options.inplace_relu : true);
     return model;
   }
-  throw ModelSpecError("unknown model '" + spec + "'; " + known_models());
+  throw ModelSpecError("unknown model '" + printable(spec) + "'; " + known_models());
 }
 
 }  // namespace shardscope

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/untrusted_text.h"
 #include "model/model.h"
 
 namespace shardscope {
@@ -55,16 +56,16 @@ Model build_parameter_blocks(std::int64_t parameter_count, int block_count) {
 
 Model parse_parameter_blocks(const std::string& spec, const std::vector<std::string>& parts) {
   const std::string usage = "expected params:N[:BLOCKS], e.g. params:7.5e9, params:125M or params:1.3B:24";
-  if (parts.size() < 2 || parts.size() > 3) throw ModelSpecError("model '" + spec + "': " + usage);
+  if (parts.size() < 2 || parts.size() > 3) throw ModelSpecError("model '" + printable(spec) + "': " + usage);
   const std::int64_t count = parse_count(parts[1]);
-  if (count < 1) throw ModelSpecError("model '" + spec + "': '" + parts[1] + "' is not a parameter count; " + usage);
+  if (count < 1) throw ModelSpecError("model '" + printable(spec) + "': '" + printable(parts[1]) + "' is not a parameter count; " + usage);
   std::int64_t blocks = std::min<std::int64_t>(kDefaultBlocks, count);
   if (parts.size() == 3) {
     char* end = nullptr;
     blocks = std::strtoll(parts[2].c_str(), &end, 10);
     if (parts[2].empty() || *end != '\0' || blocks < 1 || blocks > 100000)
-      throw ModelSpecError("model '" + spec + "': BLOCKS must be a whole number between 1 and 100000; " + usage);
-    if (blocks > count) throw ModelSpecError("model '" + spec + "': more blocks than parameters");
+      throw ModelSpecError("model '" + printable(spec) + "': BLOCKS must be a whole number between 1 and 100000; " + usage);
+    if (blocks > count) throw ModelSpecError("model '" + printable(spec) + "': more blocks than parameters");
   }
   Model model = build_parameter_blocks(count, static_cast<int>(blocks));
   model.spec = spec;

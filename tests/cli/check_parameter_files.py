@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """`run --save-params` / `--load-params`: a saved file loads back into the same starting point (a run from it
 continues where the first stopped: 1 + 1 steps equal 2 steps), and bad files or paths fail with exit 2 and a
-message naming the flag and the problem, after the trace of the run was written (nothing recorded is lost).
+message naming the flag and the problem, after the trace of the run was written (nothing recorded is lost). Shapes
+are the model's: a transposed GPT-2 c_attn.weight (Conv1D stores in × out: PyTorch's load_state_dict refuses the
+transpose) and an MLP weight stored flat are refused though their element counts match, and a parameter given under
+two spellings (wte.weight and transformer.wte.weight) is refused naming both tensors and their shapes.
 Usage: check_parameter_files.py CLI CONFIG"""
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -21,6 +25,21 @@ def expect_error(out, *fragments):
     for fragment in fragments:
         if fragment not in out.stderr:
             sys.exit(f"expected {fragment!r} in: {out.stderr}")
+
+
+def read_safetensors(path):
+    """The header (name -> entry) and the data buffer of a safetensors file, by the format's specification."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + size]), data[8 + size:]
+
+
+def write_safetensors(path, header, buffer):
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + buffer)
 
 
 def main():
@@ -48,6 +67,36 @@ def main():
         if run(cli, "--model", "mlp:2x8", "--save-params", other).returncode != 0:
             sys.exit("saving an MLP failed")
         expect_error(run(cli, *model, "--load-params", other), "--load-params", "is missing")
+        # Shapes: hidden size from the config, not from the file, so the expected shape is the model's.
+        with open(config) as f:
+            hidden = json.load(f)["n_embd"]
+        header, buffer = read_safetensors(first)
+        name = "transformer.h.0.attn.c_attn.weight"
+        assert header[name]["shape"] == [hidden, 3 * hidden], header[name]
+        transposed = json.loads(json.dumps(header))
+        transposed[name]["shape"] = [3 * hidden, hidden]  # the same bytes read as nn.Linear's out × in
+        bad = os.path.join(tmp, "transposed.safetensors")
+        write_safetensors(bad, transposed, buffer)
+        expect_error(run(cli, *model, "--load-params", bad), "--load-params",
+                     f"parameter '{name}' has shape [{3 * hidden}, {hidden}], the model",
+                     f"has [{hidden}, {3 * hidden}] (GPT-2's Conv1D stores its weight in × out")
+        twice = json.loads(json.dumps(header))
+        wte = header["transformer.wte.weight"]
+        twice["wte.weight"] = dict(wte, data_offsets=[len(buffer), len(buffer) + wte["data_offsets"][1] - wte["data_offsets"][0]])
+        write_safetensors(bad, twice, buffer + buffer[wte["data_offsets"][0]:wte["data_offsets"][1]])
+        shape = "[" + ", ".join(str(d) for d in wte["shape"]) + "]"
+        expect_error(run(cli, *model, "--load-params", bad), "--load-params",
+                     f"tensors 'transformer.wte.weight' {shape} and 'wte.weight' {shape} are both parameter "
+                     "'transformer.wte.weight'")
+        mlp_header, mlp_buffer = read_safetensors(other)
+        flat = json.loads(json.dumps(mlp_header))
+        weight = next(n for n in flat if n.endswith(".weight"))
+        rows, cols = flat[weight]["shape"]
+        flat[weight]["shape"] = [rows * cols]
+        write_safetensors(bad, flat, mlp_buffer)
+        expect_error(run(cli, "--model", "mlp:2x8", "--load-params", bad), "--load-params",
+                     f"parameter '{weight}' has shape [{rows * cols}], the model 'mlp:2x8' has [{rows}, {cols}] "
+                     "(nn.Linear stores its weight out × in)")
         trace = os.path.join(tmp, "run.sstrace")
         out = run(cli, *model, "--out", trace, "--save-params", os.path.join(tmp, "no", "such", "dir", "p.safetensors"))
         expect_error(out, "--save-params")

@@ -7,7 +7,12 @@ header; from it:
                          one of them an op begun and never ended, so it is under way wherever the playhead is
   rank-2e9.sstrace       events of rank 2,000,000,000 (the plan has 2)
   header-1e12-ops.sstrace  a header whose rank 0 claims 10^12 ops
+  escapes.sstrace        header texts with ANSI escape sequences (command line, source, device names), a 1 MB host
   too-big.sstrace        a header that may hold 8,000,000 default ops (it has 8 MB), too many for 512 MiB of memory
+  same-as.sstrace        a 1.1 MB header whose rank 0 has 1,959 default ops and ranks 1 to 40,000 are "same_as" rank 0:
+                         78 M ops in all, more than kMaxTracePlanOps (16 M) allows
+  open-begins.sstrace    131,072 op-begins on rank 0 that never end, then 131,072 ops that begin and end (no plan)
+  late-begins.sstrace    131,072 ops on rank 0 that begin and end, each earlier than the one before (no plan)
 Format: engine/trace/file/trace_format.h (records: u8 type, varint length, payload, u32 CRC-32 of the three). The files
 are written in format version 1 (one Event record per event), which readers still read: the real run's events
 (version 2 blocks, decoded by sstrace_records.decode_blocks) are re-encoded after the crafted ones.
@@ -52,6 +57,11 @@ def event(kind, rank, op=None, tensor=None, nbytes=None, allocated=None, categor
             presence |= bit
             fields += zigzag(value)
     return record(EVENT, bytes([kind, category << 4, presence]) + zigzag(rank) + zigzag(0) + fields)
+
+
+def v1_op(kind, op, dt, stream=0):
+    """A version 1 OpBegin / OpEnd record of rank 0, dt ns after the previous event."""
+    return record(EVENT, bytes([kind, stream, OP]) + zigzag(0) + zigzag(dt) + zigzag(op))
 
 
 def v1_event(e, previous_t):
@@ -114,9 +124,40 @@ def main():
     write(os.path.join(out, "rank-2e9.sstrace"), preamble, header,
           [event(OP_BEGIN, 2_000_000_000, op=0), event(ALLOC, 2_000_000_000, op=0, tensor=0, nbytes=1 << 30, allocated=1 << 30)], body)
 
+    # Header texts a terminal must not take as commands: ANSI escape sequences (clear the screen, set the title) and
+    # a 1 MB host name.
+    escapes = json.loads(parts[0][1])
+    escapes["command_line"] = "shardscope-cli run \x1b[2J\x1b]0;pwned\x07"
+    escapes["source"] = "simulator\x1b[31m"
+    escapes["host"] = "h" * 1_000_000
+    for device in escapes["devices"]:
+        device["name"] = "H100\x1b[8m\u009b31m"
+    write(os.path.join(out, "escapes.sstrace"), preamble, escapes, [], body)
+
     claims = json.loads(parts[0][1])
     claims["plan"]["programs"][0]["ops"]["count"] = 10 ** 12
     write(os.path.join(out, "header-1e12-ops.sstrace"), preamble, claims, [], b"")
+
+    copied = json.loads(parts[0][1])
+    copied["format_version"] = 1
+    copies = 40_000  # ~30 bytes each: a 1.1 MB header
+    copied["plan"]["programs"] = [{"rank": 0, "ops": {"count": 1959}, "tensors": {"count": 0}}] + [
+        {"rank": r, "same_as": 0} for r in range(1, copies + 1)]
+    write(os.path.join(out, "same-as.sstrace"), preamble, copied, [], b"")
+
+    # Plan-less headers: any op index is admitted, so every begin and end counts.
+    bare = json.loads(parts[0][1])
+    bare["format_version"] = 1
+    bare["plan"] = None
+    n = 131072
+    begins = [v1_op(OP_BEGIN, i, 0) for i in range(n)]
+    for i in range(n):
+        begins += [v1_op(OP_BEGIN, n + i, 1, stream=1), v1_op(OP_END, n + i, 1, stream=1)]
+    write(os.path.join(out, "open-begins.sstrace"), preamble, bare, begins, b"")
+    late = [v1_op(OP_BEGIN, 0, 10 * n)]  # then each op 10 ns before the previous one
+    for i in range(n):
+        late += [v1_op(OP_END, i, 5), v1_op(OP_BEGIN, i + 1, -15)] if i + 1 < n else [v1_op(OP_END, i, 5)]
+    write(os.path.join(out, "late-begins.sstrace"), preamble, bare, late, b"")
 
     big = json.loads(parts[0][1])
     ops = 8_000_000

@@ -2,6 +2,7 @@
 // overflow, positions in messages), bounded descriptions of values; and the int64 edge cases of the unit helpers.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -83,9 +84,6 @@ TEST(JsonInput, NestingIsBounded) {
   EXPECT_NE(parse_error(nested(3), {.max_depth = 2}).find("nested more than 2 levels"), std::string::npos);
 }
 
-// Parsing is linear in the document: an array of 2,000,000 empty objects (6 MB, within the 16 MiB file cap) reads in
-// well under a second. nlohmann's callback parser, which this reader once used, scans an object's siblings after
-// each one: n²/2 = 2·10^12 steps, hours (200,000 took 36 s).
 // 200,000 sibling objects, which the callback parser's rescans made take 36 s (speed belongs to benchmarks, not to an
 // assertion here; a return of the quadratic parse would show as this test running into CTest's timeout).
 TEST(JsonInput, ManyObjectsInOneArrayParse) {

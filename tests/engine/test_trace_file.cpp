@@ -2,6 +2,7 @@
 // files that are not traces, following a file while it grows, several writer threads.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <new>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -441,13 +442,37 @@ TEST(UntrustedTrace, CopiedProgramsAreBoundedToo) {
   j["scenario_json"] = std::string(8000, ' ');
   const std::size_t copies = 150;  // 150 × 8,000 rows: far more than 64 per byte of a ~13 kB header
   for (std::size_t r = 3; r < 3 + copies; ++r) programs.push_back({{"rank", r}, {"same_as", 2}});
-  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "more ops and tensors than its header could describe");
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "ops and tensors in all, more than its");
 
   programs.erase(programs.begin() + 3 + 40, programs.end());  // 40 copies: within the limit
   const auto r = read_trace_bytes(crafted_trace(j.dump()), "copies");
   EXPECT_EQ(r.header.plan->programs.size(), 43u);
   EXPECT_EQ(r.header.plan->programs[42].tensors.size(), 8000u);
   EXPECT_EQ(r.header.plan->programs[42].rank, 42);
+}
+
+// However large the header, a plan holds at most kMaxTracePlanOps ops (and as many tensors), copies included, and the
+// copies are counted before any is made: 100 copies of a program of 200,000 default ops (20 M, within 64 a byte of a
+// 400 kB header) are refused at once, not after 2.4 GB of copies.
+TEST(UntrustedTrace, CopiedProgramsStopAtTheTraceOpLimitBeforeTheyAreMade) {
+  static_assert(trace_format::kMaxTracePlanOps == 16'000'000);
+  auto j = small_header_json();
+  auto& programs = j["plan"]["programs"];
+  programs[2]["ops"] = {{"count", 200'000}};
+  j["scenario_json"] = std::string(400'000, ' ');
+  for (std::size_t r = 3; r < 3 + 100; ++r) programs.push_back({{"rank", r}, {"same_as", 2}});
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "more than the 16000000 of each a trace may hold (kMaxTracePlanOps)");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+
+  programs.erase(programs.begin() + 3 + 2, programs.end());  // 2 copies: read, each a whole program
+  const auto r = read_trace_bytes(crafted_trace(j.dump()), "copies");
+  ASSERT_EQ(r.header.plan->programs.size(), 5u);
+  EXPECT_EQ(r.header.plan->programs[4].ops.size(), 200'000u);
+  EXPECT_EQ(r.header.plan->programs[4].rank, 4);
+
+  programs[3]["same_as"] = 4;  // a copy of a program not yet read
+  EXPECT_CONTAINS(read_error(crafted_trace(j.dump())), "program 3 refers to a rank stored after it");
 }
 
 TEST(UntrustedTrace, HeaderRanksMustBeIndicesWithinTheWorldMaximum) {

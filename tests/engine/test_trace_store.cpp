@@ -271,6 +271,63 @@ TEST(TraceStore, LateBeginKeepsSpansOrdered) {
   EXPECT_EQ(store.spans_in(0, Stream::Compute, 150, 600).size(), 2u);
 }
 
+// 131,072 begins that never end, then as many ops that begin and end: ends are matched among the rank's
+// kMaxOpenSpansPerRank most recent open spans (not all 131,072: 31 s before the limit), and every span is kept.
+TEST(TraceStore, BeginsThatNeverEndAreBoundedByTheOpenSpanLimit) {
+  static_assert(kMaxOpenSpansPerRank == 256);
+  TraceStore store;
+  store.begin(TraceHeader{});  // no plan: any op
+  using K = TraceEventKind;
+  const int n = 131072;
+  for (int i = 0; i < n; ++i) store.emit(testing::ev(K::OpBegin, 0, 0, i));
+  for (int i = 0; i < n; ++i) {
+    store.emit(testing::ev(K::OpBegin, 0, 1 + 2 * i, n + i, 0, Stream::Communication));
+    store.emit(testing::ev(K::OpEnd, 0, 2 + 2 * i, n + i, 0, Stream::Communication));
+  }
+  store.emit(testing::ev(K::OpEnd, 0, 3 * n, n - 1));  // the newest never-ending one: still matched
+  store.emit(testing::ev(K::OpEnd, 0, 3 * n, 0));      // the oldest: no longer among the 256
+  store.read([&](const TraceData& d) {
+    EXPECT_EQ(d.ignored_events, 0u);
+    EXPECT_EQ(d.unmatched_op_ends, 1u);
+    const auto& compute = d.rank(0)->stream(Stream::Compute).spans;
+    ASSERT_EQ(compute.size(), static_cast<std::size_t>(n));
+    EXPECT_TRUE(compute[0].open());
+    EXPECT_EQ(compute[n - 1].end_ns, 3 * n);
+    EXPECT_EQ(d.rank(0)->open_spans, static_cast<std::size_t>(n - 1));
+    const auto& comm = d.rank(0)->stream(Stream::Communication).spans;
+    ASSERT_EQ(comm.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(comm[n - 1].begin_ns, 1 + 2 * (n - 1));
+    EXPECT_EQ(comm[n - 1].end_ns, 2 + 2 * (n - 1));
+  });
+}
+
+// Spans arriving in reverse time order: each would go before all the others. Up to kMaxLateBeginSpans spans back a
+// late begin is placed in order; beyond, it is ignored (and its end is unmatched), so no begin moves more than 256
+// spans (every begin moving every span took more than 100 s for 131,072).
+TEST(TraceStore, ABeginLaterThanTheLateLimitIsIgnored) {
+  static_assert(kMaxLateBeginSpans == 256);
+  TraceStore store;
+  store.begin(TraceHeader{});
+  using K = TraceEventKind;
+  const int n = 131072;
+  for (int i = 0; i < n; ++i) {
+    const TimeNs t = 10 * static_cast<TimeNs>(n - i);
+    store.emit(testing::ev(K::OpBegin, 0, t, i));
+    store.emit(testing::ev(K::OpEnd, 0, t + 5, i));
+  }
+  store.read([&](const TraceData& d) {
+    // The first lands on an empty stream; the next 256 go before 1..256 spans; the rest would go before 257.
+    const auto& spans = d.rank(0)->stream(Stream::Compute).spans;
+    ASSERT_EQ(spans.size(), 257u);
+    EXPECT_EQ(d.ignored_events, static_cast<std::uint64_t>(n - 257));
+    EXPECT_EQ(d.unmatched_op_ends, static_cast<std::uint64_t>(n - 257));
+    for (std::size_t i = 0; i < spans.size(); ++i) {  // ordered by begin: op 256 first, op 0 last
+      EXPECT_EQ(spans[i].op, static_cast<OpIndex>(256 - i));
+      EXPECT_EQ(spans[i].end_ns, spans[i].begin_ns + 5);
+    }
+  });
+}
+
 // A live store and one replayed from the file written alongside it (a TeeTraceSink) hold the same.
 TEST(TraceStore, ReplayedFileGivesTheSameStore) {
   testing::TempFile file("replay");

@@ -13,12 +13,16 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "engine/trace_test_helpers.h"
 #include "net/socket_util.h"
+#include "trace/file/trace_file_reader.h"
 #include "trace/file/trace_file_writer.h"
+#include "trace/file/trace_format.h"
 #include "trace/stream/trace_stream_follower.h"
+#include "trace/stream/trace_stream_protocol.h"
 #include "trace/stream/trace_stream_server.h"
 
 namespace shardscope {
@@ -307,6 +311,183 @@ TEST(TraceStream, ATokenTooShortIsRefusedByTheServer) {
   } catch (const TraceStreamError& e) {
     EXPECT_NE(std::string(e.what()).find("at least 16 characters, not 5"), std::string::npos) << e.what();
   }
+}
+
+// A hostile server: it answers the handshake as a real one (it holds the token), then sends `stream` and after it
+// zeros, 1 MiB at a time, until the viewer hangs up (or 10 s, or 1 GiB). What it managed to send, and whether the
+// viewer hung up, are read once the thread is joined.
+struct HostileServer {
+  net::Socket listener;
+  net::Endpoint bound;
+  std::uint64_t sent = 0;
+  bool hung_up = false;
+  std::chrono::milliseconds hung_up_after{0};
+  std::thread thread;
+
+  std::string refusal;  // when set, sent as REFUSED instead of ACCEPT and the stream
+
+  explicit HostileServer(std::string stream, std::string refused = "") : refusal(std::move(refused)) {
+    std::string error;
+    listener = net::listen_on({"127.0.0.1", 0}, error);
+    bound = net::bound_endpoint(listener.fd);
+    thread = std::thread([this, stream = std::move(stream)] { serve(stream); });
+  }
+  ~HostileServer() {
+    if (thread.joinable()) thread.join();
+  }
+  void serve(const std::string& stream) {
+    if (!net::wait_for(listener.fd, POLLIN, Clock::now() + 5s)) return;
+    net::Socket viewer(::accept(listener.fd, nullptr, nullptr));
+    if (viewer.fd < 0) return;
+    net::set_nonblocking(viewer.fd);
+    std::string error;
+    const net::Nonce server_nonce = net::random_nonce();
+    const auto deadline = Clock::now() + 5s;
+    if (!net::send_all(viewer.fd, trace_stream::challenge_frame(server_nonce), deadline, error)) return;
+    net::FrameReader in(trace_stream::kMaxViewerFrame);
+    net::FrameReader::Status status = net::FrameReader::Status::More;
+    while (status == net::FrameReader::Status::More && net::wait_for(viewer.fd, POLLIN, deadline)) status = in.read_some(viewer.fd);
+    const auto subscribe = trace_stream::parse_subscribe(in.body);
+    if (!subscribe) return;
+    if (!refusal.empty()) {
+      net::send_all(viewer.fd, trace_stream::refused_frame(refusal), deadline, error);
+      return;
+    }
+    if (!net::send_all(viewer.fd, trace_stream::accept_frame(kToken, server_nonce, subscribe->viewer_nonce, {}), deadline, error)) return;
+    const auto started = Clock::now();
+    if (!net::send_all(viewer.fd, net::as_bytes(stream), Clock::now() + 5s, error)) {
+      hung_up = true;
+      return;
+    }
+    const std::vector<std::uint8_t> zeros(1 << 20, 0);
+    while (sent < (std::uint64_t{1} << 30) && Clock::now() - started < 10s) {
+      if (!net::send_all(viewer.fd, zeros, Clock::now() + 2s, error)) {
+        hung_up = error.find("timed out") == std::string::npos && error.find("deadline") == std::string::npos;
+        break;
+      }
+      sent += zeros.size();
+    }
+    hung_up_after = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  }
+};
+
+// The start of a record of type `type` announcing `length` payload bytes (the payload and CRC never come).
+std::string record_announcing(trace_format::RecordType type, std::uint64_t length) {
+  std::string out(1, static_cast<char>(type));
+  trace_format::put_varint(out, length);
+  return out;
+}
+
+// A server announcing a 2^32 - 1-byte header: the viewer refuses it on the length alone, names the limit, stops
+// receiving and hangs up; the server cannot make it buffer more than what the sockets held meanwhile (before the
+// limit, the viewer buffered all of it: 5.4 GiB and growing).
+TEST(TraceStream, AServerAnnouncingAHugeHeaderIsRefusedWithoutBufferingIt) {
+  HostileServer hostile(trace_format::encode_preamble() + record_announcing(trace_format::RecordType::Header, 0xFFFFFFFFu));
+  TraceStreamFollower viewer(hostile.bound, kToken);
+  Collected sink;
+  std::string refusal;
+  const auto start = Clock::now();
+  while (refusal.empty() && Clock::now() - start < 5s) {
+    try {
+      viewer.poll(sink);
+    } catch (const TraceFileError& e) {
+      refusal = e.what();
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_NE(refusal.find("a record of 4294967295 bytes, more than the 1073741824 a trace's header may hold (kMaxHeaderRecordBytes)"),
+            std::string::npos) << refusal;
+  EXPECT_NE(viewer.status().find("kMaxHeaderRecordBytes"), std::string::npos) << viewer.status();
+  hostile.thread.join();
+  EXPECT_TRUE(hostile.hung_up) << "sent " << hostile.sent;
+  EXPECT_LT(hostile.hung_up_after, 3s);
+  EXPECT_LT(hostile.sent, std::uint64_t{64} << 20);  // socket buffers, never the announced 4 GiB
+  EXPECT_EQ(sink.begins, 0);
+}
+
+// After a valid header, an event record announcing 2^32 - 1 bytes is damage: the viewer keeps the header, says which
+// limit the record broke, and hangs up.
+TEST(TraceStream, AServerAnnouncingAHugeEventRecordIsCutOffAtIt) {
+  std::string stream = trace_format::encode_preamble();
+  trace_format::append_record(stream, trace_format::RecordType::Header, trace_format::encode_header_json(small_header()));
+  HostileServer hostile(stream + record_announcing(trace_format::RecordType::EventBlock, 0xFFFFFFFFu));
+  TraceStreamFollower viewer(hostile.bound, kToken);
+  Collected sink;
+  const auto start = Clock::now();
+  ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.corrupt(); }, 5s)) << viewer.status();
+  EXPECT_LT(Clock::now() - start, 2s);
+  EXPECT_EQ(sink.begins, 1);
+  EXPECT_NE(viewer.problem().find("a record of 4294967295 bytes, more than the 16777216 a trace's records may hold (kMaxRecordBytes)"),
+            std::string::npos) << viewer.problem();
+  hostile.thread.join();
+  EXPECT_TRUE(hostile.hung_up) << "sent " << hostile.sent;
+  EXPECT_LT(hostile.sent, std::uint64_t{64} << 20);
+}
+
+// `run --serve`'s side: a client announcing a 2^32 - 1-byte message is dropped on the length alone (nothing allocated
+// for it), while a viewer connected meanwhile gets every event.
+TEST(TraceStream, AClientAnnouncingAHugeMessageIsDroppedAndViewersStillServed) {
+  TraceStreamServer server({"127.0.0.1", 0}, settings());
+  net::Socket hostile = raw_connect(server.bound());
+  const std::uint8_t announce[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+  ASSERT_EQ(::send(hostile.fd, announce, 4, MSG_NOSIGNAL), 4);
+  const std::vector<TraceEvent> events = make_events(500);
+  TraceStreamFollower viewer(server.bound(), kToken);
+  Collected sink;
+  server.begin(small_header());
+  for (const auto& e : events) server.emit(e);
+  server.end();
+  ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.finished(); }, 5s)) << viewer.status();
+  expect_events(sink, events, "viewer beside a hostile client");
+  // The hostile connection was closed: after the 38-byte challenge, recv sees the end.
+  const auto start = Clock::now();
+  std::uint8_t buffer[256];
+  bool closed = false;
+  while (!closed && Clock::now() - start < 2s) {
+    pollfd p{hostile.fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    closed = ::recv(hostile.fd, buffer, sizeof buffer, 0) <= 0;
+  }
+  EXPECT_TRUE(closed);
+  const auto refused = server.refused();
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("announced a 4294967295-byte message (at most 256 accepted)"), std::string::npos) << refused[0];
+}
+
+// A server's refusal is its own text, untrusted: the viewer's status (which the window shows and --screenshot prints
+// on stderr) has it escaped and cut, no escape sequence and not 4 kB of it.
+TEST(TraceStream, ARefusalsTextIsShownEscapedAndCut) {
+  HostileServer hostile("", "\x1b[2J\x1b]0;pwned\x07" + std::string(4000, 'x'));
+  TraceStreamFollower viewer(hostile.bound, kToken);
+  Collected sink;
+  ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.refused(); }, 5s)) << viewer.status();
+  const std::string status = viewer.status();
+  EXPECT_EQ(status.find('\x1b'), std::string::npos) << status;
+  EXPECT_EQ(status.rfind("refused: \\x1b[2J\\x1b]0;pwned\\x07xxx", 0), 0u) << status;
+  EXPECT_NE(status.find("more bytes)"), std::string::npos) << status;
+  EXPECT_LT(status.size(), 400u);
+}
+
+// Writers never make a record readers refuse: an event whose text is 3 MiB is written with its first
+// kMaxEventTextBytes (1 MiB) only, cut before a UTF-8 character, and reads back.
+TEST(TraceStream, AnEventTextPastTheLimitIsCutSoItsRecordReads) {
+  std::string text(trace_format::kMaxEventTextBytes - 1, 'a');
+  text += "\xC3\xA9";  // "é" straddles the limit: cut before it
+  text += std::string(3 << 20, 'b');
+  TraceStreamServer server({"127.0.0.1", 0}, settings());
+  TraceStreamFollower viewer(server.bound(), kToken);
+  Collected sink;
+  server.begin(small_header());
+  server.emit(with_text(ev(TraceEventKind::Error, 0, 1000), text));
+  server.end();
+  ASSERT_TRUE(poll_until({{&viewer, &sink}}, [&] { return viewer.finished() || viewer.corrupt(); }, 5s)) << viewer.status();
+  ASSERT_FALSE(viewer.corrupt()) << viewer.problem();
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events[0].text, std::string(trace_format::kMaxEventTextBytes - 1, 'a'));
+  std::string record;
+  EXPECT_THROW(trace_format::append_record(record, trace_format::RecordType::EventBlock, std::string((16 << 20) + 1, 'x')),
+               std::length_error);
 }
 
 }  // namespace

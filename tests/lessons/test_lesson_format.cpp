@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 
+#include "lessons/expression.h"
 #include "lessons/lesson_check.h"
 
 namespace shardscope::lessons {
@@ -110,6 +112,28 @@ TEST(LessonFormat, TimesHaveThreeDigitsAndNoExponent) {
   EXPECT_EQ(format_value(98'760'000'000, Unit::Nanoseconds, "ms"), "98,800 ms");
   EXPECT_EQ(format_value(4'560, Unit::Nanoseconds, "us"), "4.56 µs");
   EXPECT_EQ(format_value(12, Unit::Nanoseconds, "us"), "0.0120 µs");
+}
+
+// Formats that show whole numbers take them within ±2^63 (9.22e18); past it, a clear error rather than what
+// std::llround happened to return ({1e300|int} showed "−0", {1e19|bytes} a negative size).
+TEST(LessonFormat, NumbersPastWholeRangeAreAnErrorNotAWrongValue) {
+  for (const char* format : {"int", "B", "bytes", "duration", "us"}) {
+    for (const double number : {1e300, -1e300, 1e19, std::numeric_limits<double>::infinity()}) {
+      const double shown = std::string(format) == "us" ? number * 1e3 : number;  // us shows ns / 1e3
+      try {
+        const std::string text = format_value(shown, Unit::Bytes, format);
+        ADD_FAILURE() << format << " showed " << shown << " as '" << text << "'";
+      } catch (const ExpressionError& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot be shown in format '" + std::string(format) + "', which shows whole numbers within ±2^63"),
+                  std::string::npos) << e.what();
+      }
+    }
+  }
+  // Just inside the range: 2^62 B is 2^32 GiB (format_bytes stops at GiB), 9e18 grouped by thousands.
+  EXPECT_EQ(format_value(4611686018427387904.0, Unit::Bytes, "bytes"), "4294967296.00 GiB");
+  EXPECT_EQ(format_value(9e18, Unit::Count, "int"), "9,000,000,000,000,000,000");
+  EXPECT_EQ(format_value(-9e18, Unit::Count, "int"), "−9,000,000,000,000,000,000");
+  EXPECT_EQ(format_value(1e300, Unit::Number, "num"), "1e+300");
 }
 
 // What must not be on screen before a prediction is revealed: the answer in its own format, in the other formats of

@@ -1,5 +1,6 @@
 // Category and op colours (UI.md's Okabe–Ito table).
 #include "gui/logic/palette.h"
+#include "gui/logic/drawable_text.h"
 
 namespace shardscope::gui {
 
@@ -90,8 +91,9 @@ bool needs_light_text(std::uint32_t rgb) {
 
 std::string timeline_box_label(const Op& op) {
   const TimelineKind kind = timeline_kind(op);
-  if (op.micro_batch < 0 || (kind != TimelineKind::Forward && kind != TimelineKind::Backward)) return op.label;
-  return (kind == TimelineKind::Forward ? "F" : "B") + std::to_string(op.micro_batch) + " " + op.label;
+  // A trace's op labels are untrusted: cut to what one ImGui text item can hold (drawable_text.h).
+  if (op.micro_batch < 0 || (kind != TimelineKind::Forward && kind != TimelineKind::Backward)) return drawable_text(op.label.str());
+  return drawable_text((kind == TimelineKind::Forward ? "F" : "B") + std::to_string(op.micro_batch) + " " + op.label);
 }
 
 }  // namespace shardscope::gui

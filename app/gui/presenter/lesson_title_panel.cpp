@@ -7,6 +7,7 @@
 
 #include "gui/presenter/presenter_layout.h"
 #include "gui/presenter/presenter_style.h"
+#include "gui/logic/drawable_text.h"
 
 namespace shardscope::gui {
 
@@ -22,7 +23,7 @@ class LessonTitlePanel final : public Panel {
     const std::string position = "step " + std::to_string(deck_.path_position() + 1) + " / " + std::to_string(deck_.path().size()) +
                                  (deck_.short_path ? " (short path)" : "");
     const std::string keys = "   ·   PgDn / PgUp step · P reveal · B blank · Esc leave";
-    const std::string title = std::to_string(lesson.order) + ". " + lesson.title;
+    const std::string title = drawable_text(std::to_string(lesson.order) + ". " + lesson.title);
     const float right = ImGui::GetWindowContentRegionMax().x;
     const float left = ImGui::GetCursorPosX();
     const float gap = ImGui::GetFontSize();

@@ -7,6 +7,7 @@
 
 #include "gui/presenter/presenter_layout.h"
 #include "gui/presenter/presenter_style.h"
+#include "gui/logic/drawable_text.h"
 
 namespace shardscope::gui {
 
@@ -20,7 +21,7 @@ class NarrationPanel final : public Panel {
     const lessons::LessonStep& step = *deck_.step();
     ImGui::PushTextWrapPos(0.0f);
     ImGui::PushStyleColor(ImGuiCol_Text, kTitleColour);
-    ImGui::TextUnformatted(step.title.c_str());
+    ImGui::TextUnformatted(drawable_text(step.title).c_str());
     ImGui::PopStyleColor();
     ImGui::Spacing();
     text_wrapped_at_spaces(deck_.narration(), ImGui::GetContentRegionAvail().x);

@@ -1,5 +1,6 @@
-// Text wrapped at spaces for the projector.
+// Text wrapped at spaces for the projector; a line (a word longer than the width) cut to what ImGui can draw.
 #include "gui/presenter/presenter_style.h"
+#include "gui/logic/drawable_text.h"
 
 namespace shardscope::gui {
 
@@ -12,14 +13,14 @@ void text_wrapped_at_spaces(const std::string& text, float width) {
     const std::string word = text.substr(start, end - start);
     const std::string longer = line.empty() ? word : line + " " + word;
     if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
-      ImGui::TextUnformatted(line.c_str());
+      ImGui::TextUnformatted(drawable_text(line).c_str());
       line = word;
     } else {
       line = longer;
     }
     start = end + 1;
   }
-  if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+  if (!line.empty()) ImGui::TextUnformatted(drawable_text(line).c_str());
 }
 
 }  // namespace shardscope::gui

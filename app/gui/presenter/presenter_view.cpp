@@ -8,6 +8,8 @@
 #include "gui/presenter/presenter_style.h"
 #include "lessons/expression.h"
 #include "gui/window/shardscope_ui.h"
+#include "gui/logic/drawable_text.h"
+#include "core/untrusted_text.h"
 
 namespace shardscope::gui {
 
@@ -132,6 +134,16 @@ void ShardScopeUi::show_lesson_step(int index, bool revealed) {
   deck_.revealed = revealed;
 }
 
+std::string ShardScopeUi::presenter_problem() const {
+  if (options_.lesson.empty()) return "";
+  if (!deck_.error().empty()) return deck_.error();
+  if (!deck_.lesson()) return "--lesson: no lesson '" + printable(options_.lesson) + "' (shardscope-cli lessons lists them)";
+  if (deck_.evaluated() && !deck_.evaluated()->problems().empty())
+    return "lesson '" + deck_.lesson()->id + "': " + deck_.evaluated()->problems().front() +
+           (deck_.evaluated()->problems().size() > 1 ? " (and " + std::to_string(deck_.evaluated()->problems().size() - 1) + " more: shardscope-cli lessons check)" : "");
+  return "";
+}
+
 bool ShardScopeUi::lesson_step_ready() const {
   return presenter_ && deck_.lesson() && deck_.evaluated() && !anchor_pending_ && idle();
 }
@@ -224,10 +236,11 @@ void ShardScopeUi::draw_lesson_picker() {
   const auto& lessons = deck_.lessons();
   for (std::size_t i = 0; i < lessons.size(); ++i) {
     const bool picked = static_cast<int>(i) == picked_lesson_;
-    const std::string title = std::to_string(lessons[i].order) + ". " + lessons[i].title;
+    const std::string title = drawable_text(std::to_string(lessons[i].order) + ". " + lessons[i].title);
+    const std::string question = drawable_text(lessons[i].question);
     const float indent = ImGui::GetFontSize();
     const float wrap = ImGui::GetContentRegionAvail().x - indent;
-    const float height = ImGui::GetTextLineHeightWithSpacing() + ImGui::CalcTextSize(lessons[i].question.c_str(), nullptr, false, wrap).y;
+    const float height = ImGui::GetTextLineHeightWithSpacing() + ImGui::CalcTextSize(question.c_str(), nullptr, false, wrap).y;
     const ImVec2 top = ImGui::GetCursorPos();
     ImGui::PushID(static_cast<int>(i));
     if (ImGui::Selectable("##lesson", picked, 0, ImVec2(0, height))) {
@@ -239,7 +252,7 @@ void ShardScopeUi::draw_lesson_picker() {
     ImGui::SetCursorPosX(top.x + indent);
     ImGui::PushTextWrapPos(top.x + indent + wrap);
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.35f, 0.35f, 0.35f, 1));
-    ImGui::TextUnformatted(lessons[i].question.c_str());
+    ImGui::TextUnformatted(question.c_str());
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
     ImGui::PopID();

@@ -50,6 +50,10 @@ class ShardScopeUi {
   // and the playhead and highlights are placed.
   void show_lesson_step(int index, bool revealed);
   bool lesson_step_ready() const;
+  // Why presenter mode cannot show the lesson --lesson names ("" when it can): its lessons directory does not read,
+  // no lesson has that id, or the lesson's narration or claims cannot be evaluated. --screenshot exits 2 with it on
+  // stderr, as it does for a scenario or trace it cannot use; the picture alone would hide it.
+  std::string presenter_problem() const;
 
  private:
   // The frame: facts for the panels, the layout, then what the panels asked for.

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_input.h"
+#include "core/untrusted_text.h"
 
 namespace shardscope::exec {
 
@@ -90,11 +91,9 @@ float decode_value(Dtype dtype, const std::byte* p) {
 
 // ---- messages ----
 
-// A tensor name for messages: quoted, cut so that a megabyte-long key cannot make a megabyte-long message.
-std::string quoted(const std::string& name) {
-  constexpr std::size_t kMax = 80;
-  return "\"" + (name.size() > kMax ? name.substr(0, kMax) + "…" : name) + "\"";
-}
+// A tensor name for messages: quoted, control characters escaped and cut (core/untrusted_text.h), so that a
+// megabyte-long key cannot make a megabyte-long message nor an escape sequence reach the terminal.
+std::string quoted(const std::string& name) { return "\"" + printable(name, 80) + "\""; }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string text = "[";

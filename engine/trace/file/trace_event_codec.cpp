@@ -56,7 +56,27 @@ RankCodingState& EventCodingState::rank_state(int rank) {
   return ranks_[slot];
 }
 
-void EventBlockEncoder::add(const TraceEvent& e) {
+namespace {
+
+// An event's text cut to kMaxEventTextBytes at a UTF-8 character boundary (see kMaxRecordBytes): an error message
+// of megabytes would otherwise make a record readers refuse.
+std::string_view bounded_text(const std::string& text) {
+  if (text.size() <= kMaxEventTextBytes) return text;
+  std::size_t cut = kMaxEventTextBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string_view(text).substr(0, cut);
+}
+
+}  // namespace
+
+void EventBlockEncoder::add(const TraceEvent& event) {
+  if (event.text.size() > kMaxEventTextBytes) {
+    TraceEvent cut = event;
+    cut.text = std::string(bounded_text(event.text));
+    add(cut);
+    return;
+  }
+  const TraceEvent& e = event;
   RankCodingState& r = state_.rank_state(e.rank);
   std::uint8_t head = static_cast<std::uint8_t>(static_cast<int>(e.kind) | (static_cast<int>(e.stream) << 3));
   std::uint64_t presence = 0;

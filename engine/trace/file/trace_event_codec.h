@@ -46,7 +46,7 @@ class EventCodingState {
 
 class EventBlockEncoder {
  public:
-  // Appends `event` to the open block.
+  // Appends `event` to the open block (its text cut to kMaxEventTextBytes, trace_format.h).
   void add(const TraceEvent& event);
   std::uint32_t events() const { return events_; }
   std::size_t payload_bytes() const { return payload_.size(); }

@@ -86,7 +86,11 @@ std::size_t parse_records(const std::string& path, const unsigned char* data, st
       stop = Stop::NeedMore;
       return pos;
     }
-    if (length > tf::kMaxPayloadBytes) return damaged("impossible length " + std::to_string(length));
+    // Refused on the length alone, before the record is waited for (a follower would buffer it).
+    const std::uint64_t cap = state.has_header ? tf::kMaxRecordBytes : tf::kMaxHeaderRecordBytes;
+    if (length > cap)
+      return damaged("a record of " + std::to_string(length) + " bytes, more than the " + std::to_string(cap) + " a trace's " +
+                     (state.has_header ? "records may hold (kMaxRecordBytes)" : "header may hold (kMaxHeaderRecordBytes)"));
     const std::size_t framing = static_cast<std::size_t>(q - p);
     if (static_cast<std::uint64_t>(end - q) < length + 4) {
       if (!state.has_header && at_eof) throw TraceFileError(path, "the file ends inside the header record", /*damaged=*/true);

@@ -13,8 +13,9 @@
 // - The header is refused (TraceFileError) past the limits of trace_format::decode_header_json: more than
 //   kMaxTraceRanks devices or programs, a program whose rank is not its index, a program with more ops or tensors
 //   than the header record has bytes, more ops and tensors over all programs (copies included) than
-//   kPlanRowsPerHeaderByte per header byte, a plan that would need more than half the machine's memory, an
-//   integer field that is a float or out of its type's range, a byte count past ±kMaxTraceBytes.
+//   kPlanRowsPerHeaderByte per header byte, more than kMaxTracePlanOps ops or tensors, a plan that would need more
+//   than half the machine's memory (all three checked over the counts, before the copies are made), an integer
+//   field that is a float or out of its type's range, a byte count past ±kMaxTraceBytes.
 // - An event whose time lies past ±kMaxTraceTimeNs or whose byte counts lie past ±kMaxTraceBytes is damage: the
 //   read stops there (truncated, with the byte offset), as at any malformed record.
 // - Events are kept as the file holds them, whatever op, tensor or rank they name: TraceStore checks those against

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <stdexcept>
 
 namespace shardscope::trace_format {
 
@@ -94,7 +95,21 @@ std::string encode_preamble(std::uint32_t version) {
   return out;
 }
 
+namespace {
+
+void check_record_size(RecordType type, std::size_t size) {
+  const bool header = type == RecordType::Header;
+  const std::uint64_t cap = header ? kMaxHeaderRecordBytes : kMaxRecordBytes;
+  if (size > cap)
+    throw std::length_error(std::string(header ? "the trace header" : "a trace record") + " would be " + std::to_string(size) +
+                            " bytes, more than the " + std::to_string(cap) + " readers accept (" +
+                            (header ? "kMaxHeaderRecordBytes" : "kMaxRecordBytes") + ")");
+}
+
+}  // namespace
+
 void append_record(std::string& out, RecordType type, std::string_view payload) {
+  check_record_size(type, payload.size());
   const std::size_t start = out.size();
   out.push_back(static_cast<char>(type));
   put_varint(out, payload.size());
@@ -103,6 +118,7 @@ void append_record(std::string& out, RecordType type, std::string_view payload) 
 }
 
 void append_record(std::string& out, RecordType type, std::string_view first, std::string_view second) {
+  check_record_size(type, first.size() + second.size());
   const std::size_t start = out.size();
   out.push_back(static_cast<char>(type));
   put_varint(out, first.size() + second.size());

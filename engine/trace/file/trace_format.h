@@ -27,12 +27,25 @@ inline constexpr char kMagic[8] = {'S', 'S', 'T', 'R', 'A', 'C', 'E', '\0'};
 inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::uint32_t kBlockFormatVersion = 2;  // the first version with EventBlock records
 inline constexpr std::size_t kPreambleBytes = 16;
-// No record of a valid trace is larger; a bigger length means the length itself is damaged.
-inline constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{1} << 32;
+// The largest records a reader accepts; a longer length is damage (or a hostile peer) and is refused as soon as it is
+// read, before a byte of the record is buffered (a stream server announcing a 2^32 - 1-byte record once made a viewer
+// buffer gigabytes). The header: 1 GiB, above the largest header ShardScope writes (the plans lowering builds, at most
+// 10 M real ops for 8 M estimated (strategy/lower.h), at about 74 bytes per op and tensor of JSON: a 1F1B plan of
+// 659,606 ops and 216,104 tensors took 48.6 MB); writers refuse a larger one. Any other record: 16 MiB, as writers close
+// an event block at kBlockPayloadBytes (64 KiB, trace_event_codec.h) plus one event, whose text they cut to
+// kMaxEventTextBytes.
+inline constexpr std::uint64_t kMaxHeaderRecordBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kMaxRecordBytes = std::uint64_t{16} << 20;
+inline constexpr std::size_t kMaxEventTextBytes = std::size_t{1} << 20;
 
 // A header's plan may copy a program stored once to other ranks ("same_as"); all its programs together may hold at
 // most this many ops and tensors per byte of the header (a bound on what a small file can make a reader allocate).
 inline constexpr std::uint64_t kPlanRowsPerHeaderByte = 64;
+// And at most this many ops, and as many tensors, in all (copies included): twice the plans lowering builds
+// (strategy/lower.h's kMaxPlanOps, 8 M estimated ops, an estimate at least 0.8 times the real count), so every trace
+// ShardScope writes reads, and no header makes a reader hold more than about 2.4 GB of plan (16 M ops of 120 B,
+// 16 M tensors of 32 B). Checked over the counts before anything is allocated.
+inline constexpr std::uint64_t kMaxTracePlanOps = 16'000'000;
 
 enum class RecordType : std::uint8_t { Header = 1, Event = 2, End = 3, EventBlock = 4 };
 
@@ -41,7 +54,8 @@ std::uint32_t crc32(const unsigned char* data, std::size_t size, std::uint32_t c
 // The preamble of a file of `version` (tests write version 1 files to check they still read).
 std::string encode_preamble(std::uint32_t version = kFormatVersion);
 
-// Appends one framed record to `out`.
+// Appends one framed record to `out`; throws std::length_error for a payload past kMaxHeaderRecordBytes (a header) or
+// kMaxRecordBytes (any other record), which no reader would accept.
 void append_record(std::string& out, RecordType type, std::string_view payload);
 
 // Appends one framed record whose payload is `first` followed by `second`.
@@ -63,7 +77,8 @@ std::uint32_t read_u32(const unsigned char* p);
 // Header JSON. encode writes every field of `header` (the plan without op deps); decode throws
 // std::runtime_error saying what is wrong or missing, or what exceeds the limits for untrusted files: more than
 // kMaxTraceRanks devices or programs, a program whose rank is not its index, a program with more ops or tensors
-// than the header has bytes, more ops and tensors in all than kPlanRowsPerHeaderByte per header byte, a plan that
+// than the header has bytes, more ops and tensors in all than kPlanRowsPerHeaderByte per header byte or than
+// kMaxTracePlanOps (each, copies of programs stored once included; checked before any is allocated), a plan that
 // would need more than half the machine's memory, an integer field that is not an integer of its type's range, a
 // byte count past ±kMaxTraceBytes.
 std::string encode_header_json(const TraceHeader& header);

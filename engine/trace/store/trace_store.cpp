@@ -182,11 +182,18 @@ void TraceStore::open_span(const TraceEvent& e) {
   RankTimeline& r = data_.ranks[static_cast<std::size_t>(e.rank)];
   StreamSpans& s = r.streams[static_cast<std::size_t>(e.stream)];
   auto& open = open_[static_cast<std::size_t>(e.rank)];
+  // Limits (trace_store.h): each event costs at most a few hundred steps. A rank's oldest open span stops being
+  // matched (it stays open, as a span whose end never came) when the limit is reached; a begin too late is ignored.
+  if (open.size() >= kMaxOpenSpansPerRank) open.erase(open.begin());
   std::size_t index = s.spans.size();
   if (!s.spans.empty() && s.spans.back().begin_ns > e.t_ns) {  // a late begin: keep spans ordered by begin
     index = static_cast<std::size_t>(std::upper_bound(s.spans.begin(), s.spans.end(), e.t_ns,
                                                       [](TimeNs t, const TraceSpan& x) { return t < x.begin_ns; }) -
                                      s.spans.begin());
+    if (s.spans.size() - index > kMaxLateBeginSpans) {
+      ++data_.ignored_events;
+      return;
+    }
     for (auto& o : open)
       if (o.stream == e.stream && o.index >= index) ++o.index;
   }

@@ -26,7 +26,12 @@
 // - an op or tensor below -1, or (where the header's plan has a program for the rank) past the program's ops or
 //   tensors;
 // - a time past ±kMaxTraceTimeNs; an Alloc / Free whose byte counts lie past ±kMaxTraceBytes or would take a
-//   category's running total past it.
+//   category's running total past it;
+// - an OpBegin so late that it would go before more than kMaxLateBeginSpans spans of its stream.
+// Ends are matched among a rank's kMaxOpenSpansPerRank most recent open spans (an older one stays open, as a span
+// whose end never came). With both limits an event costs at most a few hundred steps: 131,072 begins that never
+// end, or that arrive in reverse time order, took 31 s and more than 100 s to open when every event scanned every
+// open or later span.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -47,6 +52,12 @@
 namespace shardscope {
 
 inline constexpr TimeNs kSpanOpen = std::numeric_limits<TimeNs>::max();  // end_ns of a span not yet ended
+// A rank's open spans an end is matched among: ShardScope's runs have at most one a stream open (the simulator's
+// and the executors' streams run one op at a time), an imported profile one a CUDA stream.
+inline constexpr std::size_t kMaxOpenSpansPerRank = 256;
+// How far back among its stream's spans a begin that arrives late may go: live ranks deliver events nearly in time
+// order (a neighbour swapped now and then).
+inline constexpr std::size_t kMaxLateBeginSpans = 256;
 
 struct TraceSpan {
   OpIndex op = -1;   // index into the rank's Program::ops (-1: not a plan op)

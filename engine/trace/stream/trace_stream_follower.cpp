@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/untrusted_text.h"
 #include "net/socket_util.h"
 #include "trace/stream/trace_stream_protocol.h"
 
@@ -57,7 +58,23 @@ std::size_t TraceStreamFollower::poll(TraceSink& sink, std::size_t max_bytes) {
       }
     }
   }
-  const std::size_t events = parser_.feed(bytes, sink);
+  std::size_t events = 0;
+  try {
+    events = parser_.feed(bytes, sink);
+  } catch (const std::exception& e) {
+    // A header that is not a trace's (TraceFileError; a record past kMaxHeaderRecordBytes among them): the receiving
+    // thread stops too, or it would go on buffering what the server sends.
+    {
+      std::lock_guard lock(mutex_);
+      if (!stop_) status_ = std::string("the stream is not a readable trace: ") + e.what();
+      stop_ = true;
+      inbox_.clear();
+      inbox_.shrink_to_fit();
+      inbox_parsed_ = 0;
+    }
+    stop_signal_.notify_all();
+    throw;
+  }
   if (parser_.finished() || parser_.corrupt()) {
     {
       std::lock_guard lock(mutex_);
@@ -145,7 +162,8 @@ void TraceStreamFollower::receive_loop() {
     if (!net::send_all(fd, ts::subscribe_frame(token_, *server_nonce, viewer_nonce, resume_from), deadline, error))
       return {Outcome::Kind::Retry, error};
     if (auto failed = read_frame(fd, deadline, body)) return *failed;
-    if (const auto refusal = ts::parse_refused(body)) return {Outcome::Kind::Refused, *refusal};
+    // The server's own words, untrusted: escaped and cut before they reach a status line or stderr.
+    if (const auto refusal = ts::parse_refused(body)) return {Outcome::Kind::Refused, printable(*refusal)};
     const auto id = ts::parse_accept(body, token_, *server_nonce, viewer_nonce);
     if (!id) return {Outcome::Kind::Refused, "the server at " + where + " does not hold the token (or is not a ShardScope trace server)"};
     if (have_id && *id != stream_id) return {Outcome::Kind::Refused, "the server at " + where + " now serves a different run"};
