@@ -38,7 +38,18 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << fmt::format("links      intra-node {}, inter-node {}\n", link_text(costs.links().intra_node), link_text(costs.links().inter_node));
   out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel\n", rates.peak_tflops,
                      rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_duration(rates.kernel_overhead_ns));
-  out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
+  const CostSource& source = r.cost_source;
+  if (source.profile.empty()) {
+    out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
+  } else {
+    out << fmt::format("model      device profile {} ({}, measured through {}): {} compute ops from its curves{}; "
+                       "collectives {}\n",
+                       source.profile, run.scenario.profile->machine_name, run.scenario.profile->source, source.profiled_ops,
+                       source.roofline_ops == 0 ? std::string()
+                                                : fmt::format(", {} by the roofline (no curve, e.g. '{}')", source.roofline_ops,
+                                                              source.roofline_examples.front()),
+                       source.collectives_from_profile ? "from its curves" : "by the links' alpha-beta model");
+  }
   for (const auto& note : run.plan.notes) out << "note       " << note << "\n";
   if (!r.error.empty()) out << "STOPPED    " << r.error << "\n";
   if (r.run_time_ns >= kMaxTimeNs)
