@@ -36,9 +36,11 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << fmt::format("cluster    {} × {}, strategy {}; {} GPUs per node\n", s.cluster.world, run.scenario.device.name,
                      strategy_name(s.strategy.kind), costs.links().gpus_per_node);
   out << fmt::format("links      intra-node {}, inter-node {}\n", link_text(costs.links().intra_node), link_text(costs.links().inter_node));
-  out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel\n", rates.peak_tflops,
-                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_duration(rates.kernel_overhead_ns));
   const CostSource& source = r.cost_source;
+  // With a profile the roofline times only the ops it has no curve for: say so, or the line reads as what was used.
+  out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel{}\n", rates.peak_tflops,
+                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_duration(rates.kernel_overhead_ns),
+                     source.profile.empty() ? "" : " (the roofline: only for ops the profile has no curve for)");
   if (source.profile.empty()) {
     out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
   } else {

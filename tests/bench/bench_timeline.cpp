@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -91,6 +92,15 @@ Figures measure(const Job& job, const std::string& profile_path, int repeats) {
   return f;
 }
 
+// The machine's 1-minute load average: on a shared machine other work slows calibration and runs alike, but not
+// equally, so the figures are only comparable at a similar load.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one.empty() ? "?" : one;
+}
+
 std::string ms(TimeNs ns) { return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6); }
 std::string pct(TimeNs sim, TimeNs exec) {
   return exec > 0 ? fmt::format("{:+.1f}%", 100.0 * (static_cast<double>(sim) - static_cast<double>(exec)) / static_cast<double>(exec)) : "-";
@@ -119,6 +129,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    std::cout << fmt::format("load average before: {} ({} cores)\n", load_average(), std::thread::hardware_concurrency());
     if (profile_path.empty()) {
       calibration::CalibrationOptions options;
       options.progress = &std::cerr;
@@ -149,6 +160,7 @@ int main(int argc, char** argv) {
     }
     std::cout << fmt::format("within 10 %: {} of {}; mean absolute error {:.1f} % (goal: all within 10 %, mean <= 5 %)\n",
                              within, jobs.size(), 100 * abs_sum / static_cast<double>(jobs.size()));
+    std::cout << fmt::format("load average after: {}\n", load_average());
   } catch (const std::exception& e) {
     std::cerr << "bench_timeline: " << e.what() << "\n";
     return 1;
