@@ -40,7 +40,7 @@ class CostModel {
   // none.
   TimeNs compute_ns(const Op& op) const;
   // The executor's own host time for any op (profile overheads.executor_op_s and allocation fills; 0 without a
-  // profile of our executor): build_sim_graph adds it to the rank's next compute op.
+  // profile of our executor): build_sim_graph delays the start of the rank's next compute op by it.
   TimeNs host_ns(const Program& program, const Op& op) const;
   // A collective's / message's time: the profile's curves where it has usable ones, else the link's alpha-beta.
   TimeNs collective_ns(const CollectiveShape& shape, const std::vector<int>& sorted_ranks) const;

@@ -118,7 +118,7 @@ SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
     const GlobalOp base = g.rank_offset[r];
     GlobalOp last_on_stream[kStreamCount] = {-1, -1, -1};
     // The executor's host time (a measured profile of our executor only): one host thread walks the program, so
-    // what it spends on allocations, frees, phases and issuing ops delays its next compute-stream op.
+    // what it spends on allocations, frees, phases and issuing ops delays the start of its next compute-stream op.
     TimeNs host_pending = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
@@ -128,7 +128,8 @@ SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
       g.duration_ns[at] = costs.compute_ns(op);
       host_pending = saturating_add(host_pending, costs.host_ns(plan.programs[r], op));
       if (op.kind == OpKind::Compute && op.stream == Stream::Compute && host_pending > 0) {
-        g.duration_ns[at] = saturating_add(g.duration_ns[at], host_pending);
+        if (g.host_delay_ns.empty()) g.host_delay_ns.assign(n, 0);
+        g.host_delay_ns[at] = host_pending;
         host_pending = 0;
       }
       g.instant[at] = op.kind == OpKind::Alloc || op.kind == OpKind::Free || op.kind == OpKind::Phase;

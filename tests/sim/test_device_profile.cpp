@@ -216,6 +216,45 @@ TEST(SimulateWithProfile, DoubledGemmThroughputHalvesTheGemmTime) {
   EXPECT_NEAR(static_cast<double>(a.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)]), 3.0 * (256 * 256 + 256), 1);
 }
 
+TEST(SimulateWithProfile, TheExecutorsHostTimeIsIdleBeforeTheNextComputeOp) {
+  // overheads.executor_op_s = 1 µs (no "zero" curve, so an allocation costs no fill): every op of the plan costs the
+  // host 1000 ns, spent before the rank's next compute-stream compute op begins (sim_graph.cpp), as the executed
+  // trace shows it: a gap, counted as idle. The kernels' own times, and so the GEMM / elementwise / optimizer rows,
+  // do not change.
+  json profile = json::parse(synthetic_profile(50));
+  const std::string plain = write_temporary(profile.dump(), "profile-no-host.json");
+  profile["overheads"] = {{"executor_op_s", 1e-6}};
+  const std::string hosted = write_temporary(profile.dump(), "profile-host.json");
+  Scenario s = mlp_scenario(plain);
+  s.training.steps = 3;
+  const StepTiming a = simulated_step(s);
+  s.cluster.device_profile = hosted;
+  const StepTiming b = simulated_step(s);
+  for (TimeKind k : {TimeKind::Gemm, TimeKind::Elementwise, TimeKind::Optimizer})
+    EXPECT_EQ(a.by_kind[static_cast<std::size_t>(k)], b.by_kind[static_cast<std::size_t>(k)]) << time_kind_name(k);
+  EXPECT_EQ(a.by_kind[static_cast<std::size_t>(TimeKind::Idle)], 0);
+  // By hand from the plan: the step's window opens at the begin of its first compute op after the batch load
+  // (allocations, frees and phases put no begin / end in a trace, executed or simulated; the host time of the ops
+  // before that op delays its begin, outside the window) and closes at its last op's end. Inside it the host spends
+  // 1000 ns for every op after that first one, through the step's last compute op (the ops after that are charged
+  // to the next step's first compute op).
+  const ResolvedScenario r = resolve_scenario(s);
+  const Plan plan = lower_validated_plan(r, {.kernel_operands = false});
+  const auto& ops = plan.programs[0].ops;
+  std::size_t load = ops.size(), first_compute = ops.size(), last_compute = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].step != 3 || ops[i].kind != OpKind::Compute) continue;
+    if (ops[i].kernel == Kernel::LoadBatch) load = i;
+    else if (load < i && first_compute == ops.size()) first_compute = i;
+    if (ops[i].kernel != Kernel::LoadBatch) last_compute = i;
+  }
+  ASSERT_LT(load, first_compute);
+  ASSERT_LT(first_compute, last_compute);
+  const TimeNs host_ns = 1000 * static_cast<TimeNs>(last_compute - first_compute);
+  EXPECT_EQ(b.step_ns - a.step_ns, host_ns);
+  EXPECT_EQ(b.by_kind[static_cast<std::size_t>(TimeKind::Idle)], host_ns);
+}
+
 TEST(SimulateWithProfile, WithoutAProfileTheRooflineTimesEveryOp) {
   Scenario s = mlp_scenario("");
   const ResolvedScenario r = resolve_scenario(s);
