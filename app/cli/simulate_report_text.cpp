@@ -51,6 +51,13 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
                                                 : fmt::format(", {} by the roofline (no curve, e.g. '{}')", source.roofline_ops,
                                                               source.roofline_examples.front()),
                        source.collectives_from_profile ? "from its curves" : "by the links' alpha-beta model");
+    // The profile times the ops, the preset sizes the memory: a preset of another GPU (an H100 with an H200's
+    // profile, a CPU's profile) mixes two machines, which the user should know.
+    const std::string& machine = run.scenario.profile->machine_name;
+    const std::string family = run.scenario.device.name.substr(0, run.scenario.device.name.find('-'));
+    if (machine.find(family) == std::string::npos)
+      out << fmt::format("note       times are those of the profile's machine ({}); memory capacity is the {} preset's\n",
+                         machine, run.scenario.device.name);
   }
   for (const auto& note : run.plan.notes) out << "note       " << note << "\n";
   if (!r.error.empty()) out << "STOPPED    " << r.error << "\n";

@@ -108,6 +108,9 @@ for args in (["--model", "mlp:5x96:relu", "--strategy", "single", "--batch", "24
     if "ddp" in args:
         assert base["device_profile"]["collectives_from_profile"]
         assert base["collectives"] and abs(slow["collectives"][0]["time_ns"] - 2 * base["collectives"][0]["time_ns"]) <= 2
+# A CPU's profile with the default GPU preset: the text says whose times and whose capacity.
+text = call("simulate", "--model", "mlp:5x96:relu", "--strategy", "single", "--device-profile", profile_path).stdout
+assert f"times are those of the profile's machine ({profile['machine']['name']}); memory capacity is the H100-80 preset's" in text, text
 roofline = json.loads(call("simulate", "--json", "--model", "mlp:5x96:relu", "--strategy", "single").stdout)
 assert roofline["device_profile"] is None
 
