@@ -64,7 +64,7 @@ struct Figures {
   TimeNs roofline_ns = 0;
 };
 
-Figures measure(const Job& job, const std::string& profile_path, int repeats) {
+Figures simulated(const Job& job, const std::string& profile_path) {
   Figures f;
   Scenario profiled = job.scenario;
   profiled.cluster.device_profile = profile_path;
@@ -73,23 +73,37 @@ Figures measure(const Job& job, const std::string& profile_path, int repeats) {
     const auto sim = pipeline::simulate_scenario(profiled, intervals);
     f.simulated = step_timings(sim.plan, intervals.intervals()).back();
   }
-  {
-    DiscardTraceSink sink;
-    f.roofline_ns = pipeline::simulate_scenario(job.scenario, sink).result.step_time_ns;
-  }
-  // Each repeat a whole run; the executed figure is the median step over all repeats' steps 2 and later.
-  std::vector<StepTiming> all;
-  for (int r = 0; r < repeats; ++r) {
-    OpIntervalSink intervals;
-    exec::ExecutionOptions options;
-    options.backend = exec::BackendKind::Cpu;
-    const auto run = pipeline::execute_scenario(job.scenario, intervals, options);
-    if (!run.result.ok) throw std::runtime_error(job.name + ": the run failed: " + run.result.error);
-    for (const StepTiming& t : step_timings(run.plan, intervals.intervals()))
-      if (t.step >= 2) all.push_back(t);
-  }
-  f.executed = median_step(all);
+  DiscardTraceSink sink;
+  f.roofline_ns = pipeline::simulate_scenario(job.scenario, sink).result.step_time_ns;
   return f;
+}
+
+// One whole run of the job; its steps 2 and later.
+std::vector<StepTiming> executed_steps(const Job& job) {
+  OpIntervalSink intervals;
+  exec::ExecutionOptions options;
+  options.backend = exec::BackendKind::Cpu;
+  const auto run = pipeline::execute_scenario(job.scenario, intervals, options);
+  if (!run.result.ok) throw std::runtime_error(job.name + ": the run failed: " + run.result.error);
+  std::vector<StepTiming> steps;
+  for (const StepTiming& t : step_timings(run.plan, intervals.intervals()))
+    if (t.step >= 2) steps.push_back(t);
+  return steps;
+}
+
+// Every job simulated, then executed `repeats` times in rounds (each round runs every job once, so a change in the
+// machine's load falls on all jobs alike); each job's executed figure is the median step over all its rounds.
+std::vector<Figures> measure(const std::vector<Job>& jobs, const std::string& profile_path, int repeats) {
+  std::vector<Figures> figures;
+  for (const Job& job : jobs) figures.push_back(simulated(job, profile_path));
+  std::vector<std::vector<StepTiming>> steps(jobs.size());
+  for (int r = 0; r < repeats; ++r)
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const auto more = executed_steps(jobs[j]);
+      steps[j].insert(steps[j].end(), more.begin(), more.end());
+    }
+  for (std::size_t j = 0; j < jobs.size(); ++j) figures[j].executed = median_step(steps[j]);
+  return figures;
 }
 
 // The machine's 1-minute load average: on a shared machine other work slows calibration and runs alike, but not
@@ -111,7 +125,7 @@ std::string pct(TimeNs sim, TimeNs exec) {
 int main(int argc, char** argv) {
   std::string profile_path, save_path = "/tmp/bench_timeline_cpu_profile.json";
   std::string gpt2_config = "tests/bench/heldout/gpt2-heldout/config.json";
-  int repeats = 1, steps = 6;
+  int repeats = 3, steps = 6;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {
@@ -144,8 +158,10 @@ int main(int argc, char** argv) {
     double abs_sum = 0;
     int within = 0;
     const auto jobs = heldout_jobs(steps, gpt2_config);
-    for (const Job& job : jobs) {
-      const Figures f = measure(job, profile_path, repeats);
+    const std::vector<Figures> all = measure(jobs, profile_path, repeats);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const Job& job = jobs[j];
+      const Figures& f = all[j];
       std::string kinds;
       for (int k = 0; k < kTimeKindCount; ++k)
         kinds += fmt::format("  {}/{}", ms(f.simulated.by_kind[static_cast<std::size_t>(k)]),
