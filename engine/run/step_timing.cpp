@@ -172,18 +172,26 @@ const StepTiming& median_step(const std::vector<StepTiming>& steps) {
   return *candidates[(candidates.size() - 1) / 2];
 }
 
+void OpIntervalSink::begin(const TraceHeader& header) {
+  std::lock_guard lock(mutex_);
+  ops_per_rank_.clear();
+  if (header.plan)
+    for (const Program& p : header.plan->programs) ops_per_rank_.push_back(p.ops.size());
+}
+
 void OpIntervalSink::emit(const TraceEvent& event) {
   if (event.kind != TraceEventKind::OpBegin && event.kind != TraceEventKind::OpEnd) return;
   if (event.rank < 0 || event.op < 0) return;
   std::lock_guard lock(mutex_);
   const auto r = static_cast<std::size_t>(event.rank);
+  if (!ops_per_rank_.empty() && (r >= ops_per_rank_.size() || static_cast<std::size_t>(event.op) >= ops_per_rank_[r])) return;
   if (open_.size() <= r) open_.resize(r + 1);
   auto& ops = open_[r];
   const auto o = static_cast<std::size_t>(event.op);
   if (ops.size() <= o) ops.resize(o + 1, -1);
   if (event.kind == TraceEventKind::OpBegin) {
     ops[o] = event.t_ns;
-  } else if (ops[o] >= 0) {
+  } else if (ops[o] >= 0 && event.t_ns >= ops[o]) {
     done_.push_back({event.rank, event.op, ops[o], event.t_ns});
     ops[o] = -1;
   }

@@ -54,16 +54,19 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
 // count. Throws std::invalid_argument for an empty list.
 const StepTiming& median_step(const std::vector<StepTiming>& steps);
 
-// Keeps each op's [OpBegin, OpEnd) interval; forwards nothing (pair it with a TeeTraceSink).
+// Keeps each op's [OpBegin, OpEnd) interval; forwards nothing (pair it with a TeeTraceSink). With a header that
+// carries the plan (every trace file's does), events naming a rank or op the plan lacks, and ends before their
+// begins, are ignored: a trace file is untrusted input, and an op index is what sizes the table here.
 class OpIntervalSink : public TraceSink {
  public:
-  void begin(const TraceHeader&) override {}
+  void begin(const TraceHeader& header) override;
   void emit(const TraceEvent& event) override;
   // The intervals of ops that ended, in the order their ends arrived.
   std::vector<OpInterval> intervals() const;
 
  private:
   mutable std::mutex mutex_;
+  std::vector<std::size_t> ops_per_rank_;  // from the header's plan; empty: no bound known (the caller's own events)
   std::vector<std::vector<TimeNs>> open_;  // [rank][op]: the begin of an op that has not ended yet, or -1
   std::vector<OpInterval> done_;
 };

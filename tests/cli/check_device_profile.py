@@ -137,6 +137,14 @@ for entry in [beside["step"], *beside["by_kind"].values()]:
     else:
         assert entry["error"] is None, entry
 assert beside["by_kind"]["gemm"]["executed_ns"] > 0 and beside["by_kind"]["gemm"]["simulated_ns"] > 0
+# The same step times from the run's trace file (trace info: the file's events, the header's plan).
+trace_path = os.path.join(work, "run.sstrace")
+report = json.loads(call("run", "--json", "--backend", "cpu", "--model", "mlp:3x64:relu", "--strategy", "zero1", "--world", "2",
+                         "--batch", "8", "--steps", "3", "--out", trace_path).stdout)
+info = json.loads(call("trace", "info", trace_path, "--json").stdout)
+for key in ("step_times_ns", "load_batch_ns", "median_step_ns"):
+    assert info[key] == report[key], (key, info[key], report[key])
+assert sum(info["median_step_by_kind_ns"].values()) == info["median_step_ns"], info
 text = call("run", "--backend", "cpu", "--model", "mlp:3x64:relu", "--strategy", "single", "--batch", "8", "--steps", "3",
             "--simulate-beside").stdout
 assert "Median step:" in text and "Simulated beside executed" in text and "the roofline constants" in text, text

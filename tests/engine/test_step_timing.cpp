@@ -1,6 +1,8 @@
 // Step times and their breakdown (run/step_timing.h) on hand-made plans and intervals, every figure counted by hand.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "run/step_timing.h"
 
 namespace shardscope {
@@ -108,6 +110,35 @@ TEST(StepTiming, TheSinkPairsBeginsWithEnds) {
   EXPECT_EQ(intervals[0].op, 3);
   EXPECT_EQ(intervals[0].begin_ns, 5);
   EXPECT_EQ(intervals[0].end_ns, 9);
+}
+
+TEST(StepTiming, TheSinkIgnoresEventsThePlanInTheHeaderLacks) {
+  // A trace file is untrusted: an op index far past the plan must not size the sink's table, and an end before its
+  // begin is no interval.
+  TraceHeader header;
+  header.plan = std::make_shared<const Plan>(two_rank_plan());  // 2 ranks of 5 ops
+  OpIntervalSink sink;
+  sink.begin(header);
+  TraceEvent e;
+  const auto at = [&](int rank, OpIndex op, TraceEventKind kind, TimeNs t) {
+    e.rank = rank;
+    e.op = op;
+    e.kind = kind;
+    e.t_ns = t;
+    sink.emit(e);
+  };
+  at(0, 1'000'000'000'000, TraceEventKind::OpBegin, 1);  // past rank 0's 5 ops
+  at(0, 1'000'000'000'000, TraceEventKind::OpEnd, 2);
+  at(7, 0, TraceEventKind::OpBegin, 1);  // no rank 7
+  at(7, 0, TraceEventKind::OpEnd, 2);
+  at(1, 2, TraceEventKind::OpBegin, 50);
+  at(1, 2, TraceEventKind::OpEnd, 40);  // ends before it began
+  at(1, 4, TraceEventKind::OpBegin, 60);
+  at(1, 4, TraceEventKind::OpEnd, 70);
+  const auto intervals = sink.intervals();
+  ASSERT_EQ(intervals.size(), 1u);
+  EXPECT_EQ(intervals[0].rank, 1);
+  EXPECT_EQ(intervals[0].op, 4);
 }
 
 }  // namespace
