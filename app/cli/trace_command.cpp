@@ -11,9 +11,9 @@
 
 #include "cli/trace_outputs.h"
 #include "core/units.h"
+#include "cli/trace_steps.h"
 #include "run/step_timing.h"
 #include "scenario/scenario.h"
-#include "strategy/lower.h"
 #include "trace/file/trace_file_reader.h"
 #include "trace/store/trace_store.h"
 
@@ -44,33 +44,6 @@ std::string format_description(std::uint32_t version) {
 std::string or_dash(const std::string& text) { return text.empty() ? "—" : text; }
 std::string or_dash(const std::optional<std::string>& text) { return text ? *text : "—"; }
 
-// The header's plan carries no Kernel per op (the trace format has no such column), and step timing needs it: which
-// op loads the batch, which are GEMMs. This build's lowering of the header's scenario gives them when it lowers to
-// the same ops (count, kind, label and step on every rank); otherwise, none (a trace of another version).
-std::optional<Plan> plan_with_kernels(const TraceHeader& header) {
-  if (!header.plan || header.scenario_json.empty()) return std::nullopt;
-  try {
-    Scenario scenario = parse_scenario_json(header.scenario_json, "the trace's scenario");
-    scenario.cluster.device_profile.clear();  // times only: the lowering does not read it, and it may not be here
-    const Plan lowered = lower_validated_plan(resolve_scenario(scenario), {.kernel_operands = false});
-    Plan plan = *header.plan;
-    if (lowered.programs.size() != plan.programs.size()) return std::nullopt;
-    for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-      auto& ops = plan.programs[r].ops;
-      const auto& mine = lowered.programs[r].ops;
-      if (ops.size() != mine.size()) return std::nullopt;
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].kind != mine[i].kind || ops[i].step != mine[i].step || ops[i].label.str() != mine[i].label.str())
-          return std::nullopt;
-        ops[i].kernel = mine[i].kernel;
-      }
-    }
-    return plan;
-  } catch (const std::exception&) {
-    return std::nullopt;  // a scenario this build cannot lower: no step times, the rest of the report stands
-  }
-}
-
 }  // namespace
 
 void print_trace_info(const std::string& path, bool as_json, std::ostream& out, std::ostream& err) {
@@ -79,8 +52,7 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
   load(path, trace, err, &intervals);
   const TraceReadResult& file = trace.file;
   // Step times by the rules run --json uses (run/step_timing.h): a recorded run's or a simulated one's.
-  const std::optional<Plan> plan = plan_with_kernels(file.header);
-  const std::vector<StepTiming> steps = plan ? step_timings(*plan, intervals.intervals()) : std::vector<StepTiming>{};
+  const std::vector<StepTiming> steps = trace_step_timings(file.header, intervals);
   const auto [ranks, t_min, t_max] = trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.t_min, d.t_max); });
   const TimeNs duration = t_max - t_min;
   if (as_json) {

@@ -145,6 +145,21 @@ info = json.loads(call("trace", "info", trace_path, "--json").stdout)
 for key in ("step_times_ns", "load_batch_ns", "median_step_ns"):
     assert info[key] == report[key], (key, info[key], report[key])
 assert sum(info["median_step_by_kind_ns"].values()) == info["median_step_ns"], info
+# compare: the executed trace beside the scenario (simulated with the profile) and beside the simulation's own trace
+# file; the scenario's simulated step and the simulated file's are the same simulation, through two paths.
+scenario_path = os.path.join(work, "zero1.json")
+json.dump({"model": {"spec": "mlp:3x64:relu"}, "training": {"batch": 8, "steps": 3}, "cluster": {"world": 2,
+           "device_profile": profile_path}, "strategy": {"name": "zero1"}}, open(scenario_path, "w"))
+sim_trace = os.path.join(work, "sim.sstrace")
+call("simulate", scenario_path, "--out", sim_trace)
+by_scenario = json.loads(call("compare", trace_path, scenario_path, "--json").stdout)["step_time"]
+by_trace = json.loads(call("compare", trace_path, sim_trace, "--json").stdout)["step_time"]
+assert by_scenario["a"]["step_ns"] == info["median_step_ns"], (by_scenario["a"], info["median_step_ns"])
+assert by_scenario["b"] == by_trace["b"], (by_scenario["b"], by_trace["b"])
+for kind, a in by_scenario["a"]["by_kind_ns"].items():
+    assert by_scenario["difference"]["by_kind_ns"][kind] == a - by_scenario["b"]["by_kind_ns"][kind]
+assert by_scenario["difference"]["step_ns"] == by_scenario["a"]["step_ns"] - by_scenario["b"]["step_ns"]
+assert "Step time: the median step" in call("compare", trace_path, scenario_path).stdout
 text = call("run", "--backend", "cpu", "--model", "mlp:3x64:relu", "--strategy", "single", "--batch", "8", "--steps", "3",
             "--simulate-beside").stdout
 assert "Median step:" in text and "Simulated beside executed" in text and "the roofline constants" in text, text
