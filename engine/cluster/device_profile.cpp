@@ -87,10 +87,15 @@ void read_gemm(const Reader& r, const json& root, DeviceProfile& p) {
       ProfileGemmPoint g;
       g.layout = r.text(point, "layout", at(where, i) + ".");
       if (g.layout.empty()) r.fail(at(where, i) + ".layout", "missing");
+      // The layouts the simulator looks up (sim/profile_costs.cpp); another name would be read and never used.
+      if (g.layout != "forward" && g.layout != "input_grad" && g.layout != "weight_grad" && g.layout != "batched")
+        r.fail(at(where, i) + ".layout", "must be forward, input_grad, weight_grad or batched (got \"" + g.layout + "\")");
       g.m = r.number(point, "m", at(where, i));
       g.n = r.number(point, "n", at(where, i));
       g.k = r.number(point, "k", at(where, i));
       g.batch = point.contains("batch") ? r.number(point, "batch", at(where, i)) : 1;
+      if (g.batch < 1 || g.batch != std::floor(g.batch))
+        r.fail(at(where, i) + ".batch", "must be a whole number of products, at least 1 (got " + describe_json_value(point["batch"]) + ")");
       g.seconds = r.number(point, "seconds", at(where, i));
       curve.push_back(std::move(g));
     }

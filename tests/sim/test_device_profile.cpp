@@ -94,6 +94,10 @@ TEST(DeviceProfileFormat, BadProfilesAreNamedByTheirPath) {
   expect_error(R"({"format": "shardscope-device-profile", "version": 1, "optimizer": {"adam": [{"seconds": 1}]}})",
                "optimizer.adam[0].parameters: missing");
   expect_error("[1, 2]", "must be a JSON object");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 2, "gemm": {"float32": [{"layout": "sideways",
+               "m": 1, "n": 1, "k": 1, "seconds": 1}]}})", "gemm.float32[0].layout: must be forward, input_grad, weight_grad or batched");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 2, "gemm": {"float32": [{"layout": "batched",
+               "m": 1, "n": 1, "k": 1, "batch": 0.5, "seconds": 1}]}})", "gemm.float32[0].batch: must be a whole number");
 }
 
 TEST(DeviceProfileFormat, ShippedProfilesAreFoundByName) {
