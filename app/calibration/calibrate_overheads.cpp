@@ -36,11 +36,24 @@ void calibrate_overheads(Context& c) {
   const pipeline::ExecutedRun run = pipeline::execute_scenario(s, sink, options);
   if (!run.result.ok) throw std::runtime_error("calibration: the executor-overhead run failed: " + run.result.error);
   const std::vector<StepTiming> steps = step_timings(run.plan, sink.intervals());
+  // The simulator charges executor_op_s for every op before the rank's next compute op begins (sim/sim_graph.cpp),
+  // so a step's window (run/step_timing.h: from its first compute op after the batch load to its last op) holds the
+  // host time of the ops after that first compute op through the last compute op: count those, so the simulated idle
+  // of this very run is the measured one.
   double idle = 0, ops = 0;
+  const auto& plan_ops = run.plan.programs[0].ops;
   for (const StepTiming& t : steps) {
     if (t.step < 2) continue;  // the first step creates the optimizer's state
     idle += static_cast<double>(t.by_kind[static_cast<std::size_t>(TimeKind::Idle)]) * 1e-9;
-    for (const Op& op : run.plan.programs[0].ops) ops += op.step == t.step && op.kernel != Kernel::LoadBatch ? 1 : 0;
+    std::size_t load = plan_ops.size(), first = plan_ops.size(), last = 0;
+    for (std::size_t i = 0; i < plan_ops.size(); ++i) {
+      const Op& op = plan_ops[i];
+      if (op.step != t.step || op.kind != OpKind::Compute) continue;
+      if (op.kernel == Kernel::LoadBatch) load = i;
+      else if (load < i && first == plan_ops.size()) first = i;
+      if (op.kernel != Kernel::LoadBatch) last = i;
+    }
+    if (first < last) ops += static_cast<double>(last - first);
   }
   c.profile->executor_op_s = ops > 0 ? idle / ops : 0;
   c.say("overheads: launch " + std::to_string(c.profile->launch_s * 1e6) + " us, executor " +
