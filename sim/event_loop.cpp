@@ -9,7 +9,7 @@ namespace shardscope {
 
 namespace {
 
-// An op's end. Only ends are queued: an op begins at the time it becomes ready (or its last peer arrives), which is
+// An op's end (or, as ~op, the delayed begin of a compute op with host time before it). Only ends are queued: an op begins at the time it becomes ready (or its last peer arrives), which is
 // always the time being handled, so it begins at once instead of through the heap (half the heap traffic, and none
 // for alloc / free / phase ops, which end as they begin). Ops of one time may be handled in any order: each op's times
 // are the latest of its predecessors' ends, and the emitter sorts each timestamp's records.
@@ -46,6 +46,11 @@ class EventLoop {
     while (!heap_.empty()) {
       const QueuedEnd event = heap_.top();
       heap_.pop();
+      if (event.op < 0) {  // a compute op whose host delay (SimGraph::host_delay_ns) is over: it begins now
+        begin(~event.op, event.t_ns);
+        begin_startable(event.t_ns);
+        continue;
+      }
       emitter_.record(event.t_ns, event.op, RecordKind::End);
       end_silently(event.op, event.t_ns);
       begin_startable(event.t_ns);
@@ -59,7 +64,10 @@ class EventLoop {
     times_.arrival_ns[static_cast<std::size_t>(id)] = t_ns;
     const std::int32_t instance = g_.instance_of[static_cast<std::size_t>(id)];
     if (instance < 0) {
-      startable_.push_back(id);
+      if (const TimeNs delay = g_.delay_of(static_cast<std::size_t>(id)); delay > 0)
+        heap_.push({saturating_add(t_ns, delay), ~id});  // begins after the executor's host time (queued as ~id)
+      else
+        startable_.push_back(id);
       return;
     }
     const auto k = static_cast<std::size_t>(instance);

@@ -14,7 +14,7 @@
 namespace shardscope {
 
 // Per global op; -1 for ops that never became ready / began / ended (a stuck plan). Only arrivals are stored per op
-// (a 1,024-rank plan has 1.4 M ops): an op begins when it arrives, unless it belongs to a collective or message, whose
+// (a 1,024-rank plan has 1.4 M ops): an op begins when it arrives (a compute op with a host delay that much later), unless it belongs to a collective or message, whose
 // members all begin together when the last of them arrives; and every op that begins ends its duration later (alloc,
 // free and phase ops: at once), since the loop runs until no op is left running.
 struct OpTimes {
@@ -24,7 +24,8 @@ struct OpTimes {
 
   TimeNs begin_ns(const SimGraph& graph, std::size_t id) const {
     const std::int32_t instance = graph.instance_of[id];
-    return instance < 0 ? arrival_ns[id] : instance_begin_ns[static_cast<std::size_t>(instance)];
+    if (instance >= 0) return instance_begin_ns[static_cast<std::size_t>(instance)];
+    return arrival_ns[id] < 0 ? -1 : saturating_add(arrival_ns[id], graph.delay_of(id));  // a host delay: later
   }
   TimeNs end_ns(const SimGraph& graph, std::size_t id) const {
     const TimeNs begin = begin_ns(graph, id);

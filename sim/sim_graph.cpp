@@ -60,9 +60,8 @@ class InstanceMatcher {
       if (instance.message) {
         // The two ends: the first member (sender or receiver, whichever rank is lower) and its peer.
         const int a = g_.rank_of(members.front());
-        const LinkCost link = costs.link_between(a, first.peer);
         instance.shape = {CollectiveKind::Broadcast, 2, first.payload, 0};
-        instance.duration_ns = saturating_duration_ns(point_to_point_ns(first.payload, link));
+        instance.duration_ns = costs.message_ns(first.payload, a, first.peer);
         continue;
       }
       const auto& group = plan_.groups[static_cast<std::size_t>(first.group)];
@@ -77,7 +76,7 @@ class InstanceMatcher {
         }
       }
       instance.shape = shape;
-      instance.duration_ns = collective_time_ns(shape, costs.link_for_group(group));
+      instance.duration_ns = costs.collective_ns(shape, group);
     }
   }
 
@@ -118,12 +117,21 @@ SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
     const auto& ops = plan.programs[r].ops;
     const GlobalOp base = g.rank_offset[r];
     GlobalOp last_on_stream[kStreamCount] = {-1, -1, -1};
+    // The executor's host time (a measured profile of our executor only): one host thread walks the program, so
+    // what it spends on allocations, frees, phases and issuing ops delays the start of its next compute-stream op.
+    TimeNs host_pending = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
       const GlobalOp id = base + static_cast<GlobalOp>(i);
       const auto at = static_cast<std::size_t>(id);
       g.last_step = std::max(g.last_step, op.step);
       g.duration_ns[at] = costs.compute_ns(op);
+      host_pending = saturating_add(host_pending, costs.host_ns(plan.programs[r], op));
+      if (op.kind == OpKind::Compute && op.stream == Stream::Compute && host_pending > 0) {
+        if (g.host_delay_ns.empty()) g.host_delay_ns.assign(n, 0);
+        g.host_delay_ns[at] = host_pending;
+        host_pending = 0;
+      }
       g.instant[at] = op.kind == OpKind::Alloc || op.kind == OpKind::Free || op.kind == OpKind::Phase;
       GlobalOp& last = last_on_stream[static_cast<int>(op.stream)];
       if (last >= 0) {

@@ -37,6 +37,10 @@ struct SimGraph {
   std::vector<std::int32_t> instance_of;   // -1: not a collective or message
   std::vector<SimInstance> instances;
   std::vector<GlobalOp> members;
+  // The executor's host time before a compute op (a profile of our executor only: allocations with their zero fill,
+  // frees, phases, issuing): the op begins that long after it is ready, so the gap shows as idle, as it does in an
+  // executed trace. Empty when no op has one (every simulation without such a profile).
+  std::vector<TimeNs> host_delay_ns;
   int last_step = 0;  // the largest step of any op (0: set-up only)
 
   std::size_t op_count() const { return rank_offset.empty() ? 0 : static_cast<std::size_t>(rank_offset.back()); }
@@ -45,6 +49,7 @@ struct SimGraph {
     const std::int32_t instance = instance_of[id];
     return instance < 0 ? duration_ns[id] : instances[static_cast<std::size_t>(instance)].duration_ns;
   }
+  TimeNs delay_of(std::size_t id) const { return host_delay_ns.empty() ? 0 : host_delay_ns[id]; }
   // By binary search over rank_offset rather than from a per-op array: 4 B an op fewer, and only the emitter (once
   // per event), the sizing of message and scatter / gather instances and error paths ask.
   int rank_of(GlobalOp id) const {

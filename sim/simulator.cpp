@@ -54,6 +54,7 @@ SimulationResult simulate_plan(const ResolvedScenario& scenario, const Plan& pla
   emitter.flush();
 
   SimulationResult result = measure_simulation(plan, graph, times, memory);
+  result.cost_source = costs.stats();
   if (times.ended != graph.op_count()) {
     result.error = describe_stuck(plan, graph, times);
     emitter.emit_now(make_error_event(-1, result.run_time_ns, result.error));

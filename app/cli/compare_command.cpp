@@ -1,5 +1,6 @@
 // The compare command: each side's peaks from a scenario (the memory command's accounting) or a trace file (the
-// peaks a TraceStore keeps while it replays the file), printed side by side with a − b.
+// peaks a TraceStore keeps while it replays the file), printed side by side with a − b; then each side's median step
+// by kind (a scenario's simulated, a trace's from its events).
 #include "cli/compare_command.h"
 
 #include <fmt/format.h>
@@ -11,8 +12,10 @@
 
 #include "cli/category_json.h"
 #include "cli/memory_command.h"
+#include "cli/trace_steps.h"
 #include "core/untrusted_text.h"
 #include "core/units.h"
+#include "pipeline/run_pipeline.h"
 #include "trace/file/trace_file_reader.h"
 #include "trace/import/open_run.h"
 #include "trace/store/trace_store.h"
@@ -23,12 +26,14 @@ namespace {
 
 RunPeaks trace_peaks(const std::string& path) {
   TraceStore store;
+  OpIntervalSink intervals;
+  TeeTraceSink both({&store, &intervals});
   // A recorded run's rank files are compared as one run; a profiler trace or memory snapshot is converted first.
-  const OpenedRun opened = load_run(path, store);
+  const OpenedRun opened = load_run(path, both);
   const TraceReadResult& trace = opened.read;
   if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
   for (const std::string& note : opened.notes) std::cerr << "note: " << note << "\n";
-  RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}};
+  RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}, trace_step_timings(trace.header, intervals)};
   store.read([&](const TraceData& data) {
     for (const RankTimeline& rank : data.ranks) run.ranks.push_back({rank.peak.allocated, rank.peak.by_category});
   });
@@ -36,11 +41,28 @@ RunPeaks trace_peaks(const std::string& path) {
 }
 
 RunPeaks scenario_peaks(const std::string& path) {
-  const MemoryRun memory = run_memory(load_scenario_file(path), BatchSearch::Skip);  // compare prints peaks only
-  RunPeaks run{path, "scenario", memory.scenario.settings.name, {}};
+  const Scenario scenario = load_scenario_file(path);
+  const MemoryRun memory = run_memory(scenario, BatchSearch::Skip);  // compare prints peaks only
+  RunPeaks run{path, "scenario", memory.scenario.settings.name, {}, {}};
   for (const RankMemory& rank : memory.report.ranks) run.ranks.push_back({rank.peak_allocated, rank.peak_by_category});
+  OpIntervalSink intervals;
+  const pipeline::SimulatedRun simulated = pipeline::simulate_scenario(scenario, intervals);
+  run.steps = step_timings(simulated.plan, intervals.intervals());
   return run;
 }
+
+// The step that stands for a run (median_step), or none.
+const StepTiming* step_of(const RunPeaks& run) { return run.steps.empty() ? nullptr : &median_step(run.steps); }
+
+nlohmann::json step_json(const StepTiming* step) {
+  if (step == nullptr) return nullptr;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (int k = 0; k < kTimeKindCount; ++k)
+    kinds[time_kind_name(static_cast<TimeKind>(k))] = step->by_kind[static_cast<std::size_t>(k)];
+  return {{"step", step->step}, {"step_ns", step->step_ns}, {"load_batch_ns", step->load_batch_ns}, {"by_kind_ns", kinds}};
+}
+
+std::string signed_duration(TimeNs t) { return t == 0 ? "0" : (t > 0 ? "+" : "−") + format_duration(t > 0 ? t : -t); }
 
 const RankPeak* rank_of(const RunPeaks& run, std::size_t r) { return r < run.ranks.size() ? &run.ranks[r] : nullptr; }
 
@@ -84,6 +106,18 @@ std::string compare_json(const Comparison& c) {
     rank["peak_bytes"] = peak;
     root["ranks"].push_back(rank);
   }
+  const StepTiming* a = step_of(c.a);
+  const StepTiming* b = step_of(c.b);
+  root["step_time"] = {{"a", step_json(a)}, {"b", step_json(b)}};
+  if (a && b) {
+    json difference = json::object();
+    for (int k = 0; k < kTimeKindCount; ++k)
+      difference[time_kind_name(static_cast<TimeKind>(k))] =
+          a->by_kind[static_cast<std::size_t>(k)] - b->by_kind[static_cast<std::size_t>(k)];
+    root["step_time"]["difference"] = {{"step_ns", a->step_ns - b->step_ns}, {"by_kind_ns", difference}};
+  } else {
+    root["step_time"]["difference"] = nullptr;
+  }
   return root.dump(2);
 }
 
@@ -106,6 +140,19 @@ void print_compare_text(const Comparison& c, std::ostream& out) {
     }
     row("peak", a ? a->peak : 0, b ? b->peak : 0);
   }
+  const StepTiming* a = step_of(c.a);
+  const StepTiming* b = step_of(c.b);
+  out << "\nStep time: the median step (steps 2 and later; batch loading apart), by kind on the rank that finishes "
+         "last; difference = a − b\n";
+  out << fmt::format("  {:<24} {:>12} {:>12} {:>13}\n", "kind", "a", "b", "a − b");
+  const auto row = [&](const std::string& label, TimeNs x, TimeNs y) {
+    out << fmt::format("  {:<24} {:>12} {:>12} {:>13}\n", label, a ? format_duration(x) : "—", b ? format_duration(y) : "—",
+                       a && b ? signed_duration(x - y) : "—");
+  };
+  for (int k = 0; k < kTimeKindCount; ++k)
+    row(time_kind_name(static_cast<TimeKind>(k)), a ? a->by_kind[static_cast<std::size_t>(k)] : 0,
+        b ? b->by_kind[static_cast<std::size_t>(k)] : 0);
+  row("step", a ? a->step_ns : 0, b ? b->step_ns : 0);
 }
 
 }  // namespace shardscope::cli

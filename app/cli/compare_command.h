@@ -4,7 +4,9 @@
 // figures are its peak allocated and the breakdown by category at that peak (the `peak_by_category` of
 // `memory --json`), so a side's categories add up to its peak. Ranks are matched by number;
 // a rank one side lacks is reported as missing there, never dropped. A trace cut short (a killed recording) is
-// compared up to the cut, and stderr says where it is cut.
+// compared up to the cut, and stderr says where it is cut. Then each run's median step (steps 2 and later, batch loading
+// apart) by kind of time (GEMM, elementwise, optimizer, exposed communication, idle) and a − b: an executed trace
+// beside a simulated one (or the scenario itself) holds the simulation against the execution (issue 40).
 #pragma once
 #include <iosfwd>
 #include <optional>
@@ -13,6 +15,7 @@
 
 #include "core/category.h"
 #include "core/units.h"
+#include "run/step_timing.h"
 
 namespace shardscope::cli {
 
@@ -26,6 +29,9 @@ struct RunPeaks {
   std::string kind;    // "scenario" or "trace"
   std::string name;    // the scenario's name
   std::vector<RankPeak> ranks;  // ranks[r] is rank r
+  // Every training step's time (run/step_timing.h): a trace's from its events (cli/trace_steps.h), a scenario's from
+  // its simulation (with its device profile, if it names one). Empty when there are none.
+  std::vector<StepTiming> steps;
 };
 
 // Throws ScenarioError for a bad scenario file, TraceFileError for a file that is not a readable trace.

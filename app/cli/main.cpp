@@ -1,9 +1,12 @@
-// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, compare, import, trace, gpus, strategies, lessons.
+// shardscope-cli: command-line front end. Subcommands: memory, simulate, run, calibrate, compare, import, trace, gpus, strategies, lessons.
 // Usage:
 //   shardscope-cli memory                                # the built-in scenario: 2 × H100, DDP, 20 × Linear(2000), Adam
 //   shardscope-cli memory assets/scenarios/dp.json --batch 32 --json
 //   shardscope-cli simulate --world 16 --link-gbps 25 --json
 //   shardscope-cli run --model mlp:3x16 --strategy ddp --batch 8 --backend cpu --json
+//   shardscope-cli calibrate --backend cpu --out cpu.json       # then: simulate --device-profile cpu.json
+//   shardscope-cli simulate --model gpt2 --strategy single --device-profile h200-torch-2.11
+//   shardscope-cli run --model mlp:6x384:relu --strategy single --backend cpu --device-profile cpu.json --simulate-beside
 //   SHARDSCOPE_TOKEN=... shardscope-cli run scenario.json --backend cuda --nnodes 2 --node-rank 1 --master node0:29500
 //   shardscope-cli run --backend cpu --serve 7000              # viewers: shardscope --connect 127.0.0.1:7000 --token ...
 //   shardscope-cli gpus
@@ -20,6 +23,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/calibrate_command.h"
 #include "cli/command_suggestion.h"
 #include "cli/compare_command.h"
 #include "cli/gpus_command.h"
@@ -113,10 +117,25 @@ int main(int argc, char** argv) {
                   "Serve the trace live to viewers (shardscope --connect): PORT (on 127.0.0.1) or HOST:PORT; 0 picks a free "
                   "port. Prints 'serving on HOST:PORT token TOKEN' on stderr; the token is --token / SHARDSCOPE_TOKEN or a "
                   "random one");
+  bool simulate_beside = false;
+  run->add_flag("--simulate-beside", simulate_beside,
+                "After the run, simulate the same scenario (with its --device-profile, if any) and print its step beside "
+                "the executed median step per kind of time (GEMM, elementwise, optimizer, communication, idle) with the "
+                "error of each");
   run->add_option("--serve-linger", serve_linger,
                   "With --serve: seconds to keep serving after the run ends, for viewers still to come (default 5; Ctrl-C "
                   "stops sooner)")
       ->check(CLI::Range(0.0, cli::kMaxServeLingerSeconds));
+
+  std::string calibrate_backend, calibrate_out;
+  bool calibrate_quick = false;
+  auto* calibrate = app.add_subcommand(
+      "calibrate",
+      "Measure this machine through our executor's kernels (GEMMs, elementwise, optimizer, GPT-2 blocks, collectives, "
+      "overheads) and write a device profile for simulate --device-profile (progress on stderr; a few minutes)");
+  calibrate->add_option("--backend", calibrate_backend, "Whose kernels: cpu (threads, OpenBLAS) or cuda")->required();
+  calibrate->add_option("--out", calibrate_out, "The profile to write (JSON; format: assets/devices/FORMAT.md)")->required();
+  calibrate->add_flag("--quick", calibrate_quick, "Tiny grids: a check that calibration runs, not a profile to predict with");
 
   bool launch_json = false;
   int launch_timeout_s = 60;
@@ -173,7 +192,7 @@ int main(int argc, char** argv) {
 
   // --help of every command ends with the exit codes.
   app.footer(cli::kExitCodesHelp);
-  for (CLI::App* command : {memory, simulate, run, launch_check, compare, import, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
+  for (CLI::App* command : {memory, simulate, run, calibrate, launch_check, compare, import, trace, trace_info, trace_export, trace_check, gpus, strategies, lessons_list, lessons_check})
     command->footer(cli::kExitCodesHelp);
 
   try {
@@ -229,7 +248,8 @@ int main(int argc, char** argv) {
       if (!serve_address.empty()) serving = std::make_unique<cli::TraceServing>(serve_address, multinode.token, serve_linger, std::cerr);
       // The served stream carries the same stamped header (host, start, command line) as the --out file.
       cli::TraceOutputs outputs({trace_out, chrome_out, csv_out}, command_line, serving ? &serving->sink() : nullptr);
-      const auto executed = cli::run_execute(scenario, backend, knobs, outputs.sink(), multinode, parameter_files);
+      const auto executed =
+          cli::run_execute(scenario, backend, knobs, outputs.sink(), multinode, parameter_files, simulate_beside);
       if (json) {
         std::cout << cli::run_json(executed) << "\n";
       } else {
@@ -243,6 +263,7 @@ int main(int argc, char** argv) {
       }
       if (!parameter_files.save.empty()) cli::save_run_parameters(executed, parameter_files.save);
     }
+    if (calibrate->parsed()) cli::run_calibrate(calibrate_backend, calibrate_out, calibrate_quick, std::cerr);
     if (launch_check->parsed()) {
       const auto place = cli::resolve_launch(multinode, launch_flags_given(launch_check));
       multinode.join_timeout = std::chrono::seconds(launch_timeout_s);

@@ -22,7 +22,7 @@ void require_positive_finite(std::optional<double> value, const char* flag) {
 }  // namespace
 
 RunRun run_execute(const Scenario& scenario, const std::string& backend, const TrainingKnobs& knobs, TraceSink& sink,
-                   const exec::MultiNodeOptions& multinode, const ParameterFiles& files) {
+                   const exec::MultiNodeOptions& multinode, const ParameterFiles& files, bool simulate_beside) {
   const std::optional<exec::BackendKind> kind = exec::backend_kind_from_name(backend);
   if (!kind) throw ScenarioError("--backend", "unknown backend '" + backend + "' (expected cpu or cuda)");
   require_positive_finite(knobs.lr, "--lr");
@@ -35,7 +35,12 @@ RunRun run_execute(const Scenario& scenario, const std::string& backend, const T
   options.backend = *kind;
   options.multinode = multinode;
   options.keep_parameters = !files.save.empty();
-  return RunRun{pipeline::execute_scenario(scenario, sink, options, files.load), backend};
+  OpIntervalSink intervals;
+  TeeTraceSink both({&sink, &intervals});
+  RunRun run{pipeline::execute_scenario(scenario, both, options, files.load), backend, {}, {}};
+  run.steps = step_timings(run.plan, intervals.intervals());
+  if (simulate_beside && run.result.ok && !run.steps.empty()) run.beside = cli::simulate_beside(scenario, run.steps);
+  return run;
 }
 
 void save_run_parameters(const RunRun& run, const std::string& path) {

@@ -6,13 +6,17 @@
 #include <optional>
 #include <string>
 
+#include "cli/step_beside.h"
 #include "pipeline/run_pipeline.h"
+#include "run/step_timing.h"
 
 namespace shardscope::cli {
 
 // The pipeline's executed run (pipeline/run_pipeline.h), and the backend as the user named it.
 struct RunRun : pipeline::ExecutedRun {
   std::string backend;
+  std::vector<StepTiming> steps;      // every training step's time (run/step_timing.h)
+  std::optional<StepBeside> beside;   // --simulate-beside
 };
 
 // Throws ScenarioError naming --backend for an unknown backend, and for bad settings;
@@ -32,8 +36,11 @@ struct TrainingKnobs {
   std::optional<double> initial_loss_scale;
 };
 
+// The step times come from the run's own trace events; with `simulate_beside` the scenario is simulated after the
+// run and its last step set beside the executed median step.
 RunRun run_execute(const Scenario& scenario, const std::string& backend, const TrainingKnobs& knobs, TraceSink& sink,
-                   const exec::MultiNodeOptions& multinode = {}, const ParameterFiles& files = {});
+                   const exec::MultiNodeOptions& multinode = {}, const ParameterFiles& files = {},
+                   bool simulate_beside = false);
 
 // Writes the run's trained parameters to files.save (after a run that ended ok). Throws ScenarioError naming
 // --save-params when the file cannot be written; the run's trace and report are already out by then.

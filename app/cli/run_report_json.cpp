@@ -18,6 +18,32 @@ std::string run_json(const RunRun& run) {
   root["error"] = r.ok ? json(nullptr) : json(r.error);
   root["failed_rank"] = r.failed_rank;
   root["run_time_ns"] = r.run_time_ns;
+  // Every training step, batch loading left out and reported apart (run/step_timing.h).
+  json step_times = json::array(), load_times = json::array();
+  for (const StepTiming& t : run.steps) {
+    step_times.push_back(t.step_ns);
+    load_times.push_back(t.load_batch_ns);
+  }
+  root["step_times_ns"] = step_times;
+  root["load_batch_ns"] = load_times;
+  root["median_step_ns"] = run.steps.empty() ? json(nullptr) : json(median_step(run.steps).step_ns);
+  if (run.beside) {
+    const StepBeside& b = *run.beside;
+    json kinds = json::object();
+    const auto entry = [](TimeNs sim, TimeNs exec) {
+      const auto error = relative_error(sim, exec);
+      return json{{"simulated_ns", sim}, {"executed_ns", exec}, {"error", error ? json(*error) : json(nullptr)}};
+    };
+    for (int k = 0; k < kTimeKindCount; ++k)
+      kinds[time_kind_name(static_cast<TimeKind>(k))] =
+          entry(b.simulated.by_kind[static_cast<std::size_t>(k)], b.executed.by_kind[static_cast<std::size_t>(k)]);
+    root["simulate_beside"] = {{"device_profile", b.cost.profile.empty() ? json(nullptr) : json(b.cost.profile)},
+                               {"roofline_ops", b.cost.roofline_ops},
+                               {"executed_step", b.executed.step},
+                               {"simulated_step", b.simulated.step},
+                               {"step", entry(b.simulated.step_ns, b.executed.step_ns)},
+                               {"by_kind", kinds}};
+  }
   root["predicted_accounting"] = accounting_name(run.predicted_mode);
   root["devices"] = r.device_names;
   json ranks = json::array();

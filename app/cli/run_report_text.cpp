@@ -20,6 +20,8 @@ void print_run_text(const RunRun& run, std::ostream& out) {
                          ? ", " + dtype_name(s.training.dtype) + " mixed precision (fp32 master weights)"
                          : std::string());
   out << fmt::format("Run time {} — {}\n", format_duration(r.run_time_ns), r.ok ? "ok" : "FAILED: " + r.error);
+  print_step_times(run.steps, out);
+  if (run.beside) print_step_beside(*run.beside, out);
   if (r.ok) {
     const exec::ModelParameters model = exec::assemble_model_parameters(r.ranks);
     out << fmt::format("Model parameters (all ranks together, each element once): checksum {:.9g} (Σx² {:.9g}) over {} "

@@ -27,6 +27,16 @@ std::string simulate_json(const SimulateRun& run) {
                         {"gpus_per_node", costs.links().gpus_per_node},
                         {"intra_node_link", link_json(costs.links().intra_node)},
                         {"inter_node_link", link_json(costs.links().inter_node)}};
+  const CostSource& source = r.cost_source;
+  root["device_profile"] = source.profile.empty()
+                               ? json(nullptr)
+                               : json{{"path", source.profile},
+                                      {"source", run.scenario.profile ? run.scenario.profile->source : ""},
+                                      {"machine", run.scenario.profile ? run.scenario.profile->machine_name : ""},
+                                      {"profiled_ops", source.profiled_ops},
+                                      {"roofline_ops", source.roofline_ops},
+                                      {"roofline_examples", source.roofline_examples},
+                                      {"collectives_from_profile", source.collectives_from_profile}};
   root["accounting"] = accounting_name(run.scenario.settings.accounting.mode);
   root["step"] = r.step;
   root["step_begin_ns"] = r.step_begin_ns;

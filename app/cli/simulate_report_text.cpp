@@ -36,9 +36,29 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << fmt::format("cluster    {} × {}, strategy {}; {} GPUs per node\n", s.cluster.world, run.scenario.device.name,
                      strategy_name(s.strategy.kind), costs.links().gpus_per_node);
   out << fmt::format("links      intra-node {}, inter-node {}\n", link_text(costs.links().intra_node), link_text(costs.links().inter_node));
-  out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel\n", rates.peak_tflops,
-                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_duration(rates.kernel_overhead_ns));
-  out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
+  const CostSource& source = r.cost_source;
+  // With a profile the roofline times only the ops it has no curve for: say so, or the line reads as what was used.
+  out << fmt::format("compute    {} TFLOP/s × {} efficiency, HBM {} GB/s × {}, {} per kernel{}\n", rates.peak_tflops,
+                     rates.compute_efficiency, rates.hbm_gbps, rates.memory_efficiency, format_duration(rates.kernel_overhead_ns),
+                     source.profile.empty() ? "" : " (the roofline: only for ops the profile has no curve for)");
+  if (source.profile.empty()) {
+    out << "model      roofline compute; alpha-beta ring collectives (NCCL ring; busbw as nccl-tests)\n";
+  } else {
+    out << fmt::format("model      device profile {} ({}, measured through {}): {} compute ops from its curves{}; "
+                       "collectives {}\n",
+                       source.profile, run.scenario.profile->machine_name, run.scenario.profile->source, source.profiled_ops,
+                       source.roofline_ops == 0 ? std::string()
+                                                : fmt::format(", {} by the roofline (no curve, e.g. '{}')", source.roofline_ops,
+                                                              source.roofline_examples.front()),
+                       source.collectives_from_profile ? "from its curves" : "by the links' alpha-beta model");
+    // The profile times the ops, the preset sizes the memory: a preset of another GPU (an H100 with an H200's
+    // profile, a CPU's profile) mixes two machines, which the user should know.
+    const std::string& machine = run.scenario.profile->machine_name;
+    const std::string family = run.scenario.device.name.substr(0, run.scenario.device.name.find('-'));
+    if (machine.find(family) == std::string::npos)
+      out << fmt::format("note       times are those of the profile's machine ({}); memory capacity is the {} preset's\n",
+                         machine, run.scenario.device.name);
+  }
   for (const auto& note : run.plan.notes) out << "note       " << note << "\n";
   if (!r.error.empty()) out << "STOPPED    " << r.error << "\n";
   if (r.run_time_ns >= kMaxTimeNs)

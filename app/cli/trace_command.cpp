@@ -1,4 +1,5 @@
-// The trace command: info, export and check of a .sstrace file (see trace_command.h).
+// The trace command: info (with step times, run/step_timing.h), export and check of a .sstrace file (see
+// trace_command.h).
 #include "cli/trace_command.h"
 
 #include <fmt/format.h>
@@ -11,6 +12,8 @@
 #include "cli/trace_outputs.h"
 #include "core/units.h"
 #include "core/untrusted_text.h"
+#include "cli/trace_steps.h"
+#include "run/step_timing.h"
 #include "scenario/scenario.h"
 #include "trace/file/trace_file_reader.h"
 #include "trace/import/open_run.h"
@@ -26,8 +29,13 @@ struct LoadedTrace {
   TraceStore store;
 };
 
-void load(const std::string& path, LoadedTrace& trace, std::ostream& err) {
-  trace.file = load_trace_file(path, trace.store);
+void load(const std::string& path, LoadedTrace& trace, std::ostream& err, TraceSink* also = nullptr) {
+  if (also != nullptr) {
+    TeeTraceSink both({&trace.store, also});
+    trace.file = load_trace_file(path, both);
+  } else {
+    trace.file = load_trace_file(path, trace.store);
+  }
   if (trace.file.truncated) err << "warning: " << describe_cut(trace.file) << "\n";
 }
 
@@ -46,8 +54,11 @@ std::string or_dash(const std::optional<std::string>& text) { return text ? prin
 
 void print_trace_info(const std::string& path, bool as_json, std::ostream& out, std::ostream& err) {
   LoadedTrace trace;
-  load(path, trace, err);
+  OpIntervalSink intervals;
+  load(path, trace, err, &intervals);
   const TraceReadResult& file = trace.file;
+  // Step times by the rules run --json uses (run/step_timing.h): a recorded run's or a simulated one's.
+  const std::vector<StepTiming> steps = trace_step_timings(file.header, intervals);
   const auto [ranks, t_min, t_max] = trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.t_min, d.t_max); });
   const TimeNs duration = t_max - t_min;
   if (as_json) {
@@ -61,6 +72,19 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
     root["complete"] = !file.truncated;
     root["cut_at_byte"] = file.truncated ? json(file.valid_bytes) : json(nullptr);
     root["reason"] = file.truncated ? json(file.problem) : json(nullptr);
+    json step_times = json::array(), load_times = json::array();
+    for (const StepTiming& t : steps) {
+      step_times.push_back(t.step_ns);
+      load_times.push_back(t.load_batch_ns);
+    }
+    root["step_times_ns"] = step_times;
+    root["load_batch_ns"] = load_times;
+    root["median_step_ns"] = steps.empty() ? json(nullptr) : json(median_step(steps).step_ns);
+    json by_kind = json::object();
+    if (!steps.empty())
+      for (int k = 0; k < kTimeKindCount; ++k)
+        by_kind[time_kind_name(static_cast<TimeKind>(k))] = median_step(steps).by_kind[static_cast<std::size_t>(k)];
+    root["median_step_by_kind_ns"] = steps.empty() ? json(nullptr) : by_kind;
     out << root.dump(2) << "\n";
     return;
   }
@@ -86,6 +110,17 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
     out << fmt::format("complete:     no, cut at byte {}: {}\n", file.valid_bytes, file.problem);
   else
     out << "complete:     yes (End record present)\n";
+  if (steps.empty()) {
+    out << "steps:        — (no training step ran, or this build does not lower the header's scenario to its plan)\n";
+  } else {
+    const StepTiming& median = median_step(steps);
+    std::string kinds;
+    for (int k = 0; k < kTimeKindCount; ++k)
+      kinds += fmt::format("{}{} {}", k == 0 ? "" : ", ", time_kind_name(static_cast<TimeKind>(k)),
+                           format_duration(median.by_kind[static_cast<std::size_t>(k)]));
+    out << fmt::format("steps:        {} timed; median step {} (step {}; {}), batch loading apart\n", steps.size(),
+                       format_duration(median.step_ns), median.step, kinds);
+  }
 }
 
 void export_trace(const std::string& path, const std::string& chrome, const std::string& csv, std::ostream& err) {

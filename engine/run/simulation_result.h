@@ -42,6 +42,7 @@
 //   (both take (m+p−1)(f+b), each stage computing m(f+b) of it), whatever the optimizer costs; set-up and the
 //   previous step lie outside the region, so it is the figure to set against the published bubble.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,16 @@ struct CollectiveTiming {
   double busbw_gbps = 0;   // Σ(S × busbw factor) / Σ time: nccl-tests' bus bandwidth, aggregated
 };
 
+// How the simulation timed its ops: from a measured device profile (cluster.device_profile), or by the roofline
+// (no profile, or an op the profile has no curve for).
+struct CostSource {
+  std::string profile;            // the profile's path; empty: none, every op by the roofline
+  std::int64_t profiled_ops = 0;  // compute ops timed from the profile (over the whole plan, every rank)
+  std::int64_t roofline_ops = 0;  // compute ops doing work that the profile could not time
+  std::vector<std::string> roofline_examples;  // the first few of those, by label
+  bool collectives_from_profile = false;  // else the link presets' alpha-beta model
+};
+
 struct SimulationResult {
   int step = 0;  // S
   TimeNs step_begin_ns = 0;
@@ -101,6 +112,7 @@ struct SimulationResult {
   std::vector<CollectiveTiming> collectives;
   std::size_t event_count = 0;  // trace events emitted, RunEnd included
   std::string error;            // empty, or why the run stopped (e.g. ops that could never start)
+  CostSource cost_source;
 };
 
 }  // namespace shardscope

@@ -1,6 +1,7 @@
 // Scenario validation and resolution (model built, preset looked up), and the enum names.
 #include "scenario/scenario.h"
 
+#include "cluster/device_profile.h"
 #include "scenario/implementation_rules.h"
 #include "scenario/parallel_layout.h"
 #include "scenario/scenario_fields.h"
@@ -282,6 +283,13 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
     throw ScenarioError("accounting.gpu_arch", "unknown architecture '" + resolved.gpu_arch + "'; one of sm70, sm80, sm89, sm90");
 
   resolved.links = resolve_links(resolved.settings.simulation, resolved.device);
+  if (!cluster.device_profile.empty()) {
+    try {
+      resolved.profile = cached_device_profile(cluster.device_profile);
+    } catch (const DeviceProfileError& error) {
+      throw ScenarioError("cluster.device_profile", error.what());
+    }
+  }
 
   resolved.weight_decay = training.weight_decay.value_or(training.optimizer == OptimizerKind::AdamW ? 0.01 : 0.0);
   return resolved;

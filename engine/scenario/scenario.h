@@ -4,6 +4,7 @@
 //   s.training.batch = 32;                                           // CLI flags override fields
 //   ResolvedScenario r = resolve_scenario(s);                        // validates, builds the Model
 #pragma once
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,9 @@ struct ClusterSettings {
   int world = 0;  // 0: the default, 2 devices (1 for strategy 'single')
   std::string device = "H100-80";
   std::optional<double> capacity_gib;  // overrides the preset's capacity (required sense for "custom")
+  // A measured device profile (cluster/device_profile.h): a path, or the name of one under assets/devices. Empty:
+  // the simulator uses the roofline and link constants (simulation section).
+  std::string device_profile;
 };
 
 struct StrategySettings {
@@ -155,6 +159,8 @@ class ScenarioError : public std::runtime_error {
 
 // Everything lowering needs, checked and derived.
 
+struct DeviceProfile;  // cluster/device_profile.h: only the simulator and the reports read it
+
 struct ResolvedScenario {
   Scenario settings;  // world, stages and dp filled in
   Model model;
@@ -162,6 +168,7 @@ struct ResolvedScenario {
   std::string gpu_arch;
   double weight_decay = 0;
   ClusterLinks links;  // presets looked up, simulation.link_* / inter_node_* overrides applied
+  std::shared_ptr<const DeviceProfile> profile;  // cluster.device_profile read; null without one
 };
 
 ResolvedScenario resolve_scenario(const Scenario& scenario);

@@ -16,6 +16,7 @@
 #include <array>
 
 #include "cluster/device_preset.h"
+#include "cluster/device_profile.h"
 #include "cluster/link_preset.h"
 #include "scenario/field_access.h"
 
@@ -149,6 +150,13 @@ const std::vector<ScenarioField>& table() {
           .key = "cluster.capacity_gib", .flag = "--capacity-gib", .label = "Capacity (GiB)", .kind = K::Number,
           .help = "Device memory in GiB", .framework = "torch.cuda.get_device_properties(d).total_memory",
           .unset_means = "the preset's capacity", .min = 0, .max = 65536, .min_exclusive = true}),
+      with_empty_unset_member<&S::cluster, &ClusterSettings::device_profile>({
+          .key = "cluster.device_profile", .flag = "--device-profile", .label = "Device profile", .kind = K::Text,
+          .help = "A measured device profile (shardscope-cli calibrate, python -m shardscope.calibrate): the simulator "
+                  "interpolates its kernel and collective times instead of the roofline; a path, or a profile shipped "
+                  "under assets/devices (h200-torch-2.11: PyTorch 2.11 on an H200)",
+          .unset_means = "the roofline: the device preset's peaks × the simulation efficiencies",
+          .choices = shipped_device_profiles}),
 
       with_member<&S::strategy, &StrategySettings::kind>({
           .key = "strategy.name", .flag = "--strategy", .label = "Strategy", .kind = K::Choice,

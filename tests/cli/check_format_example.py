@@ -53,7 +53,8 @@ with tempfile.TemporaryDirectory() as folder:
     path = os.path.join(folder, "example.sstrace")
     open(path, "wb").write(data)
     info = json.loads(run("trace", "info", path, "--json").stdout)
-    assert set(info) == {"header", "ranks", "events", "duration_ns", "complete", "cut_at_byte", "reason"}, info.keys()
+    assert set(info) == {"header", "ranks", "events", "duration_ns", "complete", "cut_at_byte", "reason", "step_times_ns",
+                     "load_batch_ns", "median_step_ns", "median_step_by_kind_ns"}, info.keys()
     assert (info["events"], info["ranks"], info["duration_ns"]) == (events, ranks, duration), info
     assert info["complete"] is True and info["cut_at_byte"] is None and info["reason"] is None, info
     assert info["header"]["host"] == "lab-pc" and info["header"]["recorded_at"] == "2026-11-25T20:00:00Z", info["header"]

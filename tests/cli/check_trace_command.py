@@ -35,7 +35,8 @@ with tempfile.TemporaryDirectory() as folder:
 
     # info: the numbers the records hold, the recording metadata the CLI stamped.
     info = json.loads(run("trace", "info", path, "--json").stdout)
-    assert set(info) == {"header", "ranks", "events", "duration_ns", "complete", "cut_at_byte", "reason"}, info.keys()
+    assert set(info) == {"header", "ranks", "events", "duration_ns", "complete", "cut_at_byte", "reason", "step_times_ns",
+                     "load_batch_ns", "median_step_ns", "median_step_by_kind_ns"}, info.keys()
     assert info["events"] == events, (info["events"], events)
     assert info["ranks"] == 2 and info["complete"] is True and info["cut_at_byte"] is None and info["reason"] is None, info
     assert info["duration_ns"] > 0, info

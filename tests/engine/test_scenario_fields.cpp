@@ -23,7 +23,7 @@ const std::set<std::string> kDocumentedKeys = {
     "training.batch", "training.loss", "training.optimizer", "training.weight_decay", "training.dtype",
     "training.precision",
     "training.steps", "training.no_grad", "training.seq", "training.checkpoint",
-    "cluster.world", "cluster.device", "cluster.capacity_gib",
+    "cluster.world", "cluster.device", "cluster.capacity_gib", "cluster.device_profile",
     "strategy.name", "strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.gpu0_batch",
     "strategy.stages", "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
     "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",

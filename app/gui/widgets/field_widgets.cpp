@@ -129,12 +129,13 @@ bool FieldWidgets::draw_value(const ScenarioField& field, FieldValue& value) {
   return false;
 }
 
-// Free text (the model spec) is typed and applied on Enter, with the suggestions one click away; text with a
+// Free text (the model spec, a device profile) is typed and applied on Enter, with the suggestions one click away; text with a
 // closed set of suggestions (devices, links, architectures) is a combo.
 bool FieldWidgets::draw_text(const ScenarioField& field, FieldValue& value) {
   const std::string label(field.label);
   const std::string current = std::get_if<std::string>(&value) ? std::get<std::string>(value) : "";
-  const bool free_text = field.key == "model.spec" || field.key == "name" || !field.choices;
+  // A device profile is a shipped name or the path of one the user calibrated: typed, with the shipped ones offered.
+  const bool free_text = field.key == "model.spec" || field.key == "name" || field.key == "cluster.device_profile" || !field.choices;
   if (!free_text) {
     std::string v = current;
     if (!combo(label.c_str(), v, field.choices())) return false;

@@ -1,0 +1,28 @@
+// `shardscope-cli calibrate`: measures a device profile (cluster/device_profile.h, source "shardscope") by running
+// our executor's own kernels through its backend on this machine — the GEMMs of nn.Linear's three passes over a
+// grid of shapes, the elementwise and reduction kernels over sizes, the optimizer step, the collectives between
+// rank threads (CPU) or the CUDA backend's ranks, GPT-2 blocks (whose attention core is what is left of the measured
+// block after its GEMMs and elementwise kernels), the launch cost and the executor's own time per op. The simulator
+// interpolates the result (sim/profile_costs.h) to predict our executor's step on this machine.
+// Usage:
+//   CalibrationOptions options;  options.backend = exec::BackendKind::Cpu;  options.progress = &std::cerr;
+//   DeviceProfile profile = calibrate_device(options);   // throws exec::BackendUnavailableError
+#pragma once
+#include <iosfwd>
+#include <string>
+
+#include "cluster/device_profile.h"
+#include "exec/backend_choice.h"
+
+namespace shardscope::calibration {
+
+struct CalibrationOptions {
+  exec::BackendKind backend = exec::BackendKind::Cpu;
+  // Tiny grids and short timings: a check that every part runs (tests), not a profile to predict with.
+  bool quick = false;
+  std::ostream* progress = nullptr;  // one line a part ("calibrate: gemm float32: 41 shapes, 12.0 s")
+};
+
+DeviceProfile calibrate_device(const CalibrationOptions& options);
+
+}  // namespace shardscope::calibration

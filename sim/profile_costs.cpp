@@ -1,0 +1,399 @@
+// ProfileCosts: compute ops taken apart into the kernels that run them, each timed on the profile's curves.
+// Which kernels run where follows the code that runs the op:
+// - ours (source "shardscope"): exec/cpu/linear_kernels.cpp (the bias a copy loop before the GEMM, its gradient a
+//   row loop), exec/cpu/gpt_block_kernels.cpp (Conv1D GEMMs with bias loops, our attention core, tanh GELU);
+// - PyTorch 2.x eager (source "pytorch"): nn.Linear is addmm, whose bias rides in cuBLASLt's epilogue
+//   (aten/src/ATen/native/cuda/Blas.cpp addmm_out_cuda_impl, "useLtInterface"), so no bias kernel; AddmmBackward0
+//   is two mm and a sum over rows for the bias (tools/autograd/derivatives.yaml: addmm, sum_to); mse_loss is one
+//   TensorIterator kernel then a mean (aten/src/ATen/native/Loss.cpp mse_loss_out); HF transformers' GPT2Attention
+//   eager path is matmul, a division by sqrt(head width), torch.where with the causal mask, softmax, matmul, with
+//   q, k, v made contiguous for the batched matmul (matmul's reshape of a transposed view copies); gelu_new is
+//   NewGELUActivation's Python expression: pow, mul, add, mul, tanh, add, mul, mul — eight kernels.
+#include "sim/profile_costs.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/profile_interpolation.h"
+
+namespace shardscope {
+
+namespace {
+
+std::optional<double> sum(std::initializer_list<std::optional<double>> parts) {
+  double total = 0;
+  for (const auto& part : parts) {
+    if (!part) return std::nullopt;
+    total += *part;
+  }
+  return total;
+}
+
+std::optional<double> times(std::optional<double> seconds, double factor) {
+  if (seconds) *seconds *= factor;
+  return seconds;
+}
+
+std::vector<CurvePoint> curve_of(const std::vector<ProfileSizePoint>& points) {
+  std::vector<CurvePoint> curve;
+  curve.reserve(points.size());
+  for (const auto& p : points) curve.push_back({p.size, p.seconds});
+  return curve;
+}
+
+std::string collective_key(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::AllReduce: return "all_reduce";
+    case CollectiveKind::Broadcast: return "broadcast";
+    case CollectiveKind::Reduce: return "reduce";
+    case CollectiveKind::AllGather: return "all_gather";
+    case CollectiveKind::ReduceScatter: return "reduce_scatter";
+    case CollectiveKind::Scatter: return "scatter";
+    case CollectiveKind::Gather: return "gather";
+    case CollectiveKind::Barrier: return "barrier";
+  }
+  return "";
+}
+
+// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md), as sim/bus_bandwidth.cpp: the share of S a ring moves
+// over each link. Converts a time measured for one kind or rank count into another's at the same bus bandwidth.
+double bus_factor(const std::string& kind, double n) {
+  if (n <= 1) return 0;
+  if (kind == "all_reduce") return 2 * (n - 1) / n;
+  if (kind == "broadcast" || kind == "reduce") return 1;
+  return (n - 1) / n;  // all_gather, reduce_scatter, scatter, gather
+}
+
+}  // namespace
+
+ProfileCosts::ProfileCosts(std::shared_ptr<const DeviceProfile> profile, const ResolvedScenario& scenario)
+    : profile_(std::move(profile)),
+      model_(&scenario.model),
+      optimizer_(scenario.settings.training.optimizer),
+      dtype_(profile_dtype_name(scenario.settings.training.dtype)),
+      element_bytes_(static_cast<double>(scenario.model.activation_element_bytes)),
+      pytorch_(profile_->source == "pytorch") {
+  // PyTorch's calibration times gloo between processes that share one GPU: nothing like NCCL between GPUs, so the
+  // link model keeps those; on a CPU it is what a gloo job does.
+  collectives_usable_ = !profile_->collectives.empty() && !(profile_->backend == "cuda" && profile_->collective_backend == "gloo");
+  // Our CPU backend runs every rank as a thread of one process: `world` of them compute at once on the host.
+  gemm_slowdown_ = slowdown("gemm", scenario.settings.cluster.world);
+  elementwise_slowdown_ = slowdown("elementwise", scenario.settings.cluster.world);
+  bool earlier_params = false;
+  for (const Layer& layer : model_->layers) {
+    input_needs_grad_.push_back(earlier_params);
+    earlier_params = earlier_params || !layer.params.empty();
+  }
+}
+
+ProfileCosts::ProfileCosts(std::shared_ptr<const DeviceProfile> profile, Dtype dtype)
+    : profile_(std::move(profile)),
+      dtype_(profile_dtype_name(dtype)),
+      element_bytes_(element_bytes_of(dtype)),
+      pytorch_(profile_->source == "pytorch") {}
+
+// Measured thread counts interpolated linearly; past the largest, the slowdown grows in proportion to the threads
+// (they share cores the measurement already filled).
+double ProfileCosts::slowdown(const std::string& kind, double threads) const {
+  const auto found = profile_->concurrency.find(kind);
+  if (found == profile_->concurrency.end() || found->second.empty() || threads <= 1) return 1;
+  std::vector<DeviceProfile::ConcurrencyPoint> points = found->second;
+  points.push_back({1, 1});
+  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.threads < b.threads; });
+  if (threads >= points.back().threads) return points.back().slowdown * threads / points.back().threads;
+  for (std::size_t k = 1; k < points.size(); ++k)
+    if (threads <= points[k].threads) {
+      const auto& a = points[k - 1];
+      const auto& b = points[k];
+      return a.slowdown + (b.slowdown - a.slowdown) * (threads - a.threads) / (b.threads - a.threads);
+    }
+  return 1;
+}
+
+std::optional<double> ProfileCosts::gemm_seconds(const std::string& layout, double m, double n, double k, double batch) const {
+  const auto found = profile_->gemm.find(dtype_);
+  if (found == profile_->gemm.end()) return std::nullopt;
+  if (layout == "batched") {
+    // The nearest measured batch counts (in log) on either side; time per product interpolated between them.
+    std::vector<double> batches;
+    for (const auto& g : found->second)
+      if (g.layout == "batched") batches.push_back(g.batch);
+    if (batches.empty()) return std::nullopt;
+    std::sort(batches.begin(), batches.end());
+    batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+    const auto per_product = [&](double b) {
+      std::vector<GridPoint> points;
+      for (const auto& g : found->second)
+        if (g.layout == "batched" && g.batch == b) points.push_back({{g.m, g.n, g.k}, 2 * g.m * g.n * g.k, g.seconds / b});
+      return grid_seconds(points, {m, n, k}, 2 * m * n * k);
+    };
+    if (batch <= batches.front()) return per_product(batches.front()).value() * batch;
+    if (batch >= batches.back()) return per_product(batches.back()).value() * batch;
+    const auto hi = std::upper_bound(batches.begin(), batches.end(), batch);
+    const double lo_b = *(hi - 1), hi_b = *hi;
+    const double w = (std::log(batch) - std::log(lo_b)) / (std::log(hi_b) - std::log(lo_b));
+    return std::exp((1 - w) * std::log(*per_product(lo_b)) + w * std::log(*per_product(hi_b))) * batch;
+  }
+  std::vector<GridPoint> points;
+  for (const auto& g : found->second)
+    if (g.layout == layout && g.batch == 1) points.push_back({{g.m, g.n, g.k}, 2 * g.m * g.n * g.k, g.seconds});
+  if (points.empty() && layout != "forward") return gemm_seconds("forward", m, n, k);  // the nearest layout measured
+  return grid_seconds(points, {m, n, k}, 2 * m * n * k * batch);
+}
+
+std::optional<double> ProfileCosts::elementwise_seconds(const std::string& op, double bytes) const {
+  if (bytes <= 0) return 0.0;
+  const auto found = profile_->elementwise.find(op);
+  if (found == profile_->elementwise.end()) return std::nullopt;
+  const auto curve = found->second.find(dtype_);
+  if (curve == found->second.end()) return std::nullopt;
+  return curve_seconds(curve_of(curve->second), bytes);
+}
+
+std::optional<double> ProfileCosts::optimizer_seconds(OptimizerKind kind, double parameters) const {
+  const auto found = profile_->optimizer.find(optimizer_name(kind));
+  if (found == profile_->optimizer.end()) return std::nullopt;
+  return curve_seconds(curve_of(found->second), parameters);
+}
+
+std::optional<double> ProfileCosts::attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const {
+  const auto found = profile_->attention.find(dtype_);
+  if (found == profile_->attention.end() || found->second.empty()) return std::nullopt;
+  // The points of the head width nearest this one's (in log); time scales with the head width from there.
+  double nearest = found->second.front().head_dim;
+  for (const auto& a : found->second)
+    if (std::abs(std::log(a.head_dim / head_dim)) < std::abs(std::log(nearest / head_dim))) nearest = a.head_dim;
+  std::vector<GridPoint> points;
+  for (const auto& a : found->second) {
+    const double seconds = backward ? a.backward_s : a.forward_s;
+    if (a.head_dim == nearest && seconds > 0)
+      points.push_back({{a.batch_heads, a.seq, 1}, a.batch_heads * a.seq * a.seq * a.head_dim, seconds});
+  }
+  return times(grid_seconds(points, {batch_heads, seq, 1}, batch_heads * seq * seq * nearest), head_dim / nearest);
+}
+
+std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
+  if (op.kind != OpKind::Compute || model_ == nullptr) return std::nullopt;
+  const Layer* layer = op.layer >= 0 && op.layer < static_cast<int>(model_->layers.size())
+                           ? &model_->layers[static_cast<std::size_t>(op.layer)]
+                           : nullptr;
+  switch (op.kernel) {
+    case Kernel::LinearForward:
+    case Kernel::LinearBackward:
+      return times(layer != nullptr ? linear_seconds(op, *layer) : std::nullopt, gemm_slowdown_);
+    case Kernel::GptBlockForward:
+    case Kernel::GptBlockBackward:
+    case Kernel::GptAttentionRecompute:
+      return times(layer != nullptr ? block_seconds(op, *layer) : std::nullopt, gemm_slowdown_);
+    case Kernel::OptimizerStep: {
+      const bool adam = optimizer_ == OptimizerKind::Adam || optimizer_ == OptimizerKind::AdamW;
+      // optimizer_step.cpp counts 12 FLOPs a parameter for Adam / AdamW, 3 for SGD.
+      return times(optimizer_seconds(optimizer_, op.flops / (adam ? 12.0 : 3.0)), elementwise_slowdown_);
+    }
+    case Kernel::LoadBatch: return 0.0;  // the batch is made apart from the step (as the executed step times it)
+    default: return times(elementwise_kernel_seconds(op), elementwise_slowdown_);
+  }
+}
+
+// nn.Linear: rows from the op's FLOPs (model_pass.cpp: forward 2·in·out a row; backward twice that when autograd
+// also computes the input's gradient); a language model's lm_head maps every token.
+std::optional<double> ProfileCosts::linear_seconds(const Op& op, const Layer& layer) const {
+  const double tokens = model_->language_model && model_->seq > 0 ? model_->seq : 1;
+  const double in = static_cast<double>(layer.in_numel) / tokens, out = static_cast<double>(layer.out_numel) / tokens;
+  const bool biased = layer.tied_layer < 0 && layer.params.size() > 1;
+  const bool input_grad = op.kernel == Kernel::LinearBackward && input_needs_grad_[static_cast<std::size_t>(op.layer)];
+  const double passes = op.kernel == Kernel::LinearBackward && input_grad ? 2 : 1;
+  const double m = std::max(1.0, std::round(op.flops / (layer.forward_flops_per_sample * passes))) * tokens;
+  const double out_bytes = m * out * element_bytes_;
+  if (op.kernel == Kernel::LinearForward) {
+    // PyTorch: the bias in cuBLASLt's epilogue; ours: a copy of the bias rows before the GEMM.
+    const auto bias = biased && !pytorch_ ? elementwise_seconds("bias_add", 2 * out_bytes) : std::optional<double>(0.0);
+    return sum({gemm_seconds("forward", m, out, in), bias});
+  }
+  const auto dx = input_grad ? gemm_seconds("input_grad", m, in, out) : std::optional<double>(0.0);
+  const auto bias = !biased ? std::optional<double>(0.0) : elementwise_seconds(pytorch_ ? "sum_rows" : "bias_grad", out_bytes);
+  return sum({dx, gemm_seconds("weight_grad", out, in, m), bias});
+}
+
+// Elementwise and reduction kernels by the bytes the op moves as the lowering counts them (Op::bytes_accessed; our
+// calibration records its kernels at those bytes), else by PyTorch's kernels that do the same work.
+std::optional<double> ProfileCosts::elementwise_kernel_seconds(const Op& op) const {
+  const double bytes = static_cast<double>(op.bytes_accessed);
+  if (op.flops <= 0 && bytes <= 0) return 0.0;
+  const auto first = [&](std::initializer_list<std::optional<double>> choices) -> std::optional<double> {
+    for (const auto& c : choices)
+      if (c) return c;
+    return std::nullopt;
+  };
+  const auto ew = [&](const char* name, double scale = 1) { return elementwise_seconds(name, bytes * scale); };
+  // Elements of a loss's input: model_pass.cpp counts 3 FLOPs an element for MSE and its backward, 5 for
+  // cross-entropy (a language model's rows are its tokens).
+  switch (op.kernel) {
+    case Kernel::ReluForward: return ew("relu");
+    case Kernel::ReluBackward: return ew("relu_backward");
+    case Kernel::MseLoss: return first({ew("mse_loss"), sum({ew("mul"), ew("sum_rows", 1.0 / 3)})});
+    case Kernel::MseLossBackward: return first({ew("mse_loss_backward"), ew("mul", 1.5)});
+    case Kernel::CrossEntropyLoss: return first({ew("cross_entropy"), sum({ew("softmax"), ew("sum_rows", 0.5)})});
+    case Kernel::NllLossBackward: return first({ew("nll_loss_backward"), ew("copy")});
+    case Kernel::LogSoftmaxBackward: return first({ew("log_softmax_backward"), ew("softmax", 1.5)});
+    case Kernel::Accumulate: return first({ew("accumulate"), ew("add")});
+    case Kernel::Copy: return ew("copy");
+    case Kernel::Scale: return first({ew("scale"), ew("mul")});
+    case Kernel::Zero: return first({ew("zero"), ew("copy")});
+    case Kernel::UnscaleGradients: return first({ew("unscale"), ew("mul")});
+    case Kernel::None: return op.flops > 0 ? std::nullopt : ew("copy");  // a library copy; anything else unknown
+    default: break;
+  }
+  // GPT-2's embedding and final LayerNorm: their ops count whole parameter tensors (wte) in their bytes, which the
+  // kernels do not stream; key them by the activations they read and write instead.
+  const Layer* layer = op.layer >= 0 ? &model_->layers[static_cast<std::size_t>(op.layer)] : nullptr;
+  if (layer == nullptr || layer->forward_flops_per_sample <= 0) return std::nullopt;
+  // model_pass.cpp: a backward with weights counts twice the forward's FLOPs when the input needs its gradient.
+  const bool weights_and_dx = op.compute_kind == ComputeKind::Backward && layer->has_weight() &&
+                              input_needs_grad_[static_cast<std::size_t>(op.layer)];
+  const double rows = std::max(1.0, std::round(op.flops / (layer->forward_flops_per_sample * (weights_and_dx ? 2 : 1))));
+  const double activation = rows * static_cast<double>(layer->out_numel) * element_bytes_;
+  switch (op.kernel) {
+    case Kernel::EmbeddingForward: return first({elementwise_seconds("embedding", 2 * activation), elementwise_seconds("copy", 2 * activation)});
+    case Kernel::EmbeddingBackward:
+      return first({elementwise_seconds("embedding_backward", 2 * activation), elementwise_seconds("add", 3 * activation)});
+    case Kernel::LayerNormForward: return elementwise_seconds("layer_norm", 2 * activation);
+    case Kernel::LayerNormBackward:
+      return first({elementwise_seconds("layer_norm_backward", 3 * activation),
+                    times(elementwise_seconds("layer_norm", 2 * activation), 2)});
+    default: return std::nullopt;
+  }
+}
+
+// HF GPT-2's eager attention core on PyTorch: b·a batched products and the elementwise passes over the scores.
+std::optional<double> ProfileCosts::pytorch_attention_core(double b, double a, double s, double d, bool backward) const {
+  const double bh = b * a, scores = bh * s * s * element_bytes_, heads = b * s * a * d * element_bytes_;
+  if (!backward)
+    return sum({elementwise_seconds("copy", 3 * 2 * heads),          // q, k, v made contiguous for matmul
+                gemm_seconds("batched", s, s, d, bh),                // q·kᵀ
+                elementwise_seconds("mul", 2 * scores),              // / sqrt(head width)
+                elementwise_seconds("add", 3 * scores),              // torch.where(causal mask, w, min)
+                elementwise_seconds("softmax", 2 * scores),
+                gemm_seconds("batched", s, d, s, bh),                // probabilities · v
+                elementwise_seconds("copy", 2 * heads)});            // heads merged (transpose, contiguous)
+  return sum({elementwise_seconds("copy", 2 * heads),
+              gemm_seconds("batched", s, s, d, bh), gemm_seconds("batched", s, d, s, bh),  // d probabilities, d v
+              elementwise_seconds("softmax", 3 * scores),            // softmax backward: y·(dy − Σ y·dy)
+              elementwise_seconds("add", 3 * scores),                // where backward
+              elementwise_seconds("mul", 2 * scores),                // division backward
+              gemm_seconds("batched", s, d, s, bh), gemm_seconds("batched", s, d, s, bh),  // d q, d k
+              elementwise_seconds("copy", 3 * 2 * heads)});
+}
+
+// One GPT-2 block (forward, backward, or the selective recomputation of its attention core), as its kernels run.
+std::optional<double> ProfileCosts::block_seconds(const Op& op, const Layer& layer) const {
+  if (!model_->transformer || model_->transformer->family != TransformerFamily::Gpt2) return std::nullopt;
+  const TransformerConfig& c = *model_->transformer;
+  const double s = model_->seq, h = static_cast<double>(c.hidden), i = static_cast<double>(c.intermediate);
+  const double a = c.heads, d = h / a;
+  if (op.kernel == Kernel::GptAttentionRecompute) {
+    const double b = std::max(1.0, std::round(op.flops / layer.attention_forward_flops_per_sample));
+    return pytorch_ ? pytorch_attention_core(b, a, s, d, false) : attention_seconds(b * a, s, d, false);
+  }
+  const bool backward = op.kernel == Kernel::GptBlockBackward;
+  // model_pass.cpp: a block's backward counts twice its forward's FLOPs (it has weights, and its input needs a gradient).
+  const double b = std::max(1.0, std::round(op.flops / (layer.forward_flops_per_sample * (backward ? 2 : 1))));
+  return gpt2_block_seconds(b, s, h, a, i, backward);
+}
+
+std::optional<double> ProfileCosts::gpt2_block_seconds(double b, double s, double h, double a, double i, bool backward,
+                                                       bool with_attention) const {
+  const double d = h / a, n = b * s, nh = n * h * element_bytes_, ni = n * i * element_bytes_;
+  // The block's four Conv1D layers: (out, in).
+  const double convs[4][2] = {{3 * h, h}, {h, h}, {i, h}, {h, i}};
+  double total = 0;
+  const auto add = [&](std::optional<double> part) {
+    if (part) total += *part;
+    return part.has_value();
+  };
+  bool ok = true;
+  for (const auto& [out, in] : convs) {
+    if (!backward) {
+      ok &= add(gemm_seconds("forward", n, out, in));
+      if (!pytorch_) ok &= add(elementwise_seconds("bias_add", 2 * n * out * element_bytes_));
+    } else {
+      ok &= add(gemm_seconds("input_grad", n, in, out));
+      ok &= add(gemm_seconds("weight_grad", out, in, n));
+      ok &= add(elementwise_seconds(pytorch_ ? "sum_rows" : "bias_grad", n * out * element_bytes_));
+    }
+  }
+  if (pytorch_) {
+    if (with_attention) ok &= add(pytorch_attention_core(b, a, s, d, backward));
+    if (!backward) {
+      ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 2));
+      ok &= add(times(elementwise_seconds("add", 3 * nh), 2));  // residuals
+      // gelu_new: pow, mul, add, mul, tanh, add, mul (2 passes each) and the last mul (3 passes).
+      ok &= add(times(elementwise_seconds("mul", 2 * ni), 7));
+      ok &= add(elementwise_seconds("mul", 3 * ni));
+    } else {
+      ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 4));
+      ok &= add(times(elementwise_seconds("add", 3 * nh), 2));  // gradient sums
+      // Autograd of the gelu_new chain: about two kernels of 3 passes for each of the eight.
+      ok &= add(times(elementwise_seconds("mul", 3 * ni), 16));
+    }
+  } else {
+    if (with_attention) ok &= add(attention_seconds(b * a, s, d, backward));
+    if (!backward) {
+      ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 2));
+      ok &= add(elementwise_seconds("gelu", 2 * ni));
+      ok &= add(times(elementwise_seconds("accumulate", 3 * nh), 2));
+    } else {
+      ok &= add(times(elementwise_seconds("layer_norm_backward", 3 * nh), 2));
+      ok &= add(elementwise_seconds("gelu_backward", 3 * ni));
+      ok &= add(elementwise_seconds("copy", 2 * nh));  // the residual path's gradient
+    }
+  }
+  if (!ok) return std::nullopt;
+  return total;
+}
+
+std::optional<double> ProfileCosts::collective_seconds(CollectiveKind kind, int ranks, double bytes) const {
+  if (!collectives_usable_ || ranks <= 1) return std::nullopt;
+  if (kind == CollectiveKind::Barrier) return 0.0;
+  const std::string key = collective_key(kind);
+  // Its own kind when measured, else all-reduce's bus bandwidth; the measured rank count nearest this one, carried
+  // over at the same bus bandwidth (nccl-tests' factors), as a ring's time follows its factor.
+  const std::string from = profile_->collectives.contains(key) ? key : "all_reduce";
+  const auto found = profile_->collectives.find(from);
+  if (found == profile_->collectives.end() || found->second.empty()) return std::nullopt;
+  double nearest = found->second.front().ranks;
+  for (const auto& p : found->second)
+    if (std::abs(p.ranks - ranks) < std::abs(nearest - ranks)) nearest = p.ranks;
+  std::vector<CurvePoint> curve;
+  for (const auto& p : found->second)
+    if (p.ranks == nearest) curve.push_back({p.bytes, p.seconds});
+  const double scale = bus_factor(key, ranks) / bus_factor(from, nearest);
+  // A curve measured over S: the same bus traffic S·factor lies at S·scale of the measured kind.
+  return curve_seconds(curve, bytes * scale);
+}
+
+std::optional<double> ProfileCosts::message_seconds(double bytes) const {
+  if (!collectives_usable_) return std::nullopt;
+  if (const auto found = profile_->collectives.find("send_recv"); found != profile_->collectives.end()) {
+    std::vector<CurvePoint> curve;
+    for (const auto& p : found->second) curve.push_back({p.bytes, p.seconds});
+    return curve_seconds(curve, bytes);
+  }
+  // A message is a broadcast between two ranks.
+  return collective_seconds(CollectiveKind::Broadcast, 2, bytes);
+}
+
+double ProfileCosts::host_seconds(const Program& program, const Op& op) const {
+  if (profile_->executor_op_s <= 0) return 0;
+  double seconds = profile_->executor_op_s;
+  if (op.kind == OpKind::Alloc && op.tensor >= 0 && static_cast<std::size_t>(op.tensor) < program.tensors.size()) {
+    // The executor zero-fills every tensor it allocates (exec/rank_runner.cpp run_alloc).
+    const double bytes = static_cast<double>(program.tensors[static_cast<std::size_t>(op.tensor)].bytes);
+    if (const auto found = profile_->elementwise.find("zero"); found != profile_->elementwise.end())
+      if (const auto curve = found->second.find("float32"); curve != found->second.end())
+        seconds += curve_seconds(curve_of(curve->second), bytes).value_or(0);
+  }
+  return seconds;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,185 @@
+// bench_timeline (issue 40, "a timeline you can trust"): calibrates the CPU backend (or reads a profile), then
+// simulates and executes five held-out jobs whose shapes the calibration did not time (MLP single, DDP, ZeRO-1,
+// a GPipe pipeline, a tiny GPT-2) and prints each simulated step beside the executed median with the error, the
+// breakdown per kind of time, and the mean absolute error. A benchmark, not a test: it reports what this machine
+// gives (the goal: each within 10 %, mean ≤ 5 %) and exits 0 unless something fails to run.
+// Run: build-test/tests/bench/bench_timeline [--profile PROFILE.json | --save-profile OUT.json] [--repeats N]
+//      [--steps N]    (from the repository root: the GPT-2 job's config is tests/bench/heldout/...)
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "calibration/calibration.h"
+#include "pipeline/run_pipeline.h"
+#include "run/step_timing.h"
+
+namespace {
+
+using namespace shardscope;
+
+struct Job {
+  std::string name;
+  Scenario scenario;
+};
+
+Scenario base(const std::string& model, int batch, OptimizerKind optimizer, StrategyKind strategy, int world, int steps) {
+  Scenario s;
+  s.model.spec = model;
+  s.training.batch = batch;
+  s.training.optimizer = optimizer;
+  s.training.steps = steps;
+  s.strategy.kind = strategy;
+  s.cluster.world = world;
+  return s;
+}
+
+// Shapes chosen off the calibration's grids (rows 16·4^k, widths 32·4^k; blocks of head width 32 / 64 at other
+// sequence lengths and batch × heads).
+std::vector<Job> heldout_jobs(int steps, const std::string& gpt2_config) {
+  std::vector<Job> jobs;
+  jobs.push_back({"mlp single", base("mlp:6x384:relu", 96, OptimizerKind::Adam, StrategyKind::Single, 1, steps)});
+  jobs.push_back({"mlp ddp x2", base("mlp:6x512:relu", 64, OptimizerKind::Momentum, StrategyKind::Ddp, 2, steps)});
+  jobs.push_back({"mlp zero1 x2", base("mlp:4x640:relu", 80, OptimizerKind::Adam, StrategyKind::Zero1, 2, steps)});
+  Job pipeline{"mlp gpipe 2x4", base("mlp:8x448:relu", 128, OptimizerKind::Adam, StrategyKind::PipelineGPipe, 2, steps)};
+  pipeline.scenario.strategy.stages = 2;
+  pipeline.scenario.strategy.micro_batches = 4;
+  jobs.push_back(pipeline);
+  Job gpt2{"gpt-2 tiny", base("hf:" + gpt2_config, 6, OptimizerKind::Adam, StrategyKind::Single, 1, steps)};
+  gpt2.scenario.training.loss = LossKind::CrossEntropy;
+  gpt2.scenario.training.seq = 48;
+  jobs.push_back(gpt2);
+  return jobs;
+}
+
+struct Figures {
+  StepTiming simulated, executed;
+  TimeNs roofline_ns = 0;
+};
+
+Figures simulated(const Job& job, const std::string& profile_path) {
+  Figures f;
+  Scenario profiled = job.scenario;
+  profiled.cluster.device_profile = profile_path;
+  {
+    OpIntervalSink intervals;
+    const auto sim = pipeline::simulate_scenario(profiled, intervals);
+    f.simulated = step_timings(sim.plan, intervals.intervals()).back();
+  }
+  DiscardTraceSink sink;
+  f.roofline_ns = pipeline::simulate_scenario(job.scenario, sink).result.step_time_ns;
+  return f;
+}
+
+// One whole run of the job; its steps 2 and later.
+std::vector<StepTiming> executed_steps(const Job& job) {
+  OpIntervalSink intervals;
+  exec::ExecutionOptions options;
+  options.backend = exec::BackendKind::Cpu;
+  const auto run = pipeline::execute_scenario(job.scenario, intervals, options);
+  if (!run.result.ok) throw std::runtime_error(job.name + ": the run failed: " + run.result.error);
+  std::vector<StepTiming> steps;
+  for (const StepTiming& t : step_timings(run.plan, intervals.intervals()))
+    if (t.step >= 2) steps.push_back(t);
+  return steps;
+}
+
+// Every job simulated, then executed `repeats` times in rounds (each round runs every job once, so a change in the
+// machine's load falls on all jobs alike); each job's executed figure is the median step over all its rounds.
+std::vector<Figures> measure(const std::vector<Job>& jobs, const std::string& profile_path, int repeats) {
+  std::vector<Figures> figures;
+  for (const Job& job : jobs) figures.push_back(simulated(job, profile_path));
+  std::vector<std::vector<StepTiming>> steps(jobs.size());
+  for (int r = 0; r < repeats; ++r)
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const auto more = executed_steps(jobs[j]);
+      steps[j].insert(steps[j].end(), more.begin(), more.end());
+    }
+  for (std::size_t j = 0; j < jobs.size(); ++j) figures[j].executed = median_step(steps[j]);
+  return figures;
+}
+
+// The machine's 1-minute load average: on a shared machine other work slows calibration and runs alike, but not
+// equally, so the figures are only comparable at a similar load.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one.empty() ? "?" : one;
+}
+
+std::string ms(TimeNs ns) { return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6); }
+std::string pct(TimeNs sim, TimeNs exec) {
+  return exec > 0 ? fmt::format("{:+.1f}%", 100.0 * (static_cast<double>(sim) - static_cast<double>(exec)) / static_cast<double>(exec)) : "-";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string profile_path, save_path = "/tmp/bench_timeline_cpu_profile.json";
+  std::string gpt2_config = "tests/bench/heldout/gpt2-heldout/config.json";
+  int repeats = 3, steps = 6;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--profile") profile_path = value();
+    else if (a == "--save-profile") save_path = value();
+    else if (a == "--repeats") repeats = std::stoi(value());
+    else if (a == "--steps") steps = std::stoi(value());
+    else if (a == "--gpt2-config") gpt2_config = value();
+    else {
+      std::cerr << "usage: bench_timeline [--profile P | --save-profile OUT] [--repeats N] [--steps N] [--gpt2-config C]\n";
+      return 2;
+    }
+  }
+  try {
+    std::cout << fmt::format("load average before: {} ({} cores)\n", load_average(), std::thread::hardware_concurrency());
+    if (profile_path.empty()) {
+      calibration::CalibrationOptions options;
+      options.progress = &std::cerr;
+      const DeviceProfile profile = calibration::calibrate_device(options);
+      std::ofstream(save_path) << device_profile_to_json(profile) << "\n";
+      profile_path = save_path;
+      std::cout << fmt::format("calibrated the cpu backend in {:.0f} s -> {}\n", profile.seconds_taken, save_path);
+    }
+    std::cout << fmt::format("{:<14} {:>10} {:>10} {:>8}   {:>10} {:>8}   per kind (simulated / executed, ms): gemm, "
+                             "elementwise, optimizer, communication, idle\n",
+                             "job", "simulated", "executed", "error", "roofline", "error");
+    double abs_sum = 0;
+    int within = 0;
+    const auto jobs = heldout_jobs(steps, gpt2_config);
+    const std::vector<Figures> all = measure(jobs, profile_path, repeats);
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const Job& job = jobs[j];
+      const Figures& f = all[j];
+      std::string kinds;
+      for (int k = 0; k < kTimeKindCount; ++k)
+        kinds += fmt::format("  {}/{}", ms(f.simulated.by_kind[static_cast<std::size_t>(k)]),
+                             ms(f.executed.by_kind[static_cast<std::size_t>(k)]));
+      const double error = (static_cast<double>(f.simulated.step_ns) - static_cast<double>(f.executed.step_ns)) /
+                           static_cast<double>(f.executed.step_ns);
+      abs_sum += std::abs(error);
+      within += std::abs(error) <= 0.10;
+      std::cout << fmt::format("{:<14} {:>10} {:>10} {:>8}   {:>10} {:>8}  {}\n", job.name, ms(f.simulated.step_ns),
+                               ms(f.executed.step_ns), pct(f.simulated.step_ns, f.executed.step_ns), ms(f.roofline_ns),
+                               pct(f.roofline_ns, f.executed.step_ns), kinds);
+    }
+    std::cout << fmt::format("within 10 %: {} of {}; mean absolute error {:.1f} % (goal: all within 10 %, mean <= 5 %)\n",
+                             within, jobs.size(), 100 * abs_sum / static_cast<double>(jobs.size()));
+    std::cout << fmt::format("load average after: {}\n", load_average());
+  } catch (const std::exception& e) {
+    std::cerr << "bench_timeline: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

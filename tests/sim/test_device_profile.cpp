@@ -1,0 +1,328 @@
+// Device profiles (issue 40): the format (version 1 as python/shardscope/calibrate.py writes it, version 2 ours),
+// the log-log interpolation, and that simulate times ops from the profile — a profile with doubled GEMM throughput
+// halves the simulated GEMM time, against times counted by hand from the model's shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster/device_profile.h"
+#include "run/step_timing.h"
+#include "sim/profile_interpolation.h"
+#include "sim/simulator.h"
+#include "strategy/lower.h"
+
+namespace shardscope {
+namespace {
+
+using nlohmann::json;
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// ---- format ----
+
+TEST(DeviceProfileFormat, ReadsTheShippedH200ProfileAsVersion1) {
+  const std::string path = std::string(SHARDSCOPE_SOURCE_DIR) + "/assets/devices/h200-torch-2.11.json";
+  const json raw = json::parse(read_text(path));
+  const DeviceProfile p = load_device_profile_file(path);
+  EXPECT_EQ(p.version, 1);
+  EXPECT_EQ(p.source, "pytorch");
+  EXPECT_EQ(p.backend, "cuda");  // version 1 names it as machine.device
+  EXPECT_EQ(p.machine_name, "NVIDIA H200");
+  EXPECT_EQ(p.gemm.at("bfloat16").size(), raw["gemm"]["bfloat16"].size());
+  EXPECT_EQ(p.gemm.at("float32").front().seconds, raw["gemm"]["float32"][0]["seconds"].get<double>());
+  EXPECT_EQ(p.elementwise.at("softmax").at("float16").size(), raw["elementwise"]["softmax"]["float16"].size());
+  EXPECT_EQ(p.optimizer.at("adam").back().size, raw["optimizer"]["adam"].back()["parameters"].get<double>());
+  EXPECT_EQ(p.collective_backend, "gloo");
+  EXPECT_EQ(p.launch_s, raw["overheads"]["launch_s"].get<double>());
+}
+
+TEST(DeviceProfileFormat, Version2RoundTrips) {
+  DeviceProfile p;
+  p.source = "shardscope";
+  p.backend = "cpu";
+  p.machine_name = "test CPU";
+  p.date = "2026-11-27T00:00:00Z";
+  p.executor_op_s = 2e-6;
+  p.gemm["float32"] = {{"forward", 8, 16, 32, 1, 1e-5}, {"batched", 4, 4, 4, 12, 2e-6}};
+  p.elementwise["relu"]["float32"] = {{4096, 1e-6, 512, 0}};
+  p.optimizer["adam"] = {{1024, 3e-6, 0, 2}};
+  p.attention["float32"] = {{"shardscope-block-rest", 8, 64, 32, 1e-4, 2e-4}};
+  p.collectives["all_reduce"] = {{2, 4096, 5e-5}};
+  p.collective_backend = "threads";
+  p.concurrency["gemm"] = {{2, 1.8}};
+  const DeviceProfile q = parse_device_profile(device_profile_to_json(p), "round trip");
+  EXPECT_EQ(q.version, kDeviceProfileVersion);
+  EXPECT_EQ(q.source, "shardscope");
+  EXPECT_EQ(q.backend, "cpu");
+  EXPECT_EQ(q.machine_name, "test CPU");
+  EXPECT_EQ(q.executor_op_s, 2e-6);
+  ASSERT_EQ(q.gemm.at("float32").size(), 2u);
+  EXPECT_EQ(q.gemm.at("float32")[1].batch, 12);
+  EXPECT_EQ(q.gemm.at("float32")[1].layout, "batched");
+  EXPECT_EQ(q.elementwise.at("relu").at("float32")[0].elements, 512);
+  EXPECT_EQ(q.optimizer.at("adam")[0].tensors, 2);
+  EXPECT_EQ(q.attention.at("float32")[0].backward_s, 2e-4);
+  EXPECT_EQ(q.collectives.at("all_reduce")[0].seconds, 5e-5);
+  EXPECT_EQ(q.collective_backend, "threads");
+  EXPECT_EQ(q.concurrency.at("gemm")[0].slowdown, 1.8);
+}
+
+void expect_error(const std::string& text, const std::string& fragment) {
+  try {
+    parse_device_profile(text, "p.json");
+    ADD_FAILURE() << "no error for " << text;
+  } catch (const DeviceProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceProfileFormat, BadProfilesAreNamedByTheirPath) {
+  expect_error(R"({"format": "something-else", "version": 1})", "format: must be \"shardscope-device-profile\"");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 3})", "version: 3 is not one this build reads");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 1, "gemm": {"float32": [{"layout": "forward",
+               "m": 1, "n": 1, "k": 1, "seconds": -1}]}})", "p.json: gemm.float32[0].seconds: must be a positive");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 1, "elementwise": {"relu": {"float32": 3}}})",
+               "elementwise.relu.float32: must be an array");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 1, "optimizer": {"adam": [{"seconds": 1}]}})",
+               "optimizer.adam[0].parameters: missing");
+  expect_error("[1, 2]", "must be a JSON object");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 2, "gemm": {"float32": [{"layout": "sideways",
+               "m": 1, "n": 1, "k": 1, "seconds": 1}]}})", "gemm.float32[0].layout: must be forward, input_grad, weight_grad or batched");
+  expect_error(R"({"format": "shardscope-device-profile", "version": 2, "gemm": {"float32": [{"layout": "batched",
+               "m": 1, "n": 1, "k": 1, "batch": 0.5, "seconds": 1}]}})", "gemm.float32[0].batch: must be a whole number");
+}
+
+TEST(DeviceProfileFormat, ShippedProfilesAreFoundByName) {
+  const std::string path = device_profile_path("h200-torch-2.11");
+  EXPECT_NE(path.find("assets/devices/h200-torch-2.11.json"), std::string::npos);
+  EXPECT_THROW(device_profile_path("no-such-profile"), DeviceProfileError);
+  const auto names = shipped_device_profiles();
+  EXPECT_NE(std::find(names.begin(), names.end(), "h200-torch-2.11"), names.end());
+}
+
+// ---- interpolation ----
+
+TEST(ProfileInterpolation, CurveIsLogLogBetweenPointsAndHoldsItsEdges) {
+  // t = 1e-9·size between the points (a power law is a line in log-log), a floor below, throughput held above.
+  const std::vector<CurvePoint> curve = {{1e3, 1e-6}, {1e5, 1e-4}};
+  EXPECT_DOUBLE_EQ(*curve_seconds(curve, 1e3), 1e-6);
+  EXPECT_NEAR(*curve_seconds(curve, 1e4), 1e-5, 1e-5 * 1e-12);
+  EXPECT_DOUBLE_EQ(*curve_seconds(curve, 10), 1e-6);   // below the smallest: its time
+  // Above the largest: its throughput, 1e-4 s × (1e7 / 1e5); a product and a quotient, so a few ulps of 1e-2.
+  EXPECT_NEAR(*curve_seconds(curve, 1e7), 1e-2, 1e-2 * 1e-14);
+  // t = size² between (10, 1e-6) and (100, 1e-4): at sqrt(10)·10 the geometric mean.
+  EXPECT_NEAR(*curve_seconds({{10, 1e-6}, {100, 1e-4}}, std::sqrt(10.0) * 10), 1e-5, 1e-17);
+  EXPECT_FALSE(curve_seconds({}, 5));
+}
+
+TEST(ProfileInterpolation, GridInterpolatesThroughputAndFillsCutCorners) {
+  // A 2 × 2 × 2 grid at 10 GFLOP/s everywhere but (64, 64, 64) at 40: the throughput at the centre (in log) is the
+  // geometric mean of the corners, 10·4^(1/8).
+  std::vector<GridPoint> points;
+  for (double m : {8.0, 64.0})
+    for (double n : {8.0, 64.0})
+      for (double k : {8.0, 64.0}) {
+        const double flops = 2 * m * n * k, rate = m == 64 && n == 64 && k == 64 ? 40e9 : 10e9;
+        points.push_back({{m, n, k}, flops, flops / rate});
+      }
+  const double flops = 2 * std::pow(std::sqrt(8.0 * 64), 3);
+  EXPECT_NEAR(*grid_seconds(points, {std::sqrt(8.0 * 64), std::sqrt(8.0 * 64), std::sqrt(8.0 * 64)}, flops),
+              flops / (10e9 * std::pow(4.0, 1.0 / 8)), flops / 10e9 * 1e-12);
+  // A corner left out (as calibrate.py cuts large products) takes the best throughput at smaller coordinates.
+  points.pop_back();
+  const double big = 2.0 * 64 * 64 * 64;
+  EXPECT_NEAR(*grid_seconds(points, {64, 64, 64}, big), big / 10e9, big / 10e9 * 1e-12);
+  // Beyond the grid the edge's throughput holds.
+  EXPECT_NEAR(*grid_seconds(points, {512, 8, 8}, 2.0 * 512 * 8 * 8), 2.0 * 512 * 8 * 8 / 10e9, 1e-18);
+}
+
+// ---- simulate uses the profile ----
+
+// A profile of our executor (source "shardscope") with every GEMM layout at `gflops` flat over a grid that brackets
+// the test's shapes, and bias terms, ReLU, the MSE loss and Adam at fixed times.
+std::string synthetic_profile(double gflops) {
+  json gemm = json::array();
+  for (const char* layout : {"forward", "input_grad", "weight_grad"})
+    for (double m : {4.0, 4096.0})
+      for (double n : {4.0, 4096.0})
+        for (double k : {4.0, 4096.0})
+          gemm.push_back({{"layout", layout}, {"m", m}, {"n", n}, {"k", k}, {"batch", 1}, {"seconds", 2 * m * n * k / (gflops * 1e9)}});
+  // One point at 1 byte taking 1 ns: every op lies above it, so its throughput holds: 1 ns a byte.
+  const auto flat = [] { return json::array({{{"bytes", 1}, {"seconds", 1e-9}}}); };
+  json elementwise;
+  for (const char* op : {"bias_add", "bias_grad", "relu", "relu_backward", "mse_loss", "mse_loss_backward"})
+    elementwise[op]["float32"] = flat();
+  json profile = {{"format", "shardscope-device-profile"},
+                  {"version", 2},
+                  {"source", "shardscope"},
+                  {"backend", "cpu"},
+                  {"gemm", {{"float32", gemm}}},
+                  {"elementwise", elementwise},
+                  {"optimizer", {{"adam", json::array({{{"parameters", 1}, {"seconds", 1e-9}}})}}}};  // 1 ns a parameter
+  return profile.dump();
+}
+
+std::string write_temporary(const std::string& text, const std::string& name) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// The simulated step's time by kind (run/step_timing.h), as simulate's trace gives it.
+StepTiming simulated_step(const Scenario& s) {
+  const ResolvedScenario r = resolve_scenario(s);
+  const Plan plan = lower_validated_plan(r, {.kernel_operands = false});
+  OpIntervalSink sink;
+  const SimulationResult result = simulate(r, plan, sink);
+  EXPECT_TRUE(result.error.empty()) << result.error;
+  return step_timings(plan, sink.intervals()).back();
+}
+
+Scenario mlp_scenario(const std::string& profile_path) {
+  Scenario s;
+  s.model.spec = "mlp:3x256:relu";
+  s.training.batch = 64;
+  s.training.steps = 2;
+  s.strategy.kind = StrategyKind::Single;
+  s.cluster.world = 1;
+  s.cluster.device_profile = profile_path;
+  return s;
+}
+
+TEST(SimulateWithProfile, DoubledGemmThroughputHalvesTheGemmTime) {
+  const std::string slow = write_temporary(synthetic_profile(50), "profile-50.json");
+  const std::string fast = write_temporary(synthetic_profile(100), "profile-100.json");
+  const StepTiming a = simulated_step(mlp_scenario(slow)), b = simulated_step(mlp_scenario(fast));
+  // By hand, mlp:3x256 at batch 64: 3 Linear(256, 256); forward 3 GEMMs (64, 256, 256); backward the weight
+  // gradient of each and the input gradient of layers 1 and 2 (layer 0's input needs none): 8 GEMMs of 2·64·256²
+  // FLOPs. The bias terms ride at 1 ns a byte: 3 forward bias rows (2 passes over 64 × 256 fp32) and 3 bias
+  // gradients (1 pass).
+  const double gemm_flops = 8 * 2.0 * 64 * 256 * 256;
+  const double bias_ns = 3 * (2 * 64 * 256 * 4) + 3 * (64 * 256 * 4);
+  const auto gemm_ns = [&](double gflops) { return gemm_flops / gflops + bias_ns; };  // GFLOP/s = FLOP per ns
+  const auto gemm = [](const StepTiming& t) { return static_cast<double>(t.by_kind[static_cast<std::size_t>(TimeKind::Gemm)]); };
+  constexpr double kRounding = 6;  // one rounded ns per Linear op
+  EXPECT_NEAR(gemm(a), gemm_ns(50), kRounding);
+  EXPECT_NEAR(gemm(b), gemm_ns(100), kRounding);
+  EXPECT_NEAR(gemm(a) - bias_ns, 2 * (gemm(b) - bias_ns), 2 * kRounding);
+  // Everything else is the same in both: the elementwise and optimizer curves did not change.
+  EXPECT_EQ(a.by_kind[static_cast<std::size_t>(TimeKind::Elementwise)], b.by_kind[static_cast<std::size_t>(TimeKind::Elementwise)]);
+  EXPECT_EQ(a.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)], b.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)]);
+  // Adam over 3 × (256² + 256) parameters at 1 ns a parameter.
+  EXPECT_NEAR(static_cast<double>(a.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)]), 3.0 * (256 * 256 + 256), 1);
+}
+
+TEST(SimulateWithProfile, TheExecutorsHostTimeIsIdleBeforeTheNextComputeOp) {
+  // overheads.executor_op_s = 1 µs (no "zero" curve, so an allocation costs no fill): every op of the plan costs the
+  // host 1000 ns, spent before the rank's next compute-stream compute op begins (sim_graph.cpp), as the executed
+  // trace shows it: a gap, counted as idle. The kernels' own times, and so the GEMM / elementwise / optimizer rows,
+  // do not change.
+  json profile = json::parse(synthetic_profile(50));
+  const std::string plain = write_temporary(profile.dump(), "profile-no-host.json");
+  profile["overheads"] = {{"executor_op_s", 1e-6}};
+  const std::string hosted = write_temporary(profile.dump(), "profile-host.json");
+  Scenario s = mlp_scenario(plain);
+  s.training.steps = 3;
+  const StepTiming a = simulated_step(s);
+  s.cluster.device_profile = hosted;
+  const StepTiming b = simulated_step(s);
+  for (TimeKind k : {TimeKind::Gemm, TimeKind::Elementwise, TimeKind::Optimizer})
+    EXPECT_EQ(a.by_kind[static_cast<std::size_t>(k)], b.by_kind[static_cast<std::size_t>(k)]) << time_kind_name(k);
+  EXPECT_EQ(a.by_kind[static_cast<std::size_t>(TimeKind::Idle)], 0);
+  // By hand from the plan: the step's window opens at the begin of its first compute op after the batch load
+  // (allocations, frees and phases put no begin / end in a trace, executed or simulated; the host time of the ops
+  // before that op delays its begin, outside the window) and closes at its last op's end. Inside it the host spends
+  // 1000 ns for every op after that first one, through the step's last compute op (the ops after that are charged
+  // to the next step's first compute op).
+  const ResolvedScenario r = resolve_scenario(s);
+  const Plan plan = lower_validated_plan(r, {.kernel_operands = false});
+  const auto& ops = plan.programs[0].ops;
+  std::size_t load = ops.size(), first_compute = ops.size(), last_compute = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].step != 3 || ops[i].kind != OpKind::Compute) continue;
+    if (ops[i].kernel == Kernel::LoadBatch) load = i;
+    else if (load < i && first_compute == ops.size()) first_compute = i;
+    if (ops[i].kernel != Kernel::LoadBatch) last_compute = i;
+  }
+  ASSERT_LT(load, first_compute);
+  ASSERT_LT(first_compute, last_compute);
+  const TimeNs host_ns = 1000 * static_cast<TimeNs>(last_compute - first_compute);
+  EXPECT_EQ(b.step_ns - a.step_ns, host_ns);
+  EXPECT_EQ(b.by_kind[static_cast<std::size_t>(TimeKind::Idle)], host_ns);
+}
+
+TEST(SimulateWithProfile, WithoutAProfileTheRooflineTimesEveryOp) {
+  Scenario s = mlp_scenario("");
+  const ResolvedScenario r = resolve_scenario(s);
+  DiscardTraceSink sink;
+  const SimulationResult result = simulate(r, lower_validated_plan(r), sink);
+  EXPECT_TRUE(result.cost_source.profile.empty());
+  EXPECT_EQ(result.cost_source.profiled_ops, 0);
+}
+
+TEST(SimulateWithProfile, OpsWithoutACurveFallBackToTheRooflineAndAreCounted) {
+  // The synthetic profile has no "accumulate" or "copy" curve: DDP's gradient copies into buckets are timed by the
+  // roofline, and the result names them.
+  Scenario s = mlp_scenario(write_temporary(synthetic_profile(50), "profile-ddp.json"));
+  s.strategy.kind = StrategyKind::Ddp;
+  s.cluster.world = 2;
+  const ResolvedScenario r = resolve_scenario(s);
+  DiscardTraceSink sink;
+  const SimulationResult result = simulate(r, lower_validated_plan(r), sink);
+  EXPECT_GT(result.cost_source.profiled_ops, 0);
+  EXPECT_GT(result.cost_source.roofline_ops, 0);
+  ASSERT_FALSE(result.cost_source.roofline_examples.empty());
+  EXPECT_NE(result.cost_source.roofline_examples.front().find("bucket"), std::string::npos);
+}
+
+TEST(SimulateWithProfile, CollectivesComeFromTheProfileOfTheirKindAndSize) {
+  json profile = json::parse(synthetic_profile(50));
+  // All-reduce between 2 ranks: 1 ms at 1 MB, 10 ms at 10 MB (t ∝ S between them).
+  profile["collectives"] = {{"backend", "threads"},
+                            {"all_reduce", json::array({{{"ranks", 2}, {"bytes", 1e6}, {"seconds", 1e-3}},
+                                                         {{"ranks", 2}, {"bytes", 1e7}, {"seconds", 1e-2}}})}};
+  Scenario s = mlp_scenario(write_temporary(profile.dump(), "profile-collectives.json"));
+  s.strategy.kind = StrategyKind::Ddp;
+  s.cluster.world = 2;
+  s.strategy.bucket_cap_mb = 1000;  // one bucket: all gradients in one all-reduce
+  const ResolvedScenario r = resolve_scenario(s);
+  DiscardTraceSink sink;
+  const SimulationResult result = simulate(r, lower_validated_plan(r), sink);
+  EXPECT_TRUE(result.cost_source.collectives_from_profile);
+  ASSERT_EQ(result.collectives.size(), 1u);
+  EXPECT_EQ(result.collectives[0].kind, "all-reduce");
+  // The bucket holds every gradient: 3 × (256² + 256) fp32; below 1 MB the smallest point's time holds.
+  const double bytes = 3.0 * (256 * 256 + 256) * 4;
+  ASSERT_LT(bytes, 1e6);
+  EXPECT_EQ(result.collectives[0].time_ns, 1'000'000);
+  // PyTorch's gloo between processes on one GPU says nothing of NCCL between GPUs: a CUDA profile's gloo curves
+  // are not used.
+  profile["backend"] = "cuda";
+  profile["collectives"]["backend"] = "gloo";
+  s.cluster.device_profile = write_temporary(profile.dump(), "profile-gloo.json");
+  const SimulationResult gloo = simulate(resolve_scenario(s), lower_validated_plan(resolve_scenario(s)), sink);
+  EXPECT_FALSE(gloo.cost_source.collectives_from_profile);
+}
+
+TEST(SimulateWithProfile, ABadProfileIsAScenarioErrorNamingTheField) {
+  Scenario s = mlp_scenario(write_temporary("{\"format\": \"x\"}", "bad-profile.json"));
+  try {
+    resolve_scenario(s);
+    FAIL() << "no error";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.field(), "cluster.device_profile");
+  }
+  s.cluster.device_profile = "/nonexistent/profile.json";
+  EXPECT_THROW(resolve_scenario(s), ScenarioError);
+}
+
+}  // namespace
+}  // namespace shardscope
