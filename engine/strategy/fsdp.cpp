@@ -65,6 +65,10 @@ std::pair<std::int64_t, std::int64_t> rows_of(const Layer& layer, const ParamSpe
 
 }  // namespace
 
+std::int64_t fsdp_extra_ops_per_step(const ResolvedScenario& scenario) {
+  return 6 * static_cast<std::int64_t>(scenario.model.parameter_tensor_count());
+}
+
 std::vector<std::string> fsdp_notes(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
   const int world = scenario.settings.cluster.world;

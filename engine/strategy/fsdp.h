@@ -19,6 +19,10 @@ std::vector<std::string> fsdp_notes(const ResolvedScenario& scenario);
 // int k between 1 and N (the post-forward mesh), then one FsdpTraining per rank.
 void lower_fsdp(const LoweringContext& context, Plan& plan);
 
+// Ops a step adds beyond estimate_plan_ops' 8 a parameter tensor: each tensor's unsharded copy allocated and freed
+// for the forward and again for the backward, 6 more (strategy/registry.cpp).
+std::int64_t fsdp_extra_ops_per_step(const ResolvedScenario& scenario);
+
 // The streams FSDP2 allocates on (TensorInfo::alloc_stream): PyTorch's caching allocator keeps a pool per stream, so
 // which one a buffer comes from decides what it can reuse (_fsdp_param_group.py FSDPCommContext.lazy_init).
 namespace fsdp_stream {

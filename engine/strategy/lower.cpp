@@ -32,8 +32,7 @@ std::int64_t estimate_plan_ops(const ResolvedScenario& scenario) {
   const double layers = std::ceil(static_cast<double>(scenario.model.layers.size()) / stages);
   const double tensors = std::ceil(static_cast<double>(scenario.model.parameter_tensor_count()) / stages);
   // 13 a layer: its forward, backward and their allocations, frees and waits, a reduction's scratch included.
-  // 8 a parameter tensor; fsdp's 14: its unsharded copy allocated and freed for the forward and again for the backward.
-  const double per_tensor = s.strategy.kind == StrategyKind::Fsdp ? 14 : 8;
+  // 8 a parameter tensor; what a strategy adds on top is its registry row's (StrategyInfo::extra_ops_per_step).
   const auto extra = strategy_info(s.strategy.kind).extra_ops_per_step;
   const double per_step_extra = extra ? static_cast<double>(extra(scenario)) : 0;
   // Each rank's lowering also keeps per-layer tables of the whole model (its slots, autograd's saved tensors per
@@ -41,7 +40,7 @@ std::int64_t estimate_plan_ops(const ResolvedScenario& scenario) {
   // 4,096 one-layer stages take 1.3 s per lowering instead of 0.25.
   const double whole_model = static_cast<double>(scenario.model.layers.size()) / 8;
   const double per_rank =
-      64 + whole_model + static_cast<double>(s.training.steps) * (13 * micro * layers + per_tensor * tensors + per_step_extra);
+      64 + whole_model + static_cast<double>(s.training.steps) * (13 * micro * layers + 8 * tensors + per_step_extra);
   const double total = per_rank * std::max(1, s.cluster.world);
   return total >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(total);
 }
@@ -59,8 +58,8 @@ void check_plan_size(const ResolvedScenario& scenario) {
   if (is_pipeline(s.strategy.kind))
     drivers += ", " + std::to_string(s.strategy.micro_batches) + (s.strategy.micro_batches == 1 ? " micro-batch" : " micro-batches");
   // Bucketed collectives that dominate a step name their option: a bucket far too small is the thing to change.
-  const bool buckets_drive = extra * static_cast<double>(s.training.steps) > per_rank / 2;
-  if (extra > 0)
+  const bool buckets_drive = strategy.extra_ops_option && extra * static_cast<double>(s.training.steps) > per_rank / 2;
+  if (extra > 0 && strategy.extra_ops_option)
     drivers += ", " + std::to_string(static_cast<std::int64_t>(extra)) + " ops a step in chunks of " + strategy.extra_ops_option;
   drivers += ")";
   const std::string field = buckets_drive ? strategy.extra_ops_option : s.cluster.world > 1 ? "cluster.world" : "training.steps";

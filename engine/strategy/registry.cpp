@@ -37,7 +37,7 @@ const std::vector<StrategyInfo>& table() {
         {StrategyKind::Zero2, lower_replicas<Zero2Training>, zero2_notes, zero2_extra_ops_per_step,
          "strategy.allgather_bucket_mb"},
         {StrategyKind::Zero3, lower_replicas<Zero3Training>, zero3_notes},
-        {StrategyKind::Fsdp, lower_fsdp, fsdp_notes},
+        {StrategyKind::Fsdp, lower_fsdp, fsdp_notes, fsdp_extra_ops_per_step},
         {StrategyKind::ModelParallel, lower_model_parallel},
         {StrategyKind::PipelineGPipe, lower_pp_gpipe},
         {StrategyKind::Pipeline1F1B, lower_pp_1f1b},

@@ -25,9 +25,11 @@ struct StrategyInfo : StrategyRules {
   void (*lower)(const LoweringContext& context, Plan& plan) = nullptr;
   std::vector<std::string> (*notes)(const ResolvedScenario& scenario) = nullptr;  // added to the plan's notes
   // Ops a step adds on each rank beyond estimate_plan_ops' per-layer and per-tensor counts (chunked collectives
-  // whose number an option sets), so that check_plan_size refuses them before lowering.
+  // whose number an option sets, per-parameter copies), so that check_plan_size refuses them before lowering.
   std::int64_t (*extra_ops_per_step)(const ResolvedScenario& scenario) = nullptr;
-  const char* extra_ops_option = nullptr;  // the scenario key that sets them ("strategy.allgather_bucket_mb")
+  // The scenario key that sets them ("strategy.allgather_bucket_mb"), named when they make a plan too large; nullptr
+  // where no option does.
+  const char* extra_ops_option = nullptr;
 };
 
 std::span<const StrategyInfo> strategies();  // in the order of the CLI help and the GUI list
