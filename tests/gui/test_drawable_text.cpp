@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "gui/logic/caption.h"
 #include "gui/logic/drawable_text.h"
 
 namespace shardscope::gui {
@@ -28,6 +29,14 @@ TEST(DrawableText, TheCutKeepsUtf8Whole) {
 
 TEST(DrawableText, ControlCharactersAreShownEscaped) {
   EXPECT_EQ(drawable_text("fc1\x1b[31m forward"), "fc1\\x1b[31m forward");
+}
+
+// A phase's name is the trace's text: the memory chart draws it with AddText, which a 20,000-byte name overflowed;
+// cut as a label (160 bytes), since it names a line on the chart.
+TEST(DrawableText, PhaseNamesFromATraceAreCut) {
+  EXPECT_EQ(phase_display_name(std::string(20'000, 'p')), std::string(160, 'p') + "… (19840 more bytes)");
+  EXPECT_EQ(phase_short_name("\x1b]0;title\x07"), "\\x1b]0;title\\x07");
+  EXPECT_EQ(phase_display_name("before_step"), "after backward");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Captions from the spans covering an instant.
 #include "gui/logic/caption.h"
+#include "gui/logic/drawable_text.h"
 
 #include <algorithm>
 #include <limits>
@@ -57,7 +58,7 @@ std::string phase_display_name(const std::string& phase) {
   if (phase == "forward") return "after forward";
   if (phase == "before_step") return "after backward";
   if (phase == "after_step") return "after step";
-  return phase;
+  return drawable_label(phase);  // any other name is the trace's own text
 }
 
 std::string phase_short_name(const std::string& phase) {
@@ -65,7 +66,7 @@ std::string phase_short_name(const std::string& phase) {
   if (phase == "forward") return "fwd";
   if (phase == "before_step") return "bwd";
   if (phase == "after_step") return "step";
-  return phase;
+  return drawable_label(phase);
 }
 
 std::string phase_under_way(const PhaseMark* upcoming, const PhaseMark* last) {

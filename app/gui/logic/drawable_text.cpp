@@ -1,4 +1,4 @@
-// drawable_text(): printable() with the window's length limit (drawable_text.h).
+// drawable_text(), drawable_label(): printable() with the window's length limits (drawable_text.h).
 #include "gui/logic/drawable_text.h"
 
 #include "core/untrusted_text.h"
@@ -6,5 +6,7 @@
 namespace shardscope::gui {
 
 std::string drawable_text(std::string_view text) { return printable(text, kMaxDrawnTextBytes); }
+
+std::string drawable_label(std::string_view text) { return printable(text, kMaxLabelBytes); }
 
 }  // namespace shardscope::gui

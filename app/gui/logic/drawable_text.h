@@ -17,4 +17,11 @@ inline constexpr std::size_t kMaxDrawnTextBytes = 8192;
 // boundary to at most kMaxDrawnTextBytes plus "… (N more bytes)".
 std::string drawable_text(std::string_view text);
 
+// A name or caption from a file that the window puts on one line (a device, a tensor, a phase, a run's title, the
+// accounting rules): printable() cut at kMaxLabelBytes, so that a hostile 20,000-byte name reads as a name rather
+// than as a page wrapped over the chart it labels. Real names are far shorter (GPT-2's longest parameter name is
+// 37 bytes; a run title about 80).
+inline constexpr std::size_t kMaxLabelBytes = 160;
+std::string drawable_label(std::string_view text);
+
 }  // namespace shardscope::gui

@@ -1,5 +1,6 @@
 // Device cards drawn with ImDrawList.
 #include "gui/panels/devices_panel.h"
+#include "gui/logic/drawable_text.h"
 
 #include <imgui.h>
 
@@ -16,7 +17,7 @@ namespace {
 void draw_peak_tensors(const std::vector<LiveTensor>& tensors) {
   std::string line = "at the peak:";
   for (std::size_t i = 0; i < std::min<std::size_t>(3, tensors.size()); ++i)
-    line += (i == 0 ? " " : " · ") + tensors[i].name + " " + format_bytes(tensors[i].bytes);
+    line += (i == 0 ? " " : " · ") + drawable_label(tensors[i].name) + " " + format_bytes(tensors[i].bytes);
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.3f, 0.3f, 0.3f, 1));
   ImGui::TextWrapped("%s", line.c_str());
   ImGui::PopStyleColor();
@@ -27,7 +28,7 @@ void draw_peak_tensors(const std::vector<LiveTensor>& tensors) {
     ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(to_imgui_color(category_rgb(t.category))), ImGuiColorEditFlags_NoTooltip,
                        ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
     ImGui::SameLine();
-    ImGui::Text("%s  %s  (%s)", t.name.c_str(), format_bytes(t.bytes).c_str(), std::string(category_label(t.category)).c_str());
+    ImGui::Text("%s  %s  (%s)", drawable_label(t.name).c_str(), format_bytes(t.bytes).c_str(), std::string(category_label(t.category)).c_str());
   }
   ImGui::EndTooltip();
 }
@@ -75,7 +76,7 @@ void DevicesPanel::draw_cards(const TraceStore& store, const std::vector<RankGro
       // Simulated: the plan went over the capacity. Executed: the run stopped on this rank's failed allocation.
       const bool oom = (capacity > 0 && rank_peak.allocated > capacity) || first_out_of_memory(data, rank.rank);
 
-      ImGui::Text("%s%s%s", group.label.c_str(), device ? " · " : "", device ? device->name.c_str() : "");
+      ImGui::Text("%s%s%s", group.label.c_str(), device ? " · " : "", device ? drawable_label(device->name).c_str() : "");
       const ImVec2 p0 = ImGui::GetCursorScreenPos();
       const float width = std::max(40.0f, ImGui::GetContentRegionAvail().x);
       const float height = ImGui::GetFontSize() * 1.3f;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gui/logic/palette.h"
+#include "gui/logic/drawable_text.h"
 #include "gui/panels/panel.h"
 #include "gui/panels/window_facts.h"
 
@@ -83,7 +84,7 @@ class LegendPanel final : public Panel {
     for (const LegendItem& item : legend_items(frame)) {
       if (memory && !item.memory) {
         if (style_.rules) {
-          const std::string rules = frame.store.header().accounting_rules;
+          const std::string rules = drawable_label(frame.store.header().accounting_rules);  // the trace's text
           const std::string rules_text = rules + (facts_.status.empty() ? "" : " · ") + facts_.status;
           place(ImGui::CalcTextSize(rules_text.c_str()).x);
           ImGui::TextDisabled("%s", rules_text.c_str());

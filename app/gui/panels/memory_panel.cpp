@@ -1,5 +1,6 @@
 // Stacked-area memory charts drawn with ImDrawList, one per group of identical ranks.
 #include "gui/panels/memory_panel.h"
+#include "gui/logic/drawable_text.h"
 
 #include <imgui.h>
 
@@ -148,7 +149,7 @@ void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup
   ImGui::PushTextWrapPos(0.0f);  // a projector's font scale wraps the line rather than cutting it at the edge
   std::string scale_text = one_scale ? redact(hidden_, "scale " + format_bytes(scale)) : "each device to its own peak";
   if (focus_scaled) scale_text += ", set by the " + std::string(category_label(*highlight.category)) + " band (stacked first)";
-  ImGui::TextDisabled("Memory by category · %s · %s", data.header.accounting_rules.c_str(), scale_text.c_str());
+  ImGui::TextDisabled("Memory by category · %s · %s", drawable_label(data.header.accounting_rules).c_str(), scale_text.c_str());
   // Before anyone reads the two runs' bars: what the compared run is, and what it changes.
   if (compare) {
     const std::string differences = describe_differences(data.header, compare->header);
@@ -432,7 +433,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       ImGui::Separator();
       ImGui::TextDisabled("largest tensors held");
       for (const LiveTensorAt& tensor : live)
-        ImGui::Text("%s  %s  (%s)", tensor.name.c_str(), format_bytes(tensor.bytes).c_str(),
+        ImGui::Text("%s  %s  (%s)", drawable_label(tensor.name).c_str(), format_bytes(tensor.bytes).c_str(),
                     std::string(category_label(tensor.category)).c_str());
     }
     ImGui::EndTooltip();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gui/panels/panel.h"
+#include "gui/logic/drawable_text.h"
 #include "gui/panels/window_facts.h"
 
 namespace shardscope::gui {
@@ -21,7 +22,7 @@ class PlanNotesPanel final : public Panel {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.25f, 0.25f, 0.25f, 1));
     for (const auto& note : header.plan->notes) {
       ImGui::Bullet();
-      ImGui::TextWrapped("%s", note.c_str());
+      ImGui::TextWrapped("%s", drawable_text(note).c_str());
     }
     ImGui::PopStyleColor();
   }

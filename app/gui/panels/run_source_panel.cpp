@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gui/panels/panel.h"
+#include "gui/logic/drawable_text.h"
 #include "gui/panels/window_facts.h"
 #include "gui/widgets/run_mode_choice.h"
 #include "gui/widgets/scenario_form.h"
@@ -45,7 +46,7 @@ class RunSourcePanel final : public Panel {
                           static_cast<unsigned long long>(facts.progress_events));
     if (!facts.error.empty()) {  // wrapped: an out-of-memory message names the tensor and what was live
       ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
-      ImGui::TextWrapped("%s", facts.error.c_str());
+      ImGui::TextWrapped("%s", drawable_text(facts.error).c_str());
       ImGui::PopStyleColor();
     }
   }
@@ -57,7 +58,7 @@ class RunSourcePanel final : public Panel {
     for (const auto& [text, colour] : {std::pair{facts.error, kErrorColour}, std::pair{facts.warning, kWarningColour}}) {
       if (text.empty()) continue;
       ImGui::PushStyleColor(ImGuiCol_Text, colour);
-      ImGui::TextWrapped("%s", text.c_str());
+      ImGui::TextWrapped("%s", drawable_text(text).c_str());
       ImGui::PopStyleColor();
     }
   }
@@ -77,7 +78,7 @@ class RunSourcePanel final : public Panel {
                           : !facts.warning.empty() ? kWarningColour
                                                    : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
     ImGui::PushStyleColor(ImGuiCol_Text, colour);
-    ImGui::TextWrapped("%s", facts.follow_status.c_str());
+    ImGui::TextWrapped("%s", drawable_text(facts.follow_status).c_str());
     ImGui::PopStyleColor();
   }
 

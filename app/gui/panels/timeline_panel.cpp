@@ -1,5 +1,6 @@
 // Timeline lanes drawn with ImDrawList; rows clipped with ImGuiListClipper.
 #include "gui/panels/timeline_panel.h"
+#include "gui/logic/drawable_text.h"
 
 #include <imgui.h>
 
@@ -252,7 +253,7 @@ void draw_message_flows(ImDrawList* draw, const TraceData& data, const std::vect
 void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
   const Op* op = op_of(data, rank, span.op);
   ImGui::BeginTooltip();
-  const std::string name = op ? op->label.str() : std::string(data.op_text(rank, span.op));
+  const std::string name = drawable_text(op ? op->label.str() : std::string(data.op_text(rank, span.op)));
   ImGui::Text("rank %d · %s", rank, name.empty() ? "op" : name.c_str());
   if (op) {
     std::string kind = op->kind == OpKind::Compute ? compute_kind_name(op->compute_kind)

@@ -1,5 +1,6 @@
 // The scenario form: the built-in / file picker, then one widget per field of the field table, by section.
 #include "gui/widgets/scenario_form.h"
+#include "gui/logic/drawable_text.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -94,7 +95,7 @@ bool ScenarioForm::draw_picker(Scenario& scenario) {
   const bool picked = draw_builtin_picker(scenario);
   if (!scenario.description.empty()) {  // what the scenario is for, before its settings
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.15f, 0.15f, 0.15f, 1));
-    ImGui::TextWrapped("%s", scenario.description.c_str());
+    ImGui::TextWrapped("%s", drawable_text(scenario.description).c_str());  // a scenario file's text
     ImGui::PopStyleColor();
   }
   return picked;

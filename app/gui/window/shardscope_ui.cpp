@@ -1,6 +1,7 @@
 // The window's frame: facts for the panels, the menu, the layout, then what the panels asked for; and the glue
 // around it (runs, comparisons, the playhead's boundaries, keys). The drawing itself lives in the panels.
 #include "gui/window/shardscope_ui.h"
+#include "gui/logic/drawable_text.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -155,7 +156,7 @@ void ShardScopeUi::refresh_after_new_run() {
   TimeNs end = 0, full_end = 0;
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
-    run_title_ = trace_scenario_name(data.header);  // "ddp · 2 × H100-80 · gpt2-tiny · adam · batch 4 · bf16"
+    run_title_ = drawable_label(trace_scenario_name(data.header));  // the header's text  // "ddp · 2 × H100-80 · gpt2-tiny · adam · batch 4 · bf16"
     // A plan for GPUs executed on CPU threads says so: its devices are the plan's, not where it ran.
     if (data.header.source == "executor cpu" && !run_title_.empty()) run_title_ += " · executed on CPU threads";
     end = full_end = data.t_max;
@@ -308,7 +309,7 @@ void ShardScopeUi::draw_menu() {
   // What is on screen, dtype and all (an instructor comparing bf16 with fp32 reads it here), and where it came from.
   const std::string& source = session_.follows() ? session_.followed() : options_.trace_file;
   const std::string& title = run_title_.empty() ? edited_.name : run_title_;
-  ImGui::TextDisabled("  %s%s%s", title.c_str(), source.empty() || title.empty() ? "" : " — ", source.c_str());
+  ImGui::TextDisabled("  %s%s%s", title.c_str(), source.empty() || title.empty() ? "" : " — ", drawable_text(source).c_str());
   ImGui::EndMenuBar();
 }
 
