@@ -23,6 +23,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xvfb_display import start_xvfb  # noqa: E402
+
 CLI, GUI, COMPARE, WORKDIR = sys.argv[1:5]
 # A run long enough (a few hundred ms on the CPU backend) that the window sees it grow.
 RUN = ["run", "--model", "mlp:4x256", "--strategy", "ddp", "--world", "2", "--batch", "64", "--steps", "20", "--backend", "cpu"]
@@ -37,22 +40,6 @@ def check(condition, message):
     if not condition:
         failures.append(message)
         print("FAIL: " + message)
-
-
-def start_xvfb():
-    if shutil.which("Xvfb") is None:
-        print("SKIPPED: Xvfb is not installed (apt-get install xvfb xauth libgl1-mesa-dri)")
-        sys.exit(77)
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1600x900x24", "-nolisten", "tcp"],
-                              pass_fds=(write_fd,), stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as f:
-        display = f.readline().strip()
-    if not display:
-        print("Xvfb did not start")
-        sys.exit(1)
-    return server, ":" + display
 
 
 def free_port():

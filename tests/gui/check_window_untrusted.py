@@ -13,13 +13,15 @@ import hashlib
 import hmac
 import os
 import resource
-import shutil
 import socket
 import struct
 import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from xvfb_display import start_xvfb  # noqa: E402
 
 GUI, PYTHON_DIR, OUT = sys.argv[1:4]
 sys.path.insert(0, PYTHON_DIR)
@@ -28,22 +30,6 @@ from shardscope import trace_writer as tw  # noqa: E402
 os.makedirs(OUT, exist_ok=True)
 EVIL = "\x1b[2J\x1b]0;pwned\x07"
 TOKEN = "untrusted-window-test-token"
-
-
-def start_xvfb():
-    if shutil.which("Xvfb") is None:
-        print("SKIPPED: Xvfb is not installed (apt-get install xvfb xauth libgl1-mesa-dri)")
-        sys.exit(77)
-    read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1600x900x24", "-nolisten", "tcp"],
-                              pass_fds=(write_fd,), stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    with os.fdopen(read_fd) as f:
-        display = f.readline().strip()
-    if not display:
-        print("Xvfb did not start")
-        sys.exit(1)
-    return server, ":" + display
 
 
 def write_untrusted_trace(path):
