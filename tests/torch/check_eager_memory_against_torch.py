@@ -40,16 +40,10 @@ import os
 import subprocess
 import sys
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError as error:
-    system = "/usr/bin/python3"
-    if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) and not os.environ.get("SHARDSCOPE_TORCH_REEXEC"):
-        os.environ["SHARDSCOPE_TORCH_REEXEC"] = "1"
-        os.execv(system, [system, *sys.argv])
-    print(f"SKIP: PyTorch is not importable ({error}); install python3-torch", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_or_skip  # noqa: E402,F401  (before torch: skips where PyTorch cannot be imported)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 MIB = 1 << 20

@@ -40,17 +40,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError as error:
-    # Debian's python3-torch lives in /usr/bin/python3's packages; another python3 first on PATH (pyenv) lacks it.
-    system = "/usr/bin/python3"
-    if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) and not os.environ.get("SHARDSCOPE_TORCH_REEXEC"):
-        os.environ["SHARDSCOPE_TORCH_REEXEC"] = "1"
-        os.execv(system, [system, *sys.argv])
-    print(f"SKIP: PyTorch is not importable ({error}); install python3-torch", file=sys.stderr)
-    sys.exit(77)  # CTest's SKIP_RETURN_CODE
+import torch_or_skip  # noqa: E402,F401  (before torch: skips where PyTorch cannot be imported)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 import safetensors_io  # noqa: E402
 
 DEVICE = torch.device(os.environ.get("SHARDSCOPE_TORCH_DEVICE", "cpu"))

@@ -11,16 +11,8 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import torch  # noqa: F401
-except ImportError as error:
-    # Debian's python3-torch lives in /usr/bin/python3's packages; another python3 first on PATH (pyenv) lacks it.
-    system = "/usr/bin/python3"
-    if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) and not os.environ.get("SHARDSCOPE_TORCH_REEXEC"):
-        os.environ["SHARDSCOPE_TORCH_REEXEC"] = "1"
-        os.execv(system, [system, *sys.argv])
-    print(f"SKIP: PyTorch is not importable ({error}); install python3-torch", file=sys.stderr)
-    sys.exit(77)  # CTest's SKIP_RETURN_CODE
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_or_skip  # noqa: E402,F401  (before torch: skips where PyTorch cannot be imported)
 
 cli, root = sys.argv[1], sys.argv[2]
 work = tempfile.mkdtemp(prefix="shardscope-torch-profile-")
