@@ -299,6 +299,7 @@ class StageTraining : public GradSink {
     b_.set_micro_batch(micro);
     TensorId grad = -1;
     if (last_stage()) {
+      mark_forward_phase();
       grad = passes_[m]->loss_backward();
     } else {
       const Bytes bytes = b_.tensor(outputs_[m]).bytes;
@@ -308,8 +309,14 @@ class StageTraining : public GradSink {
                                                                 " from stage " + std::to_string(stage_ + 1));
       b_.set_kernel(recv, Kernel::None, {whole(grad)});  // the buffer the last layer's backward reads
       b_.add_dep(b_.compute(ComputeKind::Copy, "wait for the gradient of micro-batch " + std::to_string(micro), 0, 0), recv);
+      mark_forward_phase();
     }
+    // The received gradient is the caller's tensor (the buffer dist.recv filled, held by the Python name passed to
+    // Tensor.backward; pipelining/stage.py keeps it in grad_recv_info): autograd's engine drops its own reference once
+    // the last layer's backward has read it, the caller's lives until backward returns.
+    if (!last_stage()) b_.retain(grad);
     const TensorId input_grad = passes_[m]->backward(grad, *this);
+    if (!last_stage()) b_.release(grad);
     accumulating_ = true;  // later micro-batches of the step add into main_grad
     const OpIndex done = b_.last_compute();
     release_micro_batch(micro);
@@ -325,6 +332,18 @@ class StageTraining : public GradSink {
       b_.release(input_grad);
     }
     b_.set_micro_batch(-1);
+  }
+
+  // Phase `forward` of the step where its first backward starts (Tensor.backward / torch.autograd.backward, where
+  // the recorder marks it too: python/shardscope/record.py): on the last stage once the loss exists; on the others
+  // once the gradient of the stage's output has been received, as torch.distributed.recv fills a tensor the caller
+  // allocated (torch/distributed/distributed_c10d.py, recv: "tensor (Tensor): Tensor to fill with received data")
+  // and the backward cannot start without it (pipelining/stage.py backward_one_chunk: the received grad buffers are
+  // its output_grads).
+  void mark_forward_phase() {
+    if (forward_phase_marked_) return;
+    b_.phase(phase::kForward);
+    forward_phase_marked_ = true;
   }
 
   void reduce_and_step() {
@@ -437,13 +456,9 @@ class StageTraining : public GradSink {
     losses_.assign(micro, -1);
     received_.assign(micro, -1);
     recv_ops_.assign(micro, -1);
-    bool forward_phase_marked = false;
+    forward_phase_marked_ = false;
     for (std::size_t i = 0; i < actions.size(); ++i) {
       const PipelineAction& action = actions[i];
-      if (!action.forward && !forward_phase_marked) {
-        b_.phase(phase::kForward);  // the first backward: everything before it is this stage's forward work
-        forward_phase_marked = true;
-      }
       if (action.forward) forward(action.micro_batch);
       else backward(action.micro_batch, i + 1 < actions.size() ? &actions[i + 1] : nullptr);
     }
@@ -472,6 +487,7 @@ class StageTraining : public GradSink {
   TensorId grad_buffer_ = -1;
   std::vector<std::int64_t> grad_offsets_;  // element offset of each slot's main_grad in the grad buffer
   bool accumulating_ = false;               // a micro-batch of this step has reached main_grad / .grad already
+  bool forward_phase_marked_ = false;       // this step's `forward` phase is in the program
   TensorId x_ = -1, y_ = -1;
   std::vector<std::unique_ptr<ModelPass>> passes_;
   std::vector<TensorId> outputs_, losses_, received_;
@@ -480,13 +496,14 @@ class StageTraining : public GradSink {
 
 }  // namespace
 
-void add_pipeline_notes(const LoweringContext& context, Plan& plan, const std::string& schedule) {
+void add_pipeline_notes(const LoweringContext& context, Plan& plan, const std::string& schedule, StageGradients gradients) {
   const auto& strategy = context.scenario.settings.strategy;
   const int p = strategy.stages, m = strategy.micro_batches;
   plan.notes.push_back(schedule + " (p = " + std::to_string(p) + ", m = " + std::to_string(m) + "); bubble (p - 1)/(m + p - 1) = " +
                        std::to_string(p - 1) + "/" + std::to_string(m + p - 1) + " of the step");
-  plan.notes.push_back("pipeline memory follows torch.distributed.pipelining (stage outputs kept until their backward); "
-                       "gradients go into Megatron-LM's contiguous grad buffer in the model dtype");
+  plan.notes.push_back(std::string("pipeline memory follows torch.distributed.pipelining (stage outputs kept until their backward); ") +
+                       (gradients == StageGradients::MegatronBuffer ? "gradients go into Megatron-LM's contiguous grad buffer in the model dtype"
+                                    : "gradients are autograd's .grad of each stage's parameters, accumulated over the micro-batches"));
   if (strategy.dp > 1)
     plan.notes.push_back(std::to_string(strategy.dp) + " pipeline replicas; each stage's gradients are " +
                          (strategy.dp_zero_stage == 1 ? "reduce-scattered in its data-parallel group and the optimizer state "

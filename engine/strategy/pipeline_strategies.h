@@ -15,6 +15,6 @@ std::vector<PipelineAction> gpipe_schedule(int stage, int stages, int micro_batc
 std::vector<PipelineAction> one_f_one_b_schedule(int stage, int stages, int micro_batches);
 
 // Schedule, bubble and data-parallel notes shared by pp-gpipe and pp-1f1b.
-void add_pipeline_notes(const LoweringContext& context, Plan& plan, const std::string& schedule);
+void add_pipeline_notes(const LoweringContext& context, Plan& plan, const std::string& schedule, StageGradients gradients);
 
 }  // namespace shardscope

@@ -22,7 +22,8 @@ std::vector<PipelineAction> one_f_one_b_schedule(int stage, int stages, int micr
 
 void lower_pp_1f1b(const LoweringContext& context, Plan& plan) {
   add_pipeline_notes(context, plan, "1F1B: stage i runs min(p - i - 1, m) warm-up forwards, then one forward and one "
-                                    "backward in turn; stage i holds at most min(p - i, m) micro-batches' activations");
+                                    "backward in turn; stage i holds at most min(p - i, m) micro-batches' activations",
+                     StageGradients::MegatronBuffer);
   lower_pipeline(context, plan, one_f_one_b_schedule, StageGradients::MegatronBuffer);
 }
 

@@ -326,7 +326,8 @@ class CompareWithPrediction(ImportTest):
     def scenario(self, name, **settings):
         doc = {"name": name, "model": {"spec": settings["model"]},
                "training": {"batch": settings["batch"], "loss": "mse", "optimizer": settings["optimizer"], "steps": 2},
-               "cluster": {"world": settings["world"], "device": "CPU"}, "strategy": {"name": settings["strategy"]},
+               "cluster": {"world": settings["world"], "device": "CPU"},
+               "strategy": {"name": settings["strategy"], **settings.get("strategy_options", {})},
                "accounting": {"mode": "exact", "record_function_bytes": self.record_function_bytes()}}
         path = self.path(name + ".json")
         write(path, json.dumps(doc))
@@ -365,6 +366,16 @@ class CompareWithPrediction(ImportTest):
         self.assert_same(self.path("ddp.rank0.sstrace"),
                          self.scenario("ddp", model="mlp:2x20:relu", batch=4, optimizer="adam", world=2, strategy="ddp"), 2,
                          late_gloo_bytes=flat)
+
+    def test_hand_written_pipeline(self):
+        # scripts/pipeline_train.py: stage 0 = Linear(20, 20) + ReLU, stage 1 = Linear(20, 20) + MSE, SGD with
+        # momentum; mlp:2x20:relu split over 2 stages puts fc0 and relu0 on the first, fc1 on the second.
+        out = self.path("pipe.sstrace")
+        result = helpers.record(out, "pipeline_train.py", helpers.free_port(), 8, 20, 20, 20, 4, 2)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assert_same(self.path("pipe.rank0.sstrace"),
+                         self.scenario("pipe", model="mlp:2x20:relu", batch=8, optimizer="momentum", world=2,
+                                       strategy="pp-gpipe", strategy_options={"stages": 2, "micro_batches": 4}), 2)
 
 
 if __name__ == "__main__":

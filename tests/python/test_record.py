@@ -57,34 +57,34 @@ def mlp_expectation(batch, d0, d1, d2, *, ddp=False):
 
 
 def pipeline_expectation(rank, batch, d0, d1, d2, micro):
-    """The 2-stage pipeline script (GPipe order, SGD with momentum), per rank."""
+    """The 2-stage pipeline script (GPipe order, SGD with momentum), per rank. Each micro-batch's tensors are held
+    from its forward to its backward and dropped there (the script's docstring says why)."""
     rows = batch // micro
     if rank == 0:
         params = helpers.linear_bytes(d0, d1)
-        # x (its chunks are views of it, saved by Linear) and every micro-batch's ReLU output (saved by the ReLU and
-        # kept in `outputs`); the gradient received for the micro-batch whose backward runs (the last one held).
-        activations = batch * d0 * 4 + micro * rows * d1 * 4
-        forward_temp = before_temp = rows * d1 * 4
+        x = batch * d0 * 4  # its chunks are views of it, saved by Linear; the script holds x until the next batch
+        # every micro-batch's ReLU output (saved by the ReLU, kept as the stage output for its backward); Linear's
+        # own output is freed once the ReLU has run. `forward` is where the first backward starts: the first
+        # micro-batch's gradient has been received into the buffer the script allocated for it.
+        forward_activations, forward_temp = x + micro * rows * d1 * 4, rows * d1 * 4
+        after_activations = x
     else:
         params = helpers.linear_bytes(d1, d2)
         stage_inputs = micro * rows * d1 * 4   # received into torch.empty buffers, saved by Linear
         outputs = micro * rows * d2 * 4        # Linear's outputs, saved by mse_loss
         y = batch * d2 * 4                     # the targets' chunks are views of y, saved by mse_loss
-        activations = stage_inputs + outputs + y
-        losses = micro * helpers.mse_result_bytes(rows, d2)
-        forward_temp = losses
-        # after backward: the losses still held, and each stage input's .grad (a leaf, not a parameter: temporaries)
-        before_temp = losses + stage_inputs
-    after_activations = activations if rank == 0 else micro * rows * d1 * 4 + batch * d2 * 4
+        forward_activations = stage_inputs + outputs + y
+        forward_temp = micro * helpers.mse_result_bytes(rows, d2)  # the losses
+        after_activations = y  # inputs, losses and the inputs' .grad went with each micro-batch's backward
     expected = [("model_created", 0, {"parameters": params}), ("wrapped", 0, {"parameters": params})]
     for step in (1, 2):
-        state = {"optimizer_state": params} if step > 1 else {}
-        expected.append(("forward", step, {"parameters": params, **state, "activations": activations,
+        state = {"optimizer_state": params} if step > 1 else {}  # SGD's momentum buffers, from the first step
+        expected.append(("forward", step, {"parameters": params, **state, "activations": forward_activations,
                                            "temporaries": forward_temp}))
         expected.append(("before_step", step, {"parameters": params, **state, "gradients": params,
-                                               "activations": after_activations, "temporaries": before_temp}))
+                                               "activations": after_activations}))
         expected.append(("after_step", step, {"parameters": params, "optimizer_state": params, "gradients": params,
-                                              "activations": after_activations, "temporaries": before_temp}))
+                                              "activations": after_activations}))
     return expected
 
 

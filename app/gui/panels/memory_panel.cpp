@@ -11,6 +11,7 @@
 
 #include "gui/logic/caption.h"
 #include "gui/logic/axis_ticks.h"
+#include "gui/logic/memory_scale.h"
 #include "gui/logic/palette.h"
 #include "gui/logic/run_alignment.h"
 #include "gui/logic/setting_differences.h"
@@ -87,9 +88,36 @@ void draw_compare_outline(ImDrawList* draw, const RankTimeline& rank, const Rank
   }
 }
 
-// A chart's top: the capacity (and a margin) once usage passes half of it, else the highest usage and a margin.
-Bytes chart_scale(Bytes highest, Bytes capacity) {
-  return std::max<Bytes>(1, highest > capacity / 2 ? std::max(highest, capacity) * 21 / 20 : highest * 23 / 20);
+// What a rank sets the scale with (logic/memory_scale.h): its highest allocated; its highest reserved where the chart
+// draws it (a run recorded from PyTorch or imported: measured, drawn as a line); its highest device use.
+void add_to_scale(MemoryScaleInput& input, const RankTimeline& rank, bool reserved_drawn) {
+  input.allocated = std::max(input.allocated, rank.peak.allocated);
+  if (reserved_drawn) input.reserved = std::max(input.reserved, rank.peak.reserved);
+  for (const auto& d : rank.device_memory) input.device_use = std::max(input.device_use, d.used);
+}
+
+// The caching allocator's reserved bytes of a recorded run, as a thin line over the stack (its own label, as the
+// device use has): the chart's scale counts it, so what fills the room above the stack is on screen. Drawn where it
+// ever exceeds allocated (a CPU recording's reserved is its allocated, or nothing).
+template <typename YOf>
+void draw_reserved(const RankTimeline& rank, const std::vector<std::pair<float, Bytes>>& columns, float column_width,
+                   YOf y_of) {
+  if (columns.empty() || rank.peak.reserved <= rank.peak.allocated) return;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 colour = IM_COL32(110, 110, 110, 230);  // a neutral grey: no category's or timeline colour
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const auto& [x, reserved] = columns[i];
+    draw->AddLine(ImVec2(x, y_of(reserved)), ImVec2(x + column_width, y_of(reserved)), colour, 1.0f);
+    if (i + 1 < columns.size() && columns[i + 1].second != reserved)
+      draw->AddLine(ImVec2(x + column_width, y_of(reserved)), ImVec2(x + column_width, y_of(columns[i + 1].second)), colour, 1.0f);
+  }
+  Bytes highest = 0;
+  float at = columns.front().first;
+  for (const auto& [x, reserved] : columns)
+    if (reserved > highest) highest = reserved, at = x;
+  const float right = columns.back().first + column_width;  // never cut at the chart's right edge
+  const float label_x = std::max(columns.front().first, std::min(at + 4, right - ImGui::CalcTextSize("reserved").x - 4));
+  draw->AddText(ImVec2(label_x, y_of(highest) - ImGui::GetTextLineHeight()), colour, "reserved");
 }
 
 }  // namespace
@@ -128,18 +156,20 @@ void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup
     ImGui::TextDisabled("No memory events yet.");
     return;
   }
-  Bytes capacity = 0, highest = 0;
+  Bytes capacity = 0;
   for (const auto& d : data.header.devices) capacity = std::max(capacity, d.capacity);
-  for (const auto& r : data.ranks) {
-    highest = std::max(highest, r.peak.allocated);
-    for (const auto& d : r.device_memory) highest = std::max(highest, d.used);  // GPU runs: the device's own count
-  }
+  MemoryScaleInput input;
+  input.capacity = capacity;
+  input.to_capacity = options_.memory_scale_to_capacity;
+  for (const auto& r : data.ranks) add_to_scale(input, r, recorded_from_pytorch(data.header.source));
   if (compare)  // one scale for both runs, so their heights compare
-    for (const auto& r : compare->ranks) highest = std::max(highest, r.peak.allocated);
-  // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it. A step's
-  // focused band gets the room instead: the scale stops just above the band's top, so bands above it run off the
-  // chart (said in the header) and the band is as tall as the stack under it allows.
-  Bytes scale = chart_scale(highest, capacity);
+    for (const auto& r : compare->ranks) add_to_scale(input, r, recorded_from_pytorch(compare->header.source));
+  // One scale for every chart so devices compare at a glance; the capacity line shows when usage nears it, and is
+  // named in the header when it lies far above. A step's focused band gets the room instead: the scale stops just
+  // above the band's top, so bands above it run off the chart (said in the header) and the band is as tall as the
+  // stack under it allows.
+  const MemoryScale fitted = memory_scale(input);
+  Bytes scale = fitted.top;
   // A step's focused band is stacked first, on the axis, and gets the room: the scale is twice its largest height in
   // view, so it fills half of each chart, what is stacked on it shows above and the rest runs off the top.
   // (Not while comparing: the other run's outline is the point then, and must stay on the chart.)
@@ -149,6 +179,8 @@ void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup
   ImGui::PushTextWrapPos(0.0f);  // a projector's font scale wraps the line rather than cutting it at the edge
   std::string scale_text = one_scale ? redact(hidden_, "scale " + format_bytes(scale)) : "each device to its own peak";
   if (focus_scaled) scale_text += ", set by the " + std::string(category_label(*highlight.category)) + " band (stacked first)";
+  if (one_scale && !focus_scaled)
+    if (const std::string above = above_scale_note(input, fitted); !above.empty()) scale_text += "; " + above;
   ImGui::TextDisabled("Memory by category · %s · %s", drawable_label(data.header.accounting_rules).c_str(), scale_text.c_str());
   // Before anyone reads the two runs' bars: what the compared run is, and what it changes.
   if (compare) {
@@ -168,9 +200,13 @@ void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup
   for (const auto& group : groups)
     if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) {
       const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
-      Bytes own = rank.peak.allocated;
-      if (const RankTimeline* other = compare ? compare->rank(group.ranks[0]) : nullptr) own = std::max(own, other->peak.allocated);
-      draw_chart(data, group, capacity, one_scale ? scale : chart_scale(own, capacity), view, playback, chart_height,
+      MemoryScaleInput own;
+      own.capacity = capacity;
+      own.to_capacity = options_.memory_scale_to_capacity;
+      add_to_scale(own, rank, recorded_from_pytorch(data.header.source));
+      if (const RankTimeline* other = compare ? compare->rank(group.ranks[0]) : nullptr)
+        add_to_scale(own, *other, recorded_from_pytorch(compare->header.source));
+      draw_chart(data, group, capacity, one_scale ? scale : memory_scale(own).top, view, playback, chart_height,
                  compare);
     }
   ImGui::EndChild();
@@ -243,7 +279,7 @@ const TraceDeviceMemorySample* device_use_at(const RankTimeline& rank, TimeNs t)
 // GPU runs: the device's measured use (cudaMemGetInfo at each phase) as a dark step line above the allocator's
 // stack; the gap between them is what the CUDA context, cuBLAS and NCCL hold outside the allocator.
 template <typename YOf>
-void draw_device_use(const RankTimeline& rank, const TimeView& view, float x0, float width, YOf y_of) {
+void draw_device_use(const RankTimeline& rank, const TimeView& view, float x0, float width, Bytes scale, YOf y_of) {
   if (rank.device_memory.empty()) return;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImU32 colour = IM_COL32(60, 60, 60, 230);
@@ -257,6 +293,7 @@ void draw_device_use(const RankTimeline& rank, const TimeView& view, float x0, f
     if (i + 1 < rank.device_memory.size())
       draw->AddLine(ImVec2(to, y_of(d.used)), ImVec2(to, y_of(rank.device_memory[i + 1].used)), colour, 1.5f);
   }
+  if (rank.device_memory.back().used > scale) return;  // above the chart: the header names it
   const float y = y_of(rank.device_memory.back().used);
   draw->AddText(ImVec2(x0 + 4, y - ImGui::GetTextLineHeight()), colour, "device use (cudaMemGetInfo)");
 }
@@ -314,6 +351,8 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
   constexpr float kColumn = 2.0f;  // pixels per column
   std::vector<std::pair<ImVec2, ImVec2>> focused;  // the highlighted band's rectangles, drawn again over the hatching
   std::vector<std::pair<float, float>> stack_tops;   // each column's x and the top of its stack
+  std::vector<std::pair<float, Bytes>> reserved_columns;  // a recorded run's: each column's x and its reserved
+  const bool reserved_drawn = recorded_from_pytorch(data.header.source);
   // A column holds the samples after the previous column's end time up to its own.
   std::size_t from = samples_up_to(rank.memory, 0, view.t_of(p0.x - kColumn, p0.x, width));
   for (float x = p0.x; x < p0.x + width; x += kColumn) {
@@ -330,6 +369,7 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
       below += s.by_category[c];
     }
     stack_tops.emplace_back(x, y_of(below));
+    if (reserved_drawn) reserved_columns.emplace_back(x, s.reserved);
   }
   // The lesson talks about one band: the others are hatched with white, not faded, so each keeps its own hue (a
   // faded vermillion reads as pink, a faded blue as the light blue of communication buffers), and the band talked
@@ -392,7 +432,8 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     draw->AddLine(ImVec2(p0.x, y), ImVec2(p0.x + width, y), IM_COL32(200, 0, 0, 255), 2.0f);
     draw->AddText(ImVec2(p0.x + width - ImGui::CalcTextSize("capacity").x - 4, y + 1), IM_COL32(200, 0, 0, 255), "capacity");
   }
-  draw_device_use(rank, view, p0.x, width, y_of);
+  draw_reserved(rank, reserved_columns, kColumn, y_of);
+  draw_device_use(rank, view, p0.x, width, scale, y_of);
   // Out of memory: the run ends at the first failed allocation of any rank (PyTorch raises, the other workers are
   // stopped), so nothing after it is drawn; a red line where this rank's own allocation failed.
   if (const auto stop = draw_run_stop(draw, data, rank.rank, stopped, view, p0.x, width, p0.y, bottom)) {

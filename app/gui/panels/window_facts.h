@@ -46,6 +46,7 @@ struct WindowRequests {
 // Choices of the View menu that panels follow.
 struct ViewOptions {
   bool one_memory_scale = true;  // every memory chart on one scale (devices compare at a glance), or each its own
+  bool memory_scale_to_capacity = false;  // charts reach up to the device's capacity however little the run uses
   // How a compared run is laid over this one: by phase (step 2's forward over step 2's forward: memory lessons) or by
   // time (durations as they ran: lessons about speed). --align, a lesson step's "align".
   Align align = Align::Phase;

@@ -16,6 +16,7 @@
 #include "exec/backends/backend_factory.h"
 #include "gui/logic/caption.h"
 #include "gui/logic/classroom_scenario.h"
+#include "gui/logic/initial_view.h"
 #include "gui/panels/main_layout.h"
 #include "net/endpoint.h"
 #include "scenario/parallel_layout.h"
@@ -154,6 +155,7 @@ void ShardScopeUi::refresh_after_new_run() {
   const bool keep_at_end = session_.follows() && !playback_.playing() && playback_.now_ns() >= playback_.end_ns();
   std::vector<PhaseMark> phases;
   TimeNs end = 0, full_end = 0;
+  std::optional<TimeNs> first_phase;  // the earliest phase marker of any rank
   store->read([&](const TraceData& data) {
     groups_ = group_identical_ranks(data);
     run_title_ = drawable_label(trace_scenario_name(data.header));  // the header's text  // "ddp · 2 × H100-80 · gpt2-tiny · adam · batch 4 · bf16"
@@ -163,6 +165,8 @@ void ShardScopeUi::refresh_after_new_run() {
     if (const auto stopped = run_stopped_at(data)) end = std::min(end, *stopped);  // playback ends where the run did
     if (const RankTimeline* first = data.rank(0))
       for (const auto& p : first->phases) phases.push_back({p.name, p.step, p.t_ns});
+    for (const RankTimeline& rank : data.ranks)
+      if (!rank.phases.empty() && (!first_phase || rank.phases.front().t_ns < *first_phase)) first_phase = rank.phases.front().t_ns;
   });
   // The playhead steps through the store's boundaries in place (a refresh of millions copies none); past the end
   // it stops at the end, as seek clamps.
@@ -183,7 +187,11 @@ void ShardScopeUi::refresh_after_new_run() {
   // A run that stopped gets a little room past its end, so the red line and its label are not on the edge.
   const TimeNs view_end = std::max<TimeNs>(end == full_end ? end : end + end / 12, 1);
   view_.set_run_range(0, view_end);
-  if (new_run) playback_.seek(options_.screenshot.empty() && !session_.follows() ? 0 : end);
+  // The view starts at the first phase marker (logic/initial_view.h): a recorded run's seconds of imports and setup
+  // before the model exists stay one zoom out or "Zoom to the whole run" away; a new run's playhead starts there too.
+  const TimeRange first_view = initial_view(0, view_end, first_phase);
+  view_.show(first_view.t0, first_view.t1);
+  if (new_run) playback_.seek(options_.screenshot.empty() && !session_.follows() ? first_view.t0 : end);
   else if (keep_at_end) playback_.seek(end);
 }
 
@@ -296,6 +304,7 @@ void ShardScopeUi::draw_menu() {
       if (ImGui::MenuItem(("Font scale " + std::to_string(scale).substr(0, 4)).c_str(), nullptr, font_scale_ == scale)) font_scale_ = scale;
     ImGui::MenuItem("Follow the playhead", nullptr, &follow_playhead_);
     ImGui::MenuItem("One memory scale for all devices", nullptr, &view_options_.one_memory_scale);
+    ImGui::MenuItem("Memory scale up to the capacity", nullptr, &view_options_.memory_scale_to_capacity);
     if (ImGui::MenuItem("Zoom to the whole run")) view_.reset();
     if (ImGui::MenuItem("Presenter mode: lessons", "F5")) enter_presenter("");
     ImGui::EndMenu();

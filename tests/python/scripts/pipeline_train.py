@@ -1,12 +1,42 @@
-"""A hand-written 2-stage pipeline over gloo (GPipe order: every micro-batch's forward, then the backwards in
-reverse), ranks started with torch.multiprocessing.spawn. Stage 0: Linear(d0, d1) + ReLU; stage 1: Linear(d1, d2)
-and the MSE loss. SGD with momentum. argv: port batch d0 d1 d2 micro_batches steps."""
+"""A hand-written 2-stage pipeline over gloo (GPipe order: every micro-batch's forward, then every backward in
+micro-batch order, as torch.distributed.pipelining's ScheduleGPipe), ranks started with torch.multiprocessing.spawn.
+Stage 0: Linear(d0, d1) + ReLU; stage 1: Linear(d1, d2) and the MSE loss. SGD with momentum.
+argv: port batch d0 d1 d2 micro_batches steps.
+
+As a stage of torch.distributed.pipelining keeps them (stage.py: forward_one_chunk stores fwd_cache[chunk],
+backward_one_chunk pops it), each micro-batch's tensors are held from its forward to its backward and dropped
+there: the stage output (stage 0), the received input and the loss (stage 1); the received gradient and the input's
+gradient live only while that backward runs and is sent. dist.recv fills a tensor the caller allocated."""
 import os
 import sys
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+
+def first_stage_forward(stage, chunk, peer):
+    out = stage(chunk)
+    dist.send(out.detach(), peer)
+    return out
+
+
+def first_stage_backward(out, peer):
+    grad = torch.empty_like(out)
+    dist.recv(grad, peer)
+    out.backward(grad)
+
+
+def last_stage_forward(stage, target, rows, width, peer):
+    inp = torch.empty(rows, width)
+    dist.recv(inp, peer)
+    inp.requires_grad_()
+    return inp, torch.nn.functional.mse_loss(stage(inp), target)
+
+
+def last_stage_backward(inp, loss, peer):
+    loss.backward()
+    dist.send(inp.grad, peer)
 
 
 def run(rank, world, port, batch, d0, d1, d2, micro, steps):
@@ -23,27 +53,14 @@ def run(rank, world, port, batch, d0, d1, d2, micro, steps):
     for step in range(steps):
         if rank == 0:
             x = torch.randn(batch, d0)
-            outputs = []
-            for chunk in x.chunk(micro):
-                out = stage(chunk)
-                dist.send(out.detach(), 1)
-                outputs.append(out)
-            for out in reversed(outputs):
-                grad = torch.empty(rows, d1)
-                dist.recv(grad, 1)
-                out.backward(grad)
+            outputs = [first_stage_forward(stage, chunk, 1) for chunk in x.chunk(micro)]
+            while outputs:
+                first_stage_backward(outputs.pop(0), 1)
         else:
             y = torch.randn(batch, d2)
-            inputs, losses = [], []
-            for target in y.chunk(micro):
-                inp = torch.empty(rows, d1)
-                dist.recv(inp, 0)
-                inp.requires_grad_()
-                losses.append(torch.nn.functional.mse_loss(stage(inp), target))
-                inputs.append(inp)
-            for inp, loss in reversed(list(zip(inputs, losses))):
-                loss.backward()
-                dist.send(inp.grad, 0)
+            held = [last_stage_forward(stage, target, rows, d1, 0) for target in y.chunk(micro)]
+            while held:
+                last_stage_backward(*held.pop(0), 0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
     dist.destroy_process_group()
