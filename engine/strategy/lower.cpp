@@ -71,6 +71,9 @@ void check_plan_size(const ResolvedScenario& scenario) {
 
 Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
   check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
+  if (scenario.settings.strategy.tp > 1)
+    throw ScenarioError("strategy.tp", "tensor-parallel plans are not lowered yet: the scenario resolves and "
+                                       "model.activation_bytes_per_layer is reported, but no per-rank plan is built");
   const auto& settings = scenario.settings;
   LoweringContext context{scenario, framework_behaviour(settings.accounting, scenario.gpu_arch, scenario.device)};
   context.kernel_operands = options.kernel_operands;
