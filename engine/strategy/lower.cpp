@@ -8,10 +8,13 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "model/tensor_parallel_shard.h"
 #include "plan/validate.h"
 #include "scenario/parallel_layout.h"
 #include "strategy/lowering_context.h"
 #include "strategy/registry.h"
+#include "strategy/tensor_parallel.h"
+#include "scenario/tensor_parallel.h"
 
 namespace shardscope {
 
@@ -69,11 +72,9 @@ void check_plan_size(const ResolvedScenario& scenario) {
                                  (buckets_drive ? std::string("a larger bucket") : "fewer ranks, steps, layers or micro-batches"));
 }
 
-Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
-  check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
-  if (scenario.settings.strategy.tp > 1)
-    throw ScenarioError("strategy.tp", "tensor-parallel plans are not lowered yet: the scenario resolves and "
-                                       "model.activation_bytes_per_layer is reported, but no per-rank plan is built");
+namespace {
+
+Plan lower_strategy(const ResolvedScenario& scenario, const LoweringOptions& options) {
   const auto& settings = scenario.settings;
   LoweringContext context{scenario, framework_behaviour(settings.accounting, scenario.gpu_arch, scenario.device)};
   context.kernel_operands = options.kernel_operands;
@@ -104,6 +105,19 @@ Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options
     for (auto& note : strategy.notes(scenario)) plan.notes.push_back(std::move(note));
   strategy.lower(context, plan);
   return plan;
+}
+
+}  // namespace
+
+Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
+  check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
+  const auto& strategy = scenario.settings.strategy;
+  if (strategy.tp == 1) return lower_strategy(scenario, options);
+  // The strategy lowered for one tensor-parallel rank of each group, then spread over the group (tensor_parallel.h).
+  ResolvedScenario base = scenario;
+  base.settings.cluster.world = strategy_world(scenario.settings);
+  base.model = tensor_parallel_shard(scenario.model, strategy.tp, strategy.sequence_parallel);
+  return expand_tensor_parallel(lower_strategy(base, options), scenario, base.model);
 }
 
 Plan lower_validated_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
