@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/hf_config_files.h"
+#include "scenario/rank_coordinates.h"
 #include "scenario/tensor_parallel.h"
 
 namespace shardscope {
@@ -140,6 +141,34 @@ TEST(TensorParallelScenario, Refusals) {
   gpt2.strategy.tp = 2;
   EXPECT_NE(refusal(gpt2).find("must divide the vocabulary (50257)"), std::string::npos) << refusal(gpt2);
   EXPECT_NE(refusal(gpt2).find("vocab_size padded (50432)"), std::string::npos) << refusal(gpt2);
+}
+
+TEST(TensorParallelScenario, RankCoordinatesPutTensorParallelFastest) {
+  // Megatron-LM: rank = (stage · dp + replica) · tp + tp index. pp-1f1b, 2 stages × dp 2 × tp 2.
+  Scenario s;
+  s.model.spec = "gpt2-tiny";
+  s.strategy.kind = StrategyKind::Pipeline1F1B;
+  s.strategy.stages = 2;
+  s.strategy.dp = 2;
+  s.strategy.tp = 2;
+  const Scenario resolved = resolve_scenario(s).settings;
+  for (int rank = 0; rank < 8; ++rank) {
+    const auto c = rank_coordinates(resolved, rank).value();
+    EXPECT_EQ(c.tp, rank % 2) << rank;
+    EXPECT_EQ(c.dp, rank / 2 % 2) << rank;
+    EXPECT_EQ(c.pp, rank / 4) << rank;
+  }
+  EXPECT_EQ(rank_label(resolved, 6), "rank 6 (tp0·pp1·dp1)");
+  // ddp × tp 2 on 6 ranks: three replicas of one stage.
+  Scenario ddp;
+  ddp.model.spec = "gpt2-tiny";
+  ddp.strategy.kind = StrategyKind::Ddp;
+  ddp.strategy.tp = 2;
+  ddp.cluster.world = 6;
+  EXPECT_EQ(rank_range_label(resolve_scenario(ddp).settings, 2, 5), "ranks 2–5 (tp0·pp0·dp1 … tp1·pp0·dp2)");
+  // Without tensor parallelism ranks keep their plain numbers.
+  ddp.strategy.tp = 1;
+  EXPECT_EQ(rank_label(resolve_scenario(ddp).settings, 5), "rank 5");
 }
 
 }  // namespace
