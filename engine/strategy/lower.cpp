@@ -42,8 +42,11 @@ std::int64_t estimate_plan_ops(const ResolvedScenario& scenario) {
   // pass): an eighth of an op's work per layer, which only matters for deep pipelines on many ranks, where it made
   // 4,096 one-layer stages take 1.3 s per lowering instead of 0.25.
   const double whole_model = static_cast<double>(scenario.model.layers.size()) / 8;
-  const double per_rank =
-      64 + whole_model + static_cast<double>(s.training.steps) * (13 * micro * layers + 8 * tensors + per_step_extra);
+  // Tensor parallelism (strategy/tensor_parallel.h) adds its collectives: a block's 2 forward and 2 backward
+  // all-reduces, or under sequence parallelism 4 forward and 6 backward all-gathers and reduce-scatters.
+  const double tp_ops = s.strategy.tp > 1 ? (s.strategy.sequence_parallel ? 10 : 4) : 0;
+  const double per_rank = 64 + whole_model + static_cast<double>(s.training.steps) *
+                                                 ((13 + tp_ops) * micro * layers + 8 * tensors + per_step_extra);
   const double total = per_rank * std::max(1, s.cluster.world);
   return total >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(total);
 }
