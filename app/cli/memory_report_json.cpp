@@ -1,6 +1,8 @@
 // JSON form of the memory report. Keys named in the issue are the public interface:
 // ranks[i].rank, ranks[i].phases[j].{name, step, allocated_bytes, max_allocated_bytes, reserved_bytes},
-// ranks[i].peak_bytes, ranks[i].peak_by_category; model.{name, spec, parameter_count, transformer_blocks, seq};
+// ranks[i].peak_bytes, ranks[i].peak_by_category; model.{name, spec, parameter_count, transformer_blocks, seq,
+// activation_bytes_per_layer (Korthikanti et al. 2022 Table 2's per-layer figure on one rank: scenario/tensor_parallel.h;
+// null without Megatron-style transformer blocks)};
 // ranks[i].peak_tensors[k].{name, category, bytes, allocated_at_op} (largest first, at most 10);
 // ranks[i].oom.{rank, op, tensor, requested_bytes, allocated_bytes, capacity_bytes} or null
 // (seq is null for models without a sequence dimension).
@@ -8,6 +10,7 @@
 
 #include "cli/category_json.h"
 #include "cli/memory_command.h"
+#include "scenario/tensor_parallel.h"
 
 namespace shardscope::cli {
 
@@ -21,6 +24,8 @@ std::string memory_json(const MemoryRun& run) {
                    {"parameter_count", model.parameter_count()},
                    {"transformer_blocks", model.transformer_block_count()},
                    {"seq", model.seq > 0 ? json(model.seq) : json(nullptr)}};
+  const auto per_layer = activation_bytes_per_layer(run.scenario);
+  root["model"]["activation_bytes_per_layer"] = per_layer ? json(*per_layer) : json(nullptr);
   root["accounting"] = accounting_name(run.report.mode);
   root["rules"] = run.report.rules;
   root["behaviour"] = run.plan.behaviour;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/memory_command.h"
+#include "scenario/rank_coordinates.h"
 #include "scenario/scenario_fields.h"
 #include "strategy/registry.h"
 
@@ -39,14 +40,14 @@ std::string with_commas(Bytes value) {
 }
 
 // "batch up to 1,234 per rank (rank 0 runs out at 1,235)".
-std::string fit_line(const BatchFit& fit) {
+std::string fit_line(const BatchFit& fit, const Scenario& s) {
   if (!fit.not_searched.empty()) return fit.not_searched;
   if (!fit.batch)
-    return fmt::format("no batch: even {} runs out of memory on rank {}", fit.multiple_of, std::max(0, fit.limiting_rank));
+    return fmt::format("no batch: even {} runs out of memory on {}", fit.multiple_of, rank_label(s, std::max(0, fit.limiting_rank)));
   std::string text = fmt::format("batch up to {}", with_commas(*fit.batch));
   if (fit.multiple_of > 1) text += fmt::format(" (multiples of the {} micro-batches)", fit.multiple_of);
   if (fit.limiting_rank >= 0)
-    return text + fmt::format("; rank {} runs out at {}", fit.limiting_rank, with_commas(*fit.batch + fit.multiple_of));
+    return text + fmt::format("; {} runs out at {}", rank_label(s, fit.limiting_rank), with_commas(*fit.batch + fit.multiple_of));
   return text + fmt::format(" (the search stops at {})", with_commas(fit.searched_up_to));
 }
 
@@ -119,7 +120,7 @@ void print_memory_text(const MemoryRun& run, std::ostream& out) {
                      s.training.steps, s.training.steps == 1 ? "" : "s", s.training.no_grad ? ", inference (no_grad)" : "");
   out << fmt::format("cluster    {} × {} ({} each)\n", s.cluster.world, run.scenario.device.name, format_bytes(run.report.capacity));
   out << "strategy   " << strategy_line(s) << "\n";
-  out << "fits       " << fit_line(run.fit) << "\n";
+  out << "fits       " << fit_line(run.fit, s) << "\n";
   out << fmt::format("accounting {} ({}); behaviour follows {}{}\n", accounting_name(s.accounting.mode), run.report.rules,
                      run.plan.behaviour, s.accounting.mode == AccountingMode::PyTorch2 ? ", GPU " + run.scenario.gpu_arch : "");
   out << "units      KiB/MiB/GiB = 2^10/2^20/2^30 bytes; max allocated is since the start (no reset_peak_memory_stats)\n";
@@ -129,7 +130,8 @@ void print_memory_text(const MemoryRun& run, std::ostream& out) {
   for (std::size_t r = 0; r < ranks.size();) {
     std::size_t last = r;
     while (last + 1 < ranks.size() && same_figures(ranks[r], ranks[last + 1])) ++last;
-    out << "\n" << (last == r ? fmt::format("rank {}", r) : fmt::format("ranks {}–{} (identical figures)", r, last)) << "\n";
+    const int first_rank = static_cast<int>(r), last_rank = static_cast<int>(last);
+    out << "\n" << rank_range_label(s, first_rank, last_rank) << (last == r ? "" : " (identical figures)") << "\n";
     print_rank(run, ranks[r], out);
     r = last + 1;
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/simulate_command.h"
+#include "scenario/rank_coordinates.h"
 
 namespace shardscope::cli {
 
@@ -21,6 +22,13 @@ std::string percent(TimeNs part, TimeNs whole) {
 bool same_figures(const RankTiming& a, const RankTiming& b) {
   return a.compute_busy_ns == b.compute_busy_ns && a.utilisation == b.utilisation && a.comm_ns == b.comm_ns &&
          a.exposed_comm_ns == b.exposed_comm_ns && a.wait_ns == b.wait_ns && a.peak_bytes == b.peak_bytes && a.out_of_memory == b.out_of_memory;
+}
+
+// Under tensor parallelism, each row ends with its ranks' coordinates: "  tp1·pp0·dp2", "  tp0·pp0·dp0 … tp1·pp0·dp0".
+std::string coordinates_column(const Scenario& s, int first, int last) {
+  const auto a = rank_coordinates(s, first), b = rank_coordinates(s, last);
+  if (!a || !b) return "";
+  return "  " + coordinates_label(*a) + (first == last ? "" : " … " + coordinates_label(*b));
 }
 
 }  // namespace
@@ -69,8 +77,8 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
   out << fmt::format("\nstep {} (the last simulated step; set-up is step 0)\n", r.step);
   out << fmt::format("  step time      {}  (makespan over all ranks, {} – {})\n", format_duration(r.step_time_ns),
                      format_duration(r.step_begin_ns), format_duration(r.step_end_ns));
-  out << fmt::format("  communication  {} on the critical rank {}, of which exposed {} ({} of the step)\n",
-                     format_duration(r.total_comm_ns), r.critical_rank, format_duration(r.exposed_comm_ns),
+  out << fmt::format("  communication  {} on the critical {}, of which exposed {} ({} of the step)\n",
+                     format_duration(r.total_comm_ns), rank_label(s, r.critical_rank), format_duration(r.exposed_comm_ns),
                      percent(r.exposed_comm_ns, r.step_time_ns));
   out << fmt::format("  bubble         {:.1f}% (mean idle compute over each rank's step, optimizer and overheads included)\n",
                      100.0 * r.bubble_fraction);
@@ -93,15 +101,16 @@ void print_simulate_text(const SimulateRun& run, std::ostream& out) {
     std::size_t last = i;
     while (last + 1 < ranks.size() && same_figures(ranks[i], ranks[last + 1])) ++last;
     const RankTiming& t = ranks[i];
-    out << fmt::format("  {:<16} {:>6.1f}% {:>13} {:>13} {:>13} {:>13} {:>12}\n",
+    out << fmt::format("  {:<16} {:>6.1f}% {:>13} {:>13} {:>13} {:>13} {:>12}{}\n",
                        last == i ? std::to_string(i) : fmt::format("{}–{}", i, last), 100.0 * t.utilisation,
                        format_duration(t.compute_busy_ns), format_duration(t.comm_ns), format_duration(t.exposed_comm_ns),
-                       format_duration(t.wait_ns), format_bytes(t.peak_bytes));
+                       format_duration(t.wait_ns), format_bytes(t.peak_bytes),
+                       coordinates_column(s, static_cast<int>(i), static_cast<int>(last)));
     i = last + 1;
   }
   for (const auto& t : ranks)
     if (!t.out_of_memory.empty()) {
-      out << fmt::format("  OUT OF MEMORY  rank {} first at {}\n", t.rank, t.out_of_memory);
+      out << fmt::format("  OUT OF MEMORY  {} first at {}\n", rank_label(s, t.rank), t.out_of_memory);
       break;  // the first rank names it; the JSON has every rank
     }
   out << "  (util = compute busy / the rank's step, from its own start of the step to the step's end; waiting = time "

@@ -62,8 +62,9 @@ bool is_pipeline(StrategyKind kind) {
   return layout == RankLayout::Stages || layout == RankLayout::StagesAndReplicas;
 }
 
-void resolve_parallel_layout(Scenario& s, const Model& model) {
-  check_strategy_options(s);
+namespace {
+
+void resolve_strategy_layout(Scenario& s, const Model& model) {
   if (is_pipeline(s.strategy.kind)) {
     if (s.training.no_grad && s.strategy.dp_zero_stage == 1)
       throw ScenarioError("training.no_grad", "inference has no optimizer, so ZeRO-1 has nothing to shard");
@@ -73,6 +74,41 @@ void resolve_parallel_layout(Scenario& s, const Model& model) {
   if (s.cluster.world == 0) s.cluster.world = strategy_rules(s.strategy.kind).layout == RankLayout::OneDevice ? 1 : 2;
   s.strategy.stages = 1;
   s.strategy.dp = 1;
+}
+
+}  // namespace
+
+void resolve_parallel_layout(Scenario& s, const Model& model) {
+  check_strategy_options(s);
+  const int tp = s.strategy.tp;
+  if (tp == 1) {
+    resolve_strategy_layout(s, model);
+    return;
+  }
+  // world = tp × the strategy's ranks (Megatron-LM: world = tp × pp × dp): the strategy's layout is resolved on
+  // world / tp ranks, as if each tensor-parallel group were one device.
+  const int world = s.cluster.world;
+  const auto& strategy = s.strategy;
+  if (world != 0 && is_pipeline(strategy.kind) && strategy.stages > 0 && strategy.dp > 0 &&
+      static_cast<std::int64_t>(tp) * strategy.stages * strategy.dp != world)
+    throw ScenarioError("cluster.world", "world (" + str(world) + ") must equal tp × stages × dp (" + str(tp) + " × " +
+                                             str(strategy.stages) + " × " + str(strategy.dp) + ")");
+  if (world != 0 && world % tp != 0)
+    throw ScenarioError("cluster.world", "world (" + str(world) + ") must be tp × the strategy's ranks, a multiple of tp (" +
+                                             str(tp) + ")");
+  s.cluster.world = world / tp;
+  try {
+    resolve_strategy_layout(s, model);
+  } catch (const ScenarioError& error) {
+    if (world == 0) throw;
+    throw ScenarioError(error.field(), std::string(error.what()).substr(error.field().size() + 2) + "; with tp " +
+                                           str(tp) + " the strategy lays out world / tp = " + str(world / tp) + " ranks");
+  }
+  const std::int64_t product = static_cast<std::int64_t>(s.cluster.world) * tp;
+  if (product > kMaxWorld)
+    throw ScenarioError("cluster.world", "tp × the strategy's ranks = " + str(tp) + " × " + str(s.cluster.world) + " = " +
+                                             std::to_string(product) + " ranks; the world must be at most " + str(kMaxWorld));
+  s.cluster.world = static_cast<int>(product);
 }
 
 }  // namespace shardscope

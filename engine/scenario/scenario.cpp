@@ -6,6 +6,7 @@
 #include "scenario/parallel_layout.h"
 #include "scenario/scenario_fields.h"
 #include "scenario/strategy_rules.h"
+#include "scenario/tensor_parallel.h"
 
 #include <algorithm>
 #include <array>
@@ -254,9 +255,13 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   const StrategyRules& rules = strategy_rules(strategy.kind);
   if (cluster.world < 1 || cluster.world > 65536)
     throw ScenarioError("cluster.world", "must be between 1 and 65536 (got " + std::to_string(cluster.world) + ")");
-  if (rules.layout == RankLayout::OneDevice && cluster.world != 1)
-    throw ScenarioError("cluster.world", "strategy '" + std::string(rules.name) + "' runs on one device; set world to 1 (got " +
-                                             std::to_string(cluster.world) + ")");
+  const int tp = strategy.tp;
+  if (rules.layout == RankLayout::OneDevice && strategy_world(resolved.settings) != 1)
+    throw ScenarioError("cluster.world", "strategy '" + std::string(rules.name) + "' runs on one device" +
+                                             (tp > 1 ? " per tensor-parallel rank; set world to tp (" + std::to_string(tp) + ")"
+                                                     : std::string("; set world to 1")) +
+                                             " (got " + std::to_string(cluster.world) + ")");
+  check_tensor_parallel(resolved.settings, resolved.model);
   if (cluster.world > rules.max_world)
     throw ScenarioError("cluster.world", std::string(rules.max_world_reason) + " (got " + std::to_string(cluster.world) + ")");
   if (rules.check) rules.check(resolved.settings, resolved.model);

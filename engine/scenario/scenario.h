@@ -84,6 +84,12 @@ struct StrategySettings {
   // pp-gpipe / pp-1f1b with dp > 1: 0 = gradients all-reduced in each stage's DP group; 1 = ZeRO-1 in that group
   // (Megatron-LM distributed optimizer: gradients reduce-scattered, optimizer state sharded, parameters all-gathered).
   int dp_zero_stage = 0;
+  // Tensor parallelism (Megatron-LM tensor_model_parallel_size): each of the strategy's ranks becomes tp ranks that
+  // split every MLP pair and transformer block column- then row-wise; world = tp × the strategy's ranks, tp fastest.
+  int tp = 1;
+  // Megatron-LM --sequence-parallel: the regions tensor parallelism replicates (LayerNorm, dropout) are split along
+  // the sequence, with all-gather / reduce-scatter around each tensor-parallel region instead of all-reduces.
+  bool sequence_parallel = false;
   // zero3: how many units ahead are all-gathered before they are needed (FSDP backward/forward prefetch;
   // 0 = none, 1 = FSDP's BACKWARD_PRE default, holding the current and the next unit).
   // fsdp: units all-gathered ahead in backward (1 = FSDP2's implicit prefetch; more: set_modules_to_backward_prefetch).

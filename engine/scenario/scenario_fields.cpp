@@ -205,6 +205,22 @@ const std::vector<ScenarioField>& table() {
           .help = "With dp > 1: 0 = gradients all-reduced in each stage's DP group, 1 = ZeRO-1 there (gradients "
                   "reduce-scattered, optimizer state sharded)",
           .framework = "Megatron-LM --use-distributed-optimizer", .min = 0, .max = 1}),
+      with_member<&S::strategy, &StrategySettings::tp>({
+          .key = "strategy.tp", .flag = "--tp", .label = "Tensor parallel", .kind = K::Integer,
+          .help = "Tensor-parallel ranks per replica / stage: MLP pairs and transformer blocks split column- then "
+                  "row-wise (QKV and fc1 by columns, attention heads, the output and fc2 by rows; the embedding and "
+                  "LM head by vocabulary), an all-reduce after each row-parallel layer in forward and before each "
+                  "column-parallel one in backward; world = tp × the strategy's ranks, tp fastest",
+          .framework = "Megatron-LM tensor_model_parallel_size (ColumnParallelLinear, RowParallelLinear, "
+                       "VocabParallelEmbedding)",
+          .min = 1, .max = 65536, .inert_value = 1}),
+      with_member<&S::strategy, &StrategySettings::sequence_parallel>({
+          .key = "strategy.sequence_parallel", .flag = "--sequence-parallel", .label = "Sequence parallel",
+          .kind = K::Flag,
+          .help = "With tp > 1: LayerNorm and dropout regions split along the sequence over the tensor-parallel "
+                  "ranks (all-gather before and reduce-scatter after each tensor-parallel region instead of the "
+                  "all-reduces), so every activation is 1/tp per rank (Korthikanti et al. 2022)",
+          .framework = "Megatron-LM --sequence-parallel", .negative_flag = "--no-sequence-parallel"}),
       with_member<&S::strategy, &StrategySettings::prefetch>({
           .key = "strategy.prefetch", .flag = "--prefetch", .label = "Prefetch (units)", .kind = K::Integer,
           .help = "Units all-gathered ahead of use: zero3 0 = none, 1 holds the current and the next unit; fsdp: in "

@@ -8,10 +8,13 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "model/tensor_parallel_shard.h"
 #include "plan/validate.h"
 #include "scenario/parallel_layout.h"
 #include "strategy/lowering_context.h"
 #include "strategy/registry.h"
+#include "strategy/tensor_parallel.h"
+#include "scenario/tensor_parallel.h"
 
 namespace shardscope {
 
@@ -39,8 +42,11 @@ std::int64_t estimate_plan_ops(const ResolvedScenario& scenario) {
   // pass): an eighth of an op's work per layer, which only matters for deep pipelines on many ranks, where it made
   // 4,096 one-layer stages take 1.3 s per lowering instead of 0.25.
   const double whole_model = static_cast<double>(scenario.model.layers.size()) / 8;
-  const double per_rank =
-      64 + whole_model + static_cast<double>(s.training.steps) * (13 * micro * layers + 8 * tensors + per_step_extra);
+  // Tensor parallelism (strategy/tensor_parallel.h) adds its collectives: a block's 2 forward and 2 backward
+  // all-reduces, or under sequence parallelism 4 forward and 6 backward all-gathers and reduce-scatters.
+  const double tp_ops = s.strategy.tp > 1 ? (s.strategy.sequence_parallel ? 10 : 4) : 0;
+  const double per_rank = 64 + whole_model + static_cast<double>(s.training.steps) *
+                                                 ((13 + tp_ops) * micro * layers + 8 * tensors + per_step_extra);
   const double total = per_rank * std::max(1, s.cluster.world);
   return total >= 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(total);
 }
@@ -69,8 +75,9 @@ void check_plan_size(const ResolvedScenario& scenario) {
                                  (buckets_drive ? std::string("a larger bucket") : "fewer ranks, steps, layers or micro-batches"));
 }
 
-Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
-  check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
+namespace {
+
+Plan lower_strategy(const ResolvedScenario& scenario, const LoweringOptions& options) {
   const auto& settings = scenario.settings;
   LoweringContext context{scenario, framework_behaviour(settings.accounting, scenario.gpu_arch, scenario.device)};
   context.kernel_operands = options.kernel_operands;
@@ -101,6 +108,19 @@ Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options
     for (auto& note : strategy.notes(scenario)) plan.notes.push_back(std::move(note));
   strategy.lower(context, plan);
   return plan;
+}
+
+}  // namespace
+
+Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {
+  check_plan_size(scenario);  // before any op is built: a 65,536-rank plan is refused in microseconds
+  const auto& strategy = scenario.settings.strategy;
+  if (strategy.tp == 1) return lower_strategy(scenario, options);
+  // The strategy lowered for one tensor-parallel rank of each group, then spread over the group (tensor_parallel.h).
+  ResolvedScenario base = scenario;
+  base.settings.cluster.world = strategy_world(scenario.settings);
+  base.model = tensor_parallel_shard(scenario.model, strategy.tp, strategy.sequence_parallel);
+  return expand_tensor_parallel(lower_strategy(base, options), scenario, base.model);
 }
 
 Plan lower_validated_plan(const ResolvedScenario& scenario, const LoweringOptions& options) {

@@ -13,8 +13,13 @@ namespace shardscope {
 
 namespace {
 
-BlockActivationBytes block_bytes(const Model& model) {
-  return block_activation_bytes(*model.transformer, model.seq, model.activation_element_bytes, model.attention);
+// What the block's layer records it keeps (model/transformer.cpp fills it from block_activation_bytes; a
+// tensor-parallel shard from tensor_parallel_block_bytes), so that a shard's working set is the shard's.
+BlockActivationBytes block_bytes(const Layer& layer) {
+  BlockActivationBytes bytes;
+  bytes.other = layer.extra_saved_bytes_per_sample;
+  bytes.attention = layer.attention_saved_bytes_per_sample;
+  return bytes;
 }
 
 }  // namespace
@@ -28,7 +33,7 @@ TensorId ModelPass::block_forward_working_set(std::size_t l) {
   if (layer.kind != LayerKind::TransformerBlock || !executes_as_gpt2()) return -1;
   const bool grad = settings_.grad_enabled;
   const CheckpointMode mode = model_.checkpoint;
-  const BlockActivationBytes bytes = block_bytes(model_);
+  const BlockActivationBytes bytes = block_bytes(layer);
   Bytes per_sample = 0;
   if (!grad || mode == CheckpointMode::Full) per_sample += bytes.other;
   if (!grad || mode != CheckpointMode::None) per_sample += bytes.attention;
@@ -50,7 +55,7 @@ void ModelPass::annotate_transformer_forward(OpIndex op, std::size_t l, TensorId
     b_.set_kernel(op, Kernel::LayerNormForward, {operand(input), params.at(0), params.at(1), operand(output)});
   } else if (layer.kind == LayerKind::TransformerBlock) {
     const CheckpointMode mode = model_.checkpoint;
-    const BlockActivationBytes per_sample = block_bytes(model_);
+    const BlockActivationBytes per_sample = block_bytes(layer);
     const Bytes other = settings_.batch * per_sample.other, attention = settings_.batch * per_sample.attention;
     const bool keeps_other = grad && mode != CheckpointMode::Full;
     const bool keeps_attention = grad && mode == CheckpointMode::None;

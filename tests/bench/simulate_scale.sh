@@ -3,17 +3,23 @@
 # 175B's shape (h 12288, 96 heads, context 2048) on 8 pipeline stages (1F1B, 8 micro-batches) × ranks/8 data-parallel
 # replicas with ZeRO-1 in each stage's DP group, bf16, batch 8, one step; CPU time (user + system) and peak RSS from
 # /usr/bin/time, median of 3. bench_simulate's BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1 times the same pipeline.
-# Usage: tests/bench/simulate_scale.sh [path/to/shardscope-cli] [ranks...]   (default: build/app/shardscope-cli 1024 4096)
+# TP=T (environment) makes it 3-D, issue 39's row: tensor parallelism T × 8 stages × ranks/(8T) replicas, the
+# vocabulary padded as Megatron-LM pads it (a multiple of 128 × T).
+# It prints what it measured on: the build type (the CMake cache beside the CLI's build folder), the CPU and the load,
+# since a Debug build or a loaded shared machine changes the figure several times over.
+# Usage: [TP=8] tests/bench/simulate_scale.sh [path/to/shardscope-cli] [ranks...]   (default: build/app/shardscope-cli 1024 4096)
 set -euo pipefail
 cli=${1:-build/app/shardscope-cli}
 shift || true
 ranks=("$@")
 [ ${#ranks[@]} -gt 0 ] || ranks=(1024 4096)
+tp=${TP:-1}
+vocab=50257
+if [ "$tp" -gt 1 ]; then vocab=$(( (50257 + 128 * tp - 1) / (128 * tp) * (128 * tp) )); fi
 config=$(mktemp --suffix=.json)
 trap 'rm -f "$config"' EXIT
-echo '{"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "vocab_size": 50257, "n_positions": 2048}' > "$config"
-# What the figure depends on besides the code: the build (the CMakeCache.txt above the CLI) and the machine. The same
-# commit measured 0.43 s CPU on an idle AMD EPYC and 0.76 s on an Intel Xeon at load average 5.5 (2 vCPUs each).
+echo "{\"model_type\": \"gpt2\", \"n_embd\": 12288, \"n_layer\": 96, \"n_head\": 96, \"vocab_size\": $vocab, \"n_positions\": 2048}" > "$config"
+# (The same 1,024-rank job: 0.43 s CPU on an idle AMD EPYC, 0.76 s on an Intel Xeon at load average 5.5; 2 vCPUs each.)
 cache=$(dirname "$(readlink -f "$cli")")
 while [ "$cache" != / ] && [ ! -f "$cache/CMakeCache.txt" ]; do cache=$(dirname "$cache"); done
 if [ -f "$cache/CMakeCache.txt" ]; then
@@ -24,13 +30,14 @@ else
   echo "build: unknown (no CMakeCache.txt above $cli)"
 fi
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores online"
+echo "tp: $tp (vocabulary $vocab)"
 echo "load: $(uptime)"
 for world in "${ranks[@]}"; do
   runs=()
   for _ in 1 2 3; do
     # %U + %S: CPU seconds; %M: peak RSS in KiB.
     if ! output=$(/usr/bin/time -f "%U %S %M" "$cli" simulate --model "hf:$config" --strategy pp-1f1b --world "$world" \
-        --stages 8 --micro-batches 8 --dp-zero 1 --dtype bf16 --batch 8 --steps 1 --json 2>&1 >/dev/null); then
+        --stages 8 --micro-batches 8 --dp-zero 1 --tp "$tp" --dtype bf16 --batch 8 --steps 1 --json 2>&1 >/dev/null); then
       echo "$world ranks: failed: $(head -1 <<< "$output")"
       continue 2
     fi

@@ -15,7 +15,11 @@ for row in rows:
     for option in row["options"]:
         assert option.startswith("strategy."), option
 by_name = {row["name"]: row for row in rows}
-assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group"], by_name["ddp"]
+assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group",
+                                     "strategy.tp", "strategy.sequence_parallel"], by_name["ddp"]
+# Issue 39: tensor parallelism composes with these strategies, not with DataParallel, FSDP or naive model parallelism.
+for name in names:
+    assert ("strategy.tp" in by_name[name]["options"]) == (name not in ("dp", "balanced-dp", "fsdp", "mp")), by_name[name]
 assert by_name["dp"]["batch"] == "per device"
 # Issue 38: fsdp under its PyTorch name, with its options; `memory --help` names each option's FSDP2 argument.
 assert by_name["fsdp"]["counterpart"] == "torch.distributed.fsdp.fully_shard (FSDP2)", by_name["fsdp"]

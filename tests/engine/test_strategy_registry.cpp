@@ -44,7 +44,7 @@ TEST(StrategyRegistry, OptionsAreStrategyFieldsOfTheScenarioFile) {
       "strategy.micro_batches", "strategy.dp", "strategy.dp_zero_stage", "strategy.prefetch",
       "strategy.reduce_bucket_mb", "strategy.allgather_bucket_mb", "strategy.zero2_reduce", "strategy.zero3_init",
       "strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype", "strategy.fsdp_reduce_dtype",
-      "strategy.process_group"};
+      "strategy.process_group", "strategy.tp", "strategy.sequence_parallel"};
   for (const auto& row : strategies())
     for (const auto key : row.options) {
       EXPECT_TRUE(strategy_options.count(key)) << row.name << ": " << key;

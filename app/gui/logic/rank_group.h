@@ -11,7 +11,7 @@ namespace shardscope::gui {
 
 struct RankGroup {
   std::vector<int> ranks;
-  std::string label;  // "rank 3", "ranks 0–63"
+  std::string label;  // "rank 3", "ranks 0–63"; tensor-parallel runs add coordinates: "rank 3 (tp1·pp0·dp1)"
 };
 
 // Groups ranks whose memory series are the same sample for sample, in rank order of each group's first rank.

@@ -36,6 +36,10 @@ void check_options(const ResolvedScenario& scenario) {
   if (model.transformer && model.attention != AttentionKind::Eager)
     throw UnsupportedPlanError("--attention " + attention_name(model.attention) + " is modelled for memory and simulate; "
                                "the backends' GPT-2 block computes eager attention: use --attention eager to run");
+  if (scenario.settings.strategy.tp > 1)
+    throw UnsupportedPlanError("--tp " + std::to_string(scenario.settings.strategy.tp) +
+                               " (tensor parallelism) is modelled for memory and simulate; the backends have no "
+                               "sharded kernels or tensor-parallel collectives yet: use --tp 1 to run");
   if (is_autocast(scenario.settings.training.precision))
     throw UnsupportedPlanError("--precision " + precision_name(scenario.settings.training.precision) +
                                " (torch.autocast) is modelled for memory and simulate; the backends run fp32 or --dtype's "

@@ -1,0 +1,203 @@
+// A strategy's plan made tensor-parallel: programs replicated per tensor-parallel rank, groups remapped, and the
+// tensor-parallel collectives put after the layers whose forward or backward needs them (tensor_parallel.h).
+#include "strategy/tensor_parallel.h"
+
+#include <string>
+
+#include "model/tensor_parallel_shard.h"
+#include "scenario/parallel_layout.h"
+
+namespace shardscope {
+
+namespace {
+
+struct TpCollective {
+  CollectiveKind kind;
+  Bytes payload;  // what each member contributes: the whole buffer for all-reduce and reduce-scatter, the shard for all-gather
+  std::string label;
+};
+
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+class Collectives {
+ public:
+  Collectives(const ResolvedScenario& scenario, const Model& shard)
+      : shard_(shard), roles_(tensor_parallel_roles(shard)), tp_(scenario.settings.strategy.tp),
+        sp_(scenario.settings.strategy.sequence_parallel), e_(shard.activation_element_bytes) {
+    const auto& s = scenario.settings;
+    micro_batch_ = s.training.batch / (is_pipeline(s.strategy.kind) ? s.strategy.micro_batches : 1);
+  }
+
+  // The collectives that follow `op` on every tensor-parallel rank.
+  std::vector<TpCollective> after(const Op& op) const {
+    std::vector<TpCollective> out;
+    if (op.kind != OpKind::Compute) return out;
+    if (op.compute_kind == ComputeKind::Loss && shard_.language_model) {
+      const Bytes values = micro_batch_ * shard_.target_positions * 4;  // one fp32 per position
+      for (const char* what : {"logits max", "target logit", "sum of exp"})
+        out.push_back({CollectiveKind::AllReduce, values, std::string("tp all-reduce cross-entropy ") + what});
+      return out;
+    }
+    if (op.layer < 0) return out;
+    const bool forward = op.compute_kind == ComputeKind::Forward;
+    if (!forward && op.compute_kind != ComputeKind::Backward) return out;
+    const std::string label = op.label.str();
+    if (forward && ends_with(label, "attention recompute")) return out;  // inside a tensor-parallel region
+    const auto l = static_cast<std::size_t>(op.layer);
+    const Layer& layer = shard_.layers[l];
+    const std::string name = layer.name;
+    const std::int64_t seq_split = sp_ ? tp_ : 1;
+    switch (roles_[l]) {
+      case TensorParallelRole::RowParallel:
+        if (forward) out.push_back({CollectiveKind::AllReduce, bytes(layer.out_numel), "tp all-reduce " + name + " output"});
+        break;
+      case TensorParallelRole::ColumnParallel:
+        if (!forward && layer.kind == LayerKind::Linear && l > 0)
+          out.push_back({CollectiveKind::AllReduce, bytes(layer.in_numel), "tp all-reduce " + name + " grad input"});
+        break;
+      case TensorParallelRole::Block: {
+        const Bytes hidden = bytes(layer.in_numel * seq_split);  // b·s·h, whole
+        for (const char* region : {"attention", "mlp"}) {
+          const std::string where = name + " " + region;
+          if (!sp_) {
+            out.push_back({CollectiveKind::AllReduce, hidden, "tp all-reduce " + where + (forward ? " output" : " grad input")});
+          } else if (forward) {
+            out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + where + " input"});
+            out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " output"});
+          } else {
+            out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + where + " grad output"});
+            out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + where + " input again"});
+            out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " grad input"});
+          }
+        }
+        break;
+      }
+      case TensorParallelRole::VocabEmbedding: {
+        const Bytes hidden = bytes(layer.out_numel * seq_split);
+        if (forward)
+          out.push_back(sp_ ? TpCollective{CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " output"}
+                            : TpCollective{CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " output"});
+        else if (sp_)
+          out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " grad output"});
+        break;
+      }
+      case TensorParallelRole::VocabHead: {
+        const Bytes hidden = bytes(layer.in_numel * seq_split);
+        if (forward) {
+          if (sp_) out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " input"});
+        } else if (!sp_) {
+          out.push_back({CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " grad input"});
+        } else {
+          out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " input again"});
+          out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " grad input"});
+        }
+        break;
+      }
+      case TensorParallelRole::Replicated:
+        break;
+    }
+    return out;
+  }
+
+ private:
+  Bytes bytes(std::int64_t numel_per_sample) const { return micro_batch_ * numel_per_sample * e_; }
+
+  const Model& shard_;
+  std::vector<TensorParallelRole> roles_;
+  int tp_;
+  bool sp_;
+  std::int64_t e_;
+  std::int64_t micro_batch_ = 1;
+};
+
+// One base program with the tensor-parallel collectives in place; groups, peers and roots still the base plan's,
+// the new collectives on group -1 (set per rank below).
+Program with_collectives(const Program& base, const Collectives& collectives) {
+  Program out;
+  out.rank = base.rank;
+  out.tensors = base.tensors;
+  out.data = base.data;
+  std::vector<std::vector<TpCollective>> inserted(base.ops.size());
+  std::vector<OpIndex> new_index(base.ops.size());
+  OpIndex next = 0;
+  for (std::size_t i = 0; i < base.ops.size(); ++i) {
+    new_index[i] = next++;
+    inserted[i] = collectives.after(base.ops[i]);
+    next += static_cast<OpIndex>(inserted[i].size());
+  }
+  out.ops.reserve(static_cast<std::size_t>(next));
+  std::int32_t sequence = 0;
+  for (std::size_t i = 0; i < base.ops.size(); ++i) {
+    Op op = base.ops[i];
+    OpDeps deps;
+    for (OpIndex dep : base.ops[i].deps) deps.push_back(new_index[static_cast<std::size_t>(dep)]);
+    op.deps = std::move(deps);
+    out.ops.push_back(std::move(op));
+    const Op& after = base.ops[i];
+    for (auto& collective : inserted[i]) {
+      Op c;
+      c.kind = OpKind::Collective;
+      c.stream = Stream::Compute;
+      c.collective_kind = collective.kind;
+      c.step = after.step;
+      c.layer = after.layer;
+      c.micro_batch = after.micro_batch;
+      c.group = -1;
+      c.sequence = sequence++;
+      c.payload = collective.payload;
+      c.label = std::move(collective.label);
+      out.ops.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, const Model& shard) {
+  const int tp = scenario.settings.strategy.tp;
+  const Collectives collectives(scenario, shard);
+  Plan plan;
+  plan.strategy = base.strategy;
+  plan.behaviour = base.behaviour;
+  plan.notes = base.notes;
+  const int base_groups = static_cast<int>(base.groups.size());
+  // Group g·tp + k: base group g among the ranks of tensor-parallel index k. Then one group per tensor-parallel set.
+  for (const auto& group : base.groups)
+    for (int k = 0; k < tp; ++k) {
+      std::vector<int> ranks;
+      ranks.reserve(group.size());
+      for (int rank : group) ranks.push_back(rank * tp + k);
+      plan.groups.push_back(std::move(ranks));
+    }
+  for (const auto& program : base.programs) {
+    std::vector<int> ranks;
+    for (int k = 0; k < tp; ++k) ranks.push_back(program.rank * tp + k);
+    plan.groups.push_back(std::move(ranks));
+  }
+  plan.programs.reserve(base.programs.size() * static_cast<std::size_t>(tp));
+  for (const auto& base_program : base.programs) {
+    const Program shaped = with_collectives(base_program, collectives);
+    const int tp_group = base_groups * tp + base_program.rank;
+    for (int k = 0; k < tp; ++k) {
+      Program program = shaped;
+      program.rank = base_program.rank * tp + k;
+      for (Op& op : program.ops) {
+        if (op.kind == OpKind::Collective) op.group = op.group < 0 ? tp_group : op.group * tp + k;
+        if (op.root >= 0) op.root = op.root * tp + k;
+        if (op.peer >= 0) op.peer = op.peer * tp + k;
+      }
+      plan.programs.push_back(std::move(program));
+    }
+  }
+  plan.notes.push_back("tensor parallelism: " + std::to_string(tp) + " ranks per tensor-parallel group (tp fastest), " +
+                       (scenario.settings.strategy.sequence_parallel ? "with" : "without") +
+                       " sequence parallelism; parameters, gradients and optimizer state of the split layers 1/" +
+                       std::to_string(tp) + " per rank, activations per Korthikanti et al. 2022; the collectives' "
+                       "buffers (the all-gathered input under sequence parallelism) are not counted");
+  return plan;
+}
+
+}  // namespace shardscope

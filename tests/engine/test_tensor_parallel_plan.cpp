@@ -1,0 +1,193 @@
+// Tensor-parallel plans (strategy/tensor_parallel.h over model/tensor_parallel_shard.h): per-rank parameter and
+// activation bytes counted by hand from Megatron-LM's split, and the tensor-parallel collectives counted by hand from
+// its f / g (and sequence-parallel) mappings, for an MLP split column → row and a tiny GPT-2; rank order and groups
+// of a 3-D plan (pp-1f1b × dp × tp). Expected figures come from the shapes, never from the code under test.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "engine/hf_config_files.h"
+#include "memory/accounting.h"
+#include "strategy/lower.h"
+
+namespace shardscope {
+namespace {
+
+using testing::TempConfigDir;
+
+Scenario base(const std::string& spec, StrategyKind kind, int tp, int world) {
+  Scenario s;
+  s.model.spec = spec;
+  s.strategy.kind = kind;
+  s.strategy.tp = tp;
+  s.cluster.world = world;
+  s.accounting.mode = AccountingMode::Exact;
+  s.training.optimizer = OptimizerKind::Sgd;  // no optimizer state: parameters and gradients alone
+  return s;
+}
+
+Bytes category_at(const MemoryReport& report, int rank, const std::string& phase, Category category) {
+  for (const auto& p : report.ranks.at(static_cast<std::size_t>(rank)).phases)
+    if (p.name == phase && p.step == (phase == "model_created" ? 0 : 1)) return p.by_category[category];
+  throw std::runtime_error("no phase " + phase);
+}
+
+// The collectives of one program on `group` in step `step`: kind → (count, payload sum).
+std::map<CollectiveKind, std::pair<int, Bytes>> collectives(const Program& program, int group, int step = 1) {
+  std::map<CollectiveKind, std::pair<int, Bytes>> out;
+  for (const Op& op : program.ops)
+    if (op.kind == OpKind::Collective && op.group == group && op.step == step) {
+      ++out[op.collective_kind].first;
+      out[op.collective_kind].second += op.payload;
+    }
+  return out;
+}
+
+int group_of(const Plan& plan, const std::vector<int>& ranks) {
+  for (std::size_t g = 0; g < plan.groups.size(); ++g)
+    if (plan.groups[g] == ranks) return static_cast<int>(g);
+  return -1;
+}
+
+TEST(TensorParallelPlan, MlpPairsSplitColumnThenRow) {
+  // mlp:4x8: fc0 column, fc1 row, fc2 column, fc3 row, each Linear(8, 8) with bias.
+  Scenario s = base("mlp:4x8", StrategyKind::Single, 2, 2);
+  s.training.batch = 3;
+  const Plan plan = lower_validated_plan(resolve_scenario(s));
+  ASSERT_EQ(plan.programs.size(), 2u);
+  // Per rank: a column layer holds 8·8/2 weights + 8/2 bias, a row layer 8·8/2 weights + the whole bias of 8.
+  const Bytes per_rank = 4 * (2 * (32 + 4) + 2 * (32 + 8));
+  const MemoryReport report = account_memory(plan, AccountingMode::Exact, resolve_scenario(s).device.capacity);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(category_at(report, rank, "model_created", Category::Parameters), per_rank);
+    EXPECT_EQ(category_at(report, rank, "before_step", Category::Gradients), per_rank);
+  }
+  const int tp_group = group_of(plan, {0, 1});
+  ASSERT_GE(tp_group, 0);
+  // Forward: an all-reduce of the output after each row layer (fc1, fc3); backward: of the input gradient after
+  // each column layer but the first (fc2; fc0's input needs no gradient). Each b·8 fp32.
+  for (const auto& program : plan.programs) {
+    const auto found = collectives(program, tp_group);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found.at(CollectiveKind::AllReduce).first, 3);
+    EXPECT_EQ(found.at(CollectiveKind::AllReduce).second, 3 * (3 * 8 * 4));
+  }
+}
+
+TEST(TensorParallelPlan, DdpReplicasReduceTheirShardsAcrossTensorParallelIndex) {
+  Scenario s = base("mlp:2x8", StrategyKind::Ddp, 2, 4);  // ranks 0,1 (replica 0) and 2,3 (replica 1)
+  s.training.batch = 2;
+  const Plan plan = lower_validated_plan(resolve_scenario(s));
+  ASSERT_EQ(plan.programs.size(), 4u);
+  const int tp0 = group_of(plan, {0, 1}), tp1 = group_of(plan, {2, 3});
+  const int dp0 = group_of(plan, {0, 2}), dp1 = group_of(plan, {1, 3});
+  ASSERT_GE(tp0, 0);
+  ASSERT_GE(tp1, 0);
+  ASSERT_GE(dp0, 0);
+  ASSERT_GE(dp1, 0);
+  // Each rank's gradients: fc0 32 + 4, fc1 32 + 8 floats; DDP all-reduces them (all its buckets) in its dp group.
+  const Bytes shard_grads = 4 * ((32 + 4) + (32 + 8));
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto& program = plan.programs[static_cast<std::size_t>(rank)];
+    const auto dp = collectives(program, rank % 2 == 0 ? dp0 : dp1);
+    EXPECT_EQ(dp.at(CollectiveKind::AllReduce).second, shard_grads) << rank;
+    const auto tp = collectives(program, rank < 2 ? tp0 : tp1);
+    EXPECT_EQ(tp.at(CollectiveKind::AllReduce).first, 1) << rank;  // fc1's output; fc0 is the first layer
+  }
+}
+
+struct TinyGpt {
+  static constexpr std::int64_t h = 64, a = 4, layers = 2, vocab = 256, positions = 32, b = 2;
+};
+
+Scenario tiny_gpt(const std::string& config, StrategyKind kind, int tp, int world, bool sp) {
+  Scenario s = base("hf:" + config, kind, tp, world);
+  s.strategy.sequence_parallel = sp;
+  s.training.batch = static_cast<int>(TinyGpt::b);
+  return s;
+}
+
+TEST(TensorParallelPlan, TinyGptBytesAndCollectives) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(T::h, T::a, T::layers, T::vocab, T::positions));
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
+    const Scenario s = tiny_gpt(config, StrategyKind::Single, 2, 2, sp);
+    const ResolvedScenario resolved = resolve_scenario(s);
+    const Plan plan = lower_validated_plan(resolved);
+    const std::int64_t h = T::h, t = 2, s_ = T::positions, b = T::b, i = 4 * h;
+    // Parameters per rank: wte V·h/t, wpe whole; per block ln_1 and ln_2 (2h each) whole, c_attn (h·3h + 3h)/t,
+    // attn.c_proj h·h/t + h (bias whole), c_fc (h·4h + 4h)/t, mlp.c_proj 4h·h/t + h; ln_f 2h; lm_head tied.
+    const std::int64_t block = 2 * (2 * h) + (h * 3 * h + 3 * h) / t + (h * h / t + h) + (h * i + i) / t + (i * h / t + h);
+    const Bytes params = 4 * (T::vocab * h / t + T::positions * h + T::layers * block + 2 * h);
+    const MemoryReport report = account_memory(plan, AccountingMode::Exact, resolved.device.capacity);
+    EXPECT_EQ(category_at(report, 1, "model_created", Category::Parameters), params);
+    // Saved by a block at fp32 (e = 4), per sample: outside the regions the QKV, second-norm and fc1 inputs (3sh·e)
+    // and two 1-byte dropout masks (2sh), whole (sp: 1/t); inside, Q, K, V and the projection input (4sh·e) and
+    // fc1's and GeLU's outputs (2·s·4h·e), 1/t; the attention core (2as²·e + as², scores and mask) 1/t.
+    const std::int64_t sh = s_ * h;
+    const std::int64_t other = (3 * sh * 4 + 2 * sh) / (sp ? t : 1) + (4 * sh * 4 + 2 * s_ * i * 4) / t;
+    const std::int64_t attention = (2 * T::a * s_ * s_ * 4 + T::a * s_ * s_) / t;
+    std::map<std::string, Bytes> tensors;
+    for (const auto& tensor : plan.programs[1].tensors) tensors[tensor.name.str()] = tensor.bytes;
+    EXPECT_EQ(tensors.at("h.0 saved activations"), b * other);
+    EXPECT_EQ(tensors.at("h.0 saved attention scores"), b * attention);
+
+    const auto found = collectives(plan.programs[1], group_of(plan, {0, 1}));
+    const Bytes hidden = b * sh * 4, positions = b * s_ * 4;
+    if (!sp) {
+      // Forward: embedding output, 2 per block, 3 for the vocabulary-parallel cross-entropy; backward: 2 per block
+      // and the LM head's input gradient.
+      ASSERT_EQ(found.size(), 1u);
+      EXPECT_EQ(found.at(CollectiveKind::AllReduce).first, (1 + 2 * 2 + 3) + (2 * 2 + 1));
+      EXPECT_EQ(found.at(CollectiveKind::AllReduce).second, (1 + 4 + 4 + 1) * hidden + 3 * positions);
+    } else {
+      // All-gathers: forward 2 per block and the head's input; backward 2 × 2 per block, the head's input again and
+      // the embedding's output gradient. Reduce-scatters: forward 2 per block and the embedding's output; backward
+      // 2 per block and the head's input gradient. All-reduces: the cross-entropy's 3.
+      ASSERT_EQ(found.size(), 3u);
+      EXPECT_EQ(found.at(CollectiveKind::AllGather).first, (4 + 1) + (8 + 1 + 1));
+      EXPECT_EQ(found.at(CollectiveKind::AllGather).second, 15 * hidden / t);
+      EXPECT_EQ(found.at(CollectiveKind::ReduceScatter).first, (4 + 1) + (4 + 1));
+      EXPECT_EQ(found.at(CollectiveKind::ReduceScatter).second, 10 * hidden);
+      EXPECT_EQ(found.at(CollectiveKind::AllReduce).first, 3);
+      EXPECT_EQ(found.at(CollectiveKind::AllReduce).second, 3 * positions);
+    }
+  }
+}
+
+TEST(TensorParallelPlan, ThreeDimensionalPlanOrdersTensorParallelFastest) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(T::h, T::a, T::layers, T::vocab, T::positions));
+  Scenario s = tiny_gpt(config, StrategyKind::Pipeline1F1B, 2, 8, false);
+  s.strategy.stages = 2;
+  s.strategy.dp = 2;
+  s.strategy.micro_batches = 2;
+  const Plan plan = lower_validated_plan(resolve_scenario(s));
+  ASSERT_EQ(plan.programs.size(), 8u);
+  for (int tp_set = 0; tp_set < 4; ++tp_set) EXPECT_GE(group_of(plan, {2 * tp_set, 2 * tp_set + 1}), 0) << tp_set;
+  // Every send / recv stays between ranks of the same tensor-parallel index, and every collective's group either is
+  // a tensor-parallel set or holds ranks of one tensor-parallel index.
+  for (const auto& program : plan.programs)
+    for (const Op& op : program.ops) {
+      if (op.kind == OpKind::Send || op.kind == OpKind::Recv) EXPECT_EQ(op.peer % 2, program.rank % 2);
+      if (op.kind != OpKind::Collective) continue;
+      const auto& ranks = plan.groups.at(static_cast<std::size_t>(op.group));
+      const bool tp_set = ranks.size() == 2 && ranks[0] / 2 == ranks[1] / 2 && ranks[0] != ranks[1];
+      bool one_index = true;
+      for (int r : ranks) one_index &= r % 2 == program.rank % 2;
+      EXPECT_TRUE(tp_set || one_index) << op.label.str();
+    }
+  // Strategies that compose with tp lower to valid plans (lower_validated_plan throws otherwise).
+  for (const StrategyKind kind : {StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3, StrategyKind::PipelineGPipe}) {
+    Scenario other = tiny_gpt(config, kind, 2, 4, true);
+    other.training.optimizer = OptimizerKind::Adam;
+    EXPECT_NO_THROW(lower_validated_plan(resolve_scenario(other))) << strategy_name(kind);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope
