@@ -15,6 +15,7 @@
 #include "model/transformer.h"
 #include "pipeline/run_pipeline.h"
 #include "scenario/scenario_fields.h"
+#include "scenario/tensor_parallel.h"
 #include "trace/events/trace_sink.h"
 
 namespace shardscope::lessons {
@@ -176,6 +177,10 @@ Value model_value(const ScenarioFacts& facts, const std::string& path, const std
     return count(n);
   }
   if (what == "block_activations") return {block_activation_bytes(model, facts.scenario->settings.training.batch), Unit::Bytes};
+  // memory --json's model.activation_bytes_per_layer: one block's saved bytes on one rank under its tp, sp and
+  // recomputation (Korthikanti et al. 2022, Table 2).
+  if (what == "activation_bytes_per_layer")
+    if (const auto bytes = activation_bytes_per_layer(*facts.scenario)) return {static_cast<double>(*bytes), Unit::Bytes};
   if (facts.transformer) {
     const TransformerConfig& c = *facts.transformer;
     if (what == "hidden") return count(static_cast<double>(c.hidden));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`shardscope-cli lessons` and `lessons check`: the eight lessons the classroom needs are listed with the public
+"""`shardscope-cli lessons` and `lessons check`: the nine lessons the classroom needs are listed with the public
 JSON keys, every one of them holds against its own runs (so an engine change can never silently empty a lesson),
 a failing claim exits 1 and a broken lesson file exits 2 naming the key."""
 import json
@@ -10,7 +10,7 @@ import tempfile
 
 cli = sys.argv[1]
 IDS = ["memory-anatomy", "ddp-doubles-memory", "dataparallel-imbalance", "zero-halves-adam", "fsdp-vs-zero3",
-       "pipeline-bubble", "all-reduce", "rescue-tips"]
+       "pipeline-bubble", "all-reduce", "tensor-parallel", "rescue-tips"]
 
 
 def run(*args):

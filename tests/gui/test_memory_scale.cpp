@@ -66,6 +66,14 @@ TEST(MemoryScale, DeviceUseInsideIsDrawnButDoesNotSetTheScale) {
 }
 
 // An imported snapshot knows no capacity: nothing is named above; an empty run still has a top of 1 B.
+// A prediction far below its capacity (27 GiB of 80 GiB) names nothing above its scale: no reserved or device use.
+TEST(MemoryScale, APredictionNamesNothingAbove) {
+  const MemoryScaleInput input{27 * kGiB, 0, 0, 80 * kGiB};
+  const MemoryScale scale = memory_scale(input);
+  EXPECT_FALSE(scale.capacity_on_chart);
+  EXPECT_EQ(above_scale_note(input, scale), "");
+}
+
 TEST(MemoryScale, UnknownCapacityAndEmptyRun) {
   const MemoryScaleInput input{1000, 0, 0, 0};
   const MemoryScale scale = memory_scale(input);

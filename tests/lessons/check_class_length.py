@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A class fits in 50 minutes: the seven lessons' short paths together are at most 30 steps (about 1.5 minutes a step)
+"""A class fits in 50 minutes: the lessons' short paths together are at most 30 steps (about 1.5 minutes a step)
 and every short-path narration at most 60 words (a placeholder counts as its figure: one word for a count, a plain
 number or a ratio, two for a size, time or share with its unit); the
 CLI's `lessons --json` gives each lesson's `steps` and `short_path_steps`, agreeing with the files.

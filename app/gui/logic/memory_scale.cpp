@@ -24,6 +24,9 @@ MemoryScale memory_scale(const MemoryScaleInput& input) {
 bool recorded_from_pytorch(const std::string& trace_source) { return trace_source.rfind("pytorch ", 0) == 0; }
 
 std::string above_scale_note(const MemoryScaleInput& input, const MemoryScale& scale) {
+  // A prediction (no reserved or device use drawn) names nothing: its capacity is on the device card, and two lines
+  // about a menu would crowd a projected lesson's chart.
+  if (input.reserved == 0 && input.device_use == 0) return {};
   std::string above;
   if (input.capacity > 0 && !scale.capacity_on_chart) above = "capacity " + format_bytes(input.capacity);
   if (input.device_use > 0 && !scale.device_use_on_chart)

@@ -36,7 +36,8 @@ MemoryScale memory_scale(const MemoryScaleInput& input);
 bool recorded_from_pytorch(const std::string& trace_source);
 
 // What lies above the chart's top, for the chart's header: "capacity 139.80 GiB and device use 5.17 GiB above the
-// scale (View › Memory scale up to the capacity)"; empty when nothing does.
+// scale (View › Memory scale up to the capacity)"; empty when nothing does, and for a prediction (no reserved or
+// device use in the input), whose capacity the device card gives.
 std::string above_scale_note(const MemoryScaleInput& input, const MemoryScale& scale);
 
 }  // namespace shardscope::gui

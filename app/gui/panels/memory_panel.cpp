@@ -400,6 +400,11 @@ void MemoryPanel::draw_chart(const TraceData& data, const RankGroup& group, Byte
     const std::string label = tick_label(tick);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
     const ImVec2 at(p0.x + width - size.x - 4, y - size.y);
+    // The capacity's label hangs below its line at the same right edge: a tick a line or two under it would overprint.
+    if (capacity > 0 && capacity <= scale) {
+      const float capacity_label_top = y_of(capacity) + 1;
+      if (at.y < capacity_label_top + size.y && y > capacity_label_top) continue;
+    }
     if (at.y < data_top) continue;  // above the data: the phase labels' strip
     draw->AddRectFilled(ImVec2(at.x - 2, at.y), ImVec2(at.x + size.x + 2, y), IM_COL32(255, 255, 255, 190));
     draw->AddLine(ImVec2(at.x - 2, y), ImVec2(p0.x + width, y), IM_COL32(120, 120, 120, 255));
