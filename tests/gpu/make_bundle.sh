@@ -57,7 +57,8 @@ done
 
 cp "$here/run_gpu_checks.sh" "$here/gpu_checks.py" "$here/pytorch_reference.py" "$here/cublas_workspace.py" \
    "$here/bundle_rules.sh" "$here/check_bundle.sh" "$out/scripts/"
-cp "$root/tests/torch/check_gpt2_against_torch.py" "$root/tests/torch/safetensors_io.py" "$here/gpt2_step_time.py" \
+cp "$root/tests/torch/check_gpt2_against_torch.py" "$root/tests/torch/safetensors_io.py" "$root/tests/torch/torch_or_skip.py" \
+   "$here/gpt2_step_time.py" \
    "$out/scripts/"
 cp -r "$root/tests/torch/gpt2-tiny-no-dropout" "$out/scripts/"
 cp -r "$root/assets/scenarios" "$out/assets/"
