@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "exec/backend.h"
+#include "model/tensor_parallel_shard.h"
 #include "plan/plan.h"
 #include "scenario/scenario.h"
 
@@ -23,7 +24,8 @@ OptimizerSettings optimizer_settings(const ResolvedScenario& scenario, std::opti
 class KernelLaunchBuilder {
  public:
   KernelLaunchBuilder(const ResolvedScenario& scenario, OptimizerSettings optimizer, std::uint64_t seed)
-      : model_(scenario.model), optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad) {}
+      : model_(tensor_parallel_shard(scenario.model, scenario.settings.strategy.tp, scenario.settings.strategy.sequence_parallel)),
+        optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad) {}
 
   // Throws LoweringBug (exec/tensor_table.h) when the op's operands do not fit its layer's shape. Counts one more
   // step for every parameter of an OptimizerStep (keyed by its tensor and offset, so ZeRO shards count apart).
@@ -32,7 +34,9 @@ class KernelLaunchBuilder {
  private:
   void transformer_launch(const Program& program, OpIndex index, KernelLaunch& launch) const;
 
-  const Model& model_;
+  // The rank's model: under tensor parallelism the shard the plan was lowered on (model/tensor_parallel_shard.h), so
+  // that a split Linear's features are the shard's; otherwise the scenario's model.
+  const Model model_;
   OptimizerSettings optimizer_;
   std::uint64_t seed_;
   bool training_;

@@ -6,6 +6,7 @@
 
 #include "model/tensor_parallel_shard.h"
 #include "scenario/parallel_layout.h"
+#include "strategy/tensor_parallel_params.h"
 
 namespace shardscope {
 
@@ -15,7 +16,15 @@ struct TpCollective {
   CollectiveKind kind;
   Bytes payload;  // what each member contributes: the whole buffer for all-reduce and reduce-scatter, the shard for all-gather
   std::string label;
+  TensorSlice buffer = {};  // what it reduces in place, where the base op names its operands (executed plans)
 };
+
+// The operand an MLP Linear's collective works on, in place: LinearForward's output (operand 3) for the
+// row-parallel all-reduce, LinearBackward's grad_input (operand 3) for the column-parallel one (plan/kernel.h).
+TensorSlice linear_operand(const Op& op, Kernel kernel) {
+  if (op.kernel != kernel || op.args.size() <= 3) return {};
+  return op.args[3];
+}
 
 bool ends_with(const std::string& text, const std::string& tail) {
   return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
@@ -51,11 +60,14 @@ class Collectives {
     const std::int64_t seq_split = sp_ ? tp_ : 1;
     switch (roles_[l]) {
       case TensorParallelRole::RowParallel:
-        if (forward) out.push_back({CollectiveKind::AllReduce, bytes(layer.out_numel), "tp all-reduce " + name + " output"});
+        if (forward)
+          out.push_back({CollectiveKind::AllReduce, bytes(layer.out_numel), "tp all-reduce " + name + " output",
+                         linear_operand(op, Kernel::LinearForward)});
         break;
       case TensorParallelRole::ColumnParallel:
         if (!forward && layer.kind == LayerKind::Linear && l > 0)
-          out.push_back({CollectiveKind::AllReduce, bytes(layer.in_numel), "tp all-reduce " + name + " grad input"});
+          out.push_back({CollectiveKind::AllReduce, bytes(layer.in_numel), "tp all-reduce " + name + " grad input",
+                         linear_operand(op, Kernel::LinearBackward)});
         break;
       case TensorParallelRole::Block: {
         const Bytes hidden = bytes(layer.in_numel * seq_split);  // b·s·h, whole
@@ -112,6 +124,21 @@ class Collectives {
   std::int64_t micro_batch_ = 1;
 };
 
+// A row-parallel Linear's forward with its bias operand: Megatron-LM's RowParallelLinear.forward adds the whole bias
+// once, to the all-reduced output. Our plan has no op after the all-reduce to add it, so tensor-parallel rank 0 adds
+// it before (its partial product plus b, the others their partial products): the all-reduce's sum is the same up to
+// the order of fp32 additions. The backward's bias gradient (the sum of the whole grad_output) is every rank's.
+bool adds_row_bias(const Op& op, const std::vector<TensorParallelRole>& roles) {
+  return op.kernel == Kernel::LinearForward && op.layer >= 0 && static_cast<std::size_t>(op.layer) < roles.size() &&
+         roles[static_cast<std::size_t>(op.layer)] == TensorParallelRole::RowParallel && op.args.size() > 2;
+}
+
+OpArgs without_bias(const OpArgs& args) {
+  std::vector<TensorSlice> out(args.begin(), args.end());
+  out[2] = TensorSlice{};
+  return out;
+}
+
 // One base program with the tensor-parallel collectives in place; groups, peers and roots still the base plan's,
 // the new collectives on group -1 (set per rank below).
 Program with_collectives(const Program& base, const Collectives& collectives) {
@@ -148,6 +175,7 @@ Program with_collectives(const Program& base, const Collectives& collectives) {
       c.sequence = sequence++;
       c.payload = collective.payload;
       c.label = std::move(collective.label);
+      if (collective.buffer.present()) c.args = {collective.buffer};
       out.ops.push_back(std::move(c));
     }
   }
@@ -159,6 +187,8 @@ Program with_collectives(const Program& base, const Collectives& collectives) {
 Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, const Model& shard) {
   const int tp = scenario.settings.strategy.tp;
   const Collectives collectives(scenario, shard);
+  const auto roles = tensor_parallel_roles(shard);
+  const bool places_inits = tensor_parallel_inits_placed(scenario.model);
   Plan plan;
   plan.strategy = base.strategy;
   plan.behaviour = base.behaviour;
@@ -188,7 +218,13 @@ Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, 
         if (op.kind == OpKind::Collective) op.group = op.group < 0 ? tp_group : op.group * tp + k;
         if (op.root >= 0) op.root = op.root * tp + k;
         if (op.peer >= 0) op.peer = op.peer * tp + k;
+        if (k > 0 && adds_row_bias(op, roles)) op.args = without_bias(op.args);
       }
+      if (places_inits)
+        for (TensorInfo& tensor : program.tensors)
+          if (!tensor.initial_values.empty())
+            tensor.initial_values =
+                tensor_parallel_inits(tensor.initial_values, element_bytes(tensor.element), scenario.model, tp, k);
       plan.programs.push_back(std::move(program));
     }
   }

@@ -1,0 +1,188 @@
+// Tensor parallelism executed on CPU threads (issue 39): an MLP's Linear pairs split column- then row-parallel over
+// 2 ranks, alone, under DDP, ZeRO and pipelines, must train as `single` on the same global batch: the parameters the
+// ranks hold, put together (each rank's slice of the whole weights), equal the single run's after 3 steps; the ranks
+// of a tensor-parallel group report the single run's loss; replicas (row-parallel biases, data-parallel copies) are
+// bit-identical; every byte the executor allocated is what the exact accounting predicted, rank by rank and phase by
+// phase.
+//
+// Tolerance. Op for op, a tensor-parallel rank computes what `single` computes on the same inputs, except two sums
+// split across the group and finished by the all-reduce: the row-parallel layer's output (Σ over its 16 inputs, as
+// two halves of 8, rank 0's with the bias) and the column-parallel layer's input gradient (Σ over its 16 outputs).
+// Each is an fp32 sum of n ≤ 17 terms in another order, which moves it by at most 2(n − 1)·u·Σ|terms| (Higham,
+// "Accuracy and Stability of Numerical Algorithms" §4.2, the recursive-summation bound for either order; u = 2^-24),
+// i.e. 1.9e-6 of the terms' absolute sum, and by about √n·u of it for random rounding. Everything downstream (weight
+// gradients over the 16 samples, the optimizer) is the same arithmetic on inputs that differ by that much, so after
+// s = 3 steps a parameter differs by about s · lr · (its gradient's change): SGD's lr 1e-2 times a gradient moved by
+// ~1e-6 of its terms' absolute sum (terms: products of activations and weights below 1 here, weights uniform in
+// ±1/√16) is ~1e-8 per step; Adam's update (lr 1e-3) depends on g / √v̂, a ratio the same relative change moves by
+// as much. Expected: a few ulps of the parameters (one ulp of |p| in [0.125, 0.25) is 2^-26 = 1.5e-8). The assertion
+// is expect_same_model's 1e-5 · max(1, |p|), the bound every executed strategy is held to, hundreds of times that.
+// Not bounded by this: an Adam element whose gradient is itself at the rounding level (|g| ~ 1e-6 of its terms)
+// could flip its first update's sign and move by 2 · lr; each test prints the largest difference it saw.
+#include <cstdio>
+
+#include "executed_run.h"
+
+namespace shardscope::exec {
+namespace {
+
+using test::Executed;
+using test::expect_measured_equals_predicted;
+using test::expect_same_model;
+
+constexpr int kTp = 2;
+
+Scenario scenario(const std::string& model, StrategyKind strategy, int world, int batch) {
+  Scenario s = shardscope::testing::make(model, strategy, world, batch, AccountingMode::Exact);
+  s.training.steps = 3;
+  return s;
+}
+
+struct Variant {
+  const char* what;
+  void (*apply)(Scenario&);
+};
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> all = {
+      {"adam, mse", [](Scenario&) {}},
+      {"sgd, mse", [](Scenario& s) { s.training.optimizer = OptimizerKind::Sgd; }},
+      {"adam, cross-entropy", [](Scenario& s) { s.training.loss = LossKind::CrossEntropy; }},
+  };
+  return all;
+}
+
+// The largest |tensor-parallel − single| over every parameter element, for the record (the assertion is
+// expect_same_model's).
+double largest_difference(const ExecutionResult& run, const ExecutionResult& reference) {
+  const ModelParameters model = assemble_model_parameters(run.ranks);
+  const ModelParameters expected = assemble_model_parameters(reference.ranks);
+  double largest = 0;
+  for (const auto& [name, values] : expected.values) {
+    const auto it = model.values.find(name);
+    if (it == model.values.end() || it->second.size() != values.size()) continue;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      largest = std::max(largest, static_cast<double>(std::fabs(it->second[i] - values[i])));
+  }
+  return largest;
+}
+
+void expect_trains_as(const Executed& executed, const Executed& reference, const std::string& what) {
+  expect_same_model(executed.result, reference.result);
+  expect_measured_equals_predicted(executed);
+  std::printf("[ tp ] %s: largest parameter difference from single %.3g\n", what.c_str(),
+              largest_difference(executed.result, reference.result));
+}
+
+// The loss each rank that computes one reports, against the losses of the reference's ranks it should repeat:
+// every tensor-parallel rank r·tp + k computes the loss of base rank r.
+void expect_losses(const ExecutionResult& run, const ExecutionResult& reference, double relative) {
+  for (const RankExecution& rank : run.ranks) {
+    if (!rank.loss) continue;
+    const RankExecution& base = reference.ranks.at(static_cast<std::size_t>(rank.rank / kTp));
+    ASSERT_TRUE(base.loss.has_value()) << "rank " << rank.rank;
+    EXPECT_NEAR(*rank.loss, *base.loss, relative * std::max(1.0, std::fabs(*base.loss))) << "rank " << rank.rank;
+  }
+}
+
+TEST(ExecutedTensorParallel, LinearPairsTrainAsSingle) {
+  for (const auto& variant : variants())
+    for (const char* model : {"mlp:4x16:relu", "mlp:2x16"}) {
+      SCOPED_TRACE(std::string(variant.what) + ", " + model);
+      Scenario reference_scenario = scenario(model, StrategyKind::Single, 1, 16);
+      variant.apply(reference_scenario);
+      const Executed reference = test::execute_scenario(reference_scenario);
+      Scenario s = scenario(model, StrategyKind::Single, kTp, 16);
+      s.strategy.tp = kTp;
+      variant.apply(s);
+      const Executed executed = test::execute_scenario(s);
+      expect_trains_as(executed, reference, std::string("single × tp 2, ") + variant.what + ", " + model);
+      // Both ranks end on the whole output (the row-parallel all-reduce), so both report the batch loss: the same
+      // sums as single's up to the order of the two reordered sums above (1e-5 relative, as the parameters).
+      expect_losses(executed.result, reference.result, 1e-5);
+      for (const RankExecution& rank : executed.result.ranks) EXPECT_TRUE(rank.loss.has_value()) << rank.rank;
+    }
+}
+
+// Every rank holds a slice of each Linear of a pair (tensor_parallel_params.h): a column-parallel layer half the rows
+// of weight and bias, a row-parallel weight half of each row's columns and the whole bias; together each element once.
+TEST(ExecutedTensorParallel, RanksHoldSlicesOfTheWholeParameters) {
+  Scenario s = scenario("mlp:2x16", StrategyKind::Single, kTp, 4);
+  s.strategy.tp = kTp;
+  s.training.steps = 1;
+  const Executed executed = test::execute_scenario(s);
+  ASSERT_EQ(executed.result.ranks.size(), 2u);
+  for (const RankExecution& rank : executed.result.ranks) {
+    std::int64_t held = 0;
+    for (const ParameterPiece& piece : rank.parameters) held += piece.numel;
+    // fc0: 8 × 16 weight rows + 8 bias; fc1: 16 × 8 weight columns + the whole 16 bias = 128 + 8 + 128 + 16.
+    EXPECT_EQ(held, 280) << "rank " << rank.rank;
+  }
+  const ModelParameters model = assemble_model_parameters(executed.result.ranks);
+  EXPECT_EQ(model.gap, "");
+  EXPECT_EQ(model.disagreement, "");
+  EXPECT_EQ(model.elements, 2 * (16 * 16 + 16));
+}
+
+TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheGlobalBatch) {
+  // dp 2 replicas of batch 8 see the 16 samples single sees with batch 16 (DistributedSampler); each replica is a
+  // tensor-parallel pair, ranks 2r and 2r + 1 (tp fastest).
+  for (const auto& variant : variants())
+    for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
+      // ZeRO's shards of a tensor-parallel slice: one variant each keeps the run short.
+      if (strategy != StrategyKind::Ddp && &variant != &variants().front()) continue;
+      SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy));
+      Scenario reference_scenario = scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+      variant.apply(reference_scenario);
+      const Executed reference = test::execute_scenario(reference_scenario);
+      Scenario dp_scenario = scenario("mlp:4x16:relu", strategy, 2, 8);
+      variant.apply(dp_scenario);
+      const Executed dp = test::execute_scenario(dp_scenario);
+      Scenario s = scenario("mlp:4x16:relu", strategy, 2 * kTp, 8);
+      s.strategy.tp = kTp;
+      variant.apply(s);
+      const Executed executed = test::execute_scenario(s);
+      expect_trains_as(executed, reference, strategy_name(strategy) + " 2 × tp 2, " + variant.what);
+      expect_losses(executed.result, dp.result, 1e-5);
+    }
+}
+
+TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) {
+  struct Layout {
+    int stages, dp;
+  };
+  for (const auto& variant : variants())
+    for (StrategyKind strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
+      for (const Layout layout : {Layout{2, 1}, Layout{2, 2}}) {
+        // 2 stages of mlp:4x16: each stage one Linear pair. dp 2 × batch 8 against single's 16.
+        SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy) + ", dp " + std::to_string(layout.dp));
+        Scenario reference_scenario = scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+        variant.apply(reference_scenario);
+        const Executed reference = test::execute_scenario(reference_scenario);
+        Scenario s = scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp);
+        s.strategy.stages = layout.stages;
+        s.strategy.dp = layout.dp;
+        s.strategy.micro_batches = 2;
+        s.strategy.tp = kTp;
+        variant.apply(s);
+        const Executed executed = test::execute_scenario(s);
+        expect_trains_as(executed, reference,
+                         strategy_name(strategy) + " 2 stages × dp " + std::to_string(layout.dp) + " × tp 2, " + variant.what);
+      }
+}
+
+// A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half sends its split activation to the
+// same tensor-parallel rank of the next stage, which runs the row-parallel half.
+TEST(ExecutedTensorParallel, PairAcrossAStageBoundaryTrainsAsSingle) {
+  Scenario reference_scenario = scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+  const Executed reference = test::execute_scenario(reference_scenario);
+  Scenario s = scenario("mlp:4x16:relu", StrategyKind::Pipeline1F1B, 3 * kTp, 16);
+  s.strategy.stages = 3;
+  s.strategy.micro_batches = 2;
+  s.strategy.tp = kTp;
+  const Executed executed = test::execute_scenario(s);
+  expect_trains_as(executed, reference, "pp-1f1b 3 stages × tp 2");
+}
+
+}  // namespace
+}  // namespace shardscope::exec
