@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "engine/run_helpers.h"
 #include "exec/backends/backend_factory.h"
@@ -28,12 +29,23 @@ inline Executed execute_scenario(Scenario s, ExecutionOptions options = {}) {
   return out;
 }
 
-// An MLP of 3 × Linear(16) + ReLU trained for 3 steps.
-inline Scenario executable_mlp(StrategyKind strategy, int world, int batch) {
-  Scenario s = shardscope::testing::make("mlp:3x16:relu", strategy, world, batch, AccountingMode::Exact);
+// `model` under `strategy` on `world` ranks, `batch` samples each, trained for 3 steps under exact accounting.
+inline Scenario executable_scenario(const std::string& model, StrategyKind strategy, int world, int batch) {
+  Scenario s = shardscope::testing::make(model, strategy, world, batch, AccountingMode::Exact);
   s.training.steps = 3;
   return s;
 }
+
+// An MLP of 3 × Linear(16) + ReLU trained for 3 steps.
+inline Scenario executable_mlp(StrategyKind strategy, int world, int batch) {
+  return executable_scenario("mlp:3x16:relu", strategy, world, batch);
+}
+
+// A training setting a test runs every case under (optimizer, loss, accounting...), named for the failure message.
+struct Variant {
+  const char* what;
+  void (*apply)(Scenario&);
+};
 
 // The model all ranks hold together equals the reference run's, element by element. fp32 sums of 8 and 16 rows
 // in different orders agree to a few ulps of the parameters' size: 1e-5 relative. Replicas (the same range on

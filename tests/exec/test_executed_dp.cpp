@@ -10,6 +10,7 @@ namespace shardscope::exec {
 namespace {
 
 using test::Executed;
+using test::Variant;
 using test::expect_measured_equals_predicted;
 using test::expect_same_model;
 Executed run(const Scenario& s) { return test::execute_scenario(s); }
@@ -44,11 +45,6 @@ Scenario scenario(const Layout& layout) {
   if (layout.strategy == StrategyKind::BalancedDataParallel) s.strategy.gpu0_batch = layout.gpu0_batch;
   return s;
 }
-
-struct Variant {
-  const char* what;
-  void (*apply)(Scenario&);
-};
 
 const Variant kVariants[] = {
     {"adam", [](Scenario&) {}},

@@ -10,6 +10,7 @@ namespace shardscope::exec {
 namespace {
 
 using test::Executed;
+using test::Variant;
 using test::expect_measured_equals_predicted;
 using test::expect_same_model;
 
@@ -17,24 +18,14 @@ Executed run(const Scenario& s) { return test::execute_scenario(s); }
 
 // `stages` × `dp` ranks, each replica taking `batch` samples per step (the per-replica batch of the scenario).
 Scenario pipeline(StrategyKind strategy, const std::string& model, int stages, int dp, int micro_batches, int batch) {
-  Scenario s = shardscope::testing::make(model, strategy, stages * dp, batch, AccountingMode::Exact);
+  Scenario s = test::executable_scenario(model, strategy, stages * dp, batch);
   s.strategy.stages = stages;
   s.strategy.dp = dp;
   s.strategy.micro_batches = micro_batches;
-  s.training.steps = 3;
   return s;
 }
 
-Scenario single(const std::string& model, int batch) {
-  Scenario s = shardscope::testing::make(model, StrategyKind::Single, 1, batch, AccountingMode::Exact);
-  s.training.steps = 3;
-  return s;
-}
-
-struct Variant {
-  const char* what;
-  void (*apply)(Scenario&);
-};
+Scenario single(const std::string& model, int batch) { return test::executable_scenario(model, StrategyKind::Single, 1, batch); }
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {

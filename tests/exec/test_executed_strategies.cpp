@@ -10,15 +10,11 @@ namespace shardscope::exec {
 namespace {
 
 using test::Executed;
+using test::Variant;
 using test::expect_measured_equals_predicted;
 using test::expect_same_model;
 Executed run(const Scenario& s) { return test::execute_scenario(s); }
 Scenario mlp(StrategyKind strategy, int world, int batch) { return test::executable_mlp(strategy, world, batch); }
-
-struct Variant {
-  const char* what;
-  void (*apply)(Scenario&);
-};
 
 TEST(ExecutedStrategies, DdpAndZero1OnTwoRanksTrainAsOneRankOnTheWholeBatch) {
   const std::vector<Variant> variants = {

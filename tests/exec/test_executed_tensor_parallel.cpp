@@ -27,21 +27,12 @@ namespace shardscope::exec {
 namespace {
 
 using test::Executed;
+using test::Variant;
 using test::expect_measured_equals_predicted;
 using test::expect_same_model;
+using test::executable_scenario;
 
 constexpr int kTp = 2;
-
-Scenario scenario(const std::string& model, StrategyKind strategy, int world, int batch) {
-  Scenario s = shardscope::testing::make(model, strategy, world, batch, AccountingMode::Exact);
-  s.training.steps = 3;
-  return s;
-}
-
-struct Variant {
-  const char* what;
-  void (*apply)(Scenario&);
-};
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
@@ -89,10 +80,10 @@ TEST(ExecutedTensorParallel, LinearPairsTrainAsSingle) {
   for (const auto& variant : variants())
     for (const char* model : {"mlp:4x16:relu", "mlp:2x16"}) {
       SCOPED_TRACE(std::string(variant.what) + ", " + model);
-      Scenario reference_scenario = scenario(model, StrategyKind::Single, 1, 16);
+      Scenario reference_scenario = executable_scenario(model, StrategyKind::Single, 1, 16);
       variant.apply(reference_scenario);
       const Executed reference = test::execute_scenario(reference_scenario);
-      Scenario s = scenario(model, StrategyKind::Single, kTp, 16);
+      Scenario s = executable_scenario(model, StrategyKind::Single, kTp, 16);
       s.strategy.tp = kTp;
       variant.apply(s);
       const Executed executed = test::execute_scenario(s);
@@ -107,7 +98,7 @@ TEST(ExecutedTensorParallel, LinearPairsTrainAsSingle) {
 // Every rank holds a slice of each Linear of a pair (tensor_parallel_params.h): a column-parallel layer half the rows
 // of weight and bias, a row-parallel weight half of each row's columns and the whole bias; together each element once.
 TEST(ExecutedTensorParallel, RanksHoldSlicesOfTheWholeParameters) {
-  Scenario s = scenario("mlp:2x16", StrategyKind::Single, kTp, 4);
+  Scenario s = executable_scenario("mlp:2x16", StrategyKind::Single, kTp, 4);
   s.strategy.tp = kTp;
   s.training.steps = 1;
   const Executed executed = test::execute_scenario(s);
@@ -132,13 +123,13 @@ TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheG
       // ZeRO's shards of a tensor-parallel slice: one variant each keeps the run short.
       if (strategy != StrategyKind::Ddp && &variant != &variants().front()) continue;
       SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy));
-      Scenario reference_scenario = scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+      Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
       variant.apply(reference_scenario);
       const Executed reference = test::execute_scenario(reference_scenario);
-      Scenario dp_scenario = scenario("mlp:4x16:relu", strategy, 2, 8);
+      Scenario dp_scenario = executable_scenario("mlp:4x16:relu", strategy, 2, 8);
       variant.apply(dp_scenario);
       const Executed dp = test::execute_scenario(dp_scenario);
-      Scenario s = scenario("mlp:4x16:relu", strategy, 2 * kTp, 8);
+      Scenario s = executable_scenario("mlp:4x16:relu", strategy, 2 * kTp, 8);
       s.strategy.tp = kTp;
       variant.apply(s);
       const Executed executed = test::execute_scenario(s);
@@ -156,10 +147,10 @@ TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) {
       for (const Layout layout : {Layout{2, 1}, Layout{2, 2}}) {
         // 2 stages of mlp:4x16: each stage one Linear pair. dp 2 × batch 8 against single's 16.
         SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy) + ", dp " + std::to_string(layout.dp));
-        Scenario reference_scenario = scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+        Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
         variant.apply(reference_scenario);
         const Executed reference = test::execute_scenario(reference_scenario);
-        Scenario s = scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp);
+        Scenario s = executable_scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp);
         s.strategy.stages = layout.stages;
         s.strategy.dp = layout.dp;
         s.strategy.micro_batches = 2;
@@ -174,9 +165,9 @@ TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) {
 // A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half sends its split activation to the
 // same tensor-parallel rank of the next stage, which runs the row-parallel half.
 TEST(ExecutedTensorParallel, PairAcrossAStageBoundaryTrainsAsSingle) {
-  Scenario reference_scenario = scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+  Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
   const Executed reference = test::execute_scenario(reference_scenario);
-  Scenario s = scenario("mlp:4x16:relu", StrategyKind::Pipeline1F1B, 3 * kTp, 16);
+  Scenario s = executable_scenario("mlp:4x16:relu", StrategyKind::Pipeline1F1B, 3 * kTp, 16);
   s.strategy.stages = 3;
   s.strategy.micro_batches = 2;
   s.strategy.tp = kTp;

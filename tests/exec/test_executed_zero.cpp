@@ -12,6 +12,7 @@ namespace shardscope::exec {
 namespace {
 
 using test::Executed;
+using test::Variant;
 using test::expect_measured_equals_predicted;
 using test::expect_same_model;
 
@@ -34,11 +35,6 @@ Scenario reference_for(const Scenario& s) {
   single.training.batch = s.training.batch * s.cluster.world;
   return single;
 }
-
-struct Variant {
-  const char* what;
-  void (*apply)(Scenario&);
-};
 
 const std::vector<Variant> kTrainingVariants = {
     {"adam", [](Scenario&) {}},
