@@ -197,18 +197,21 @@ void MemoryPanel::draw_charts(const TraceData& data, const std::vector<RankGroup
                                       ImGui::GetContentRegionAvail().y / static_cast<float>(std::max<std::size_t>(charts, 1)) - spacing);
   ImGui::BeginChild("charts", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar);
   if (groups.size() > kMaxCharts) draw_aggregate(data, capacity, scale, view, playback, chart_height);
+  // Each device to its own peak (View menu): the same rule over the group's rank and its compared twin, worked out
+  // only then.
+  const auto own_scale = [&](int rank) {
+    MemoryScaleInput own;
+    own.capacity = capacity;
+    own.to_capacity = options_.memory_scale_to_capacity;
+    add_to_scale(own, data.ranks[static_cast<std::size_t>(rank)], recorded_from_pytorch(data.header.source));
+    if (const RankTimeline* other = compare ? compare->rank(rank) : nullptr)
+      add_to_scale(own, *other, recorded_from_pytorch(compare->header.source));
+    return memory_scale(own).top;
+  };
   for (const auto& group : groups)
-    if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size()) {
-      const RankTimeline& rank = data.ranks[static_cast<std::size_t>(group.ranks[0])];
-      MemoryScaleInput own;
-      own.capacity = capacity;
-      own.to_capacity = options_.memory_scale_to_capacity;
-      add_to_scale(own, rank, recorded_from_pytorch(data.header.source));
-      if (const RankTimeline* other = compare ? compare->rank(group.ranks[0]) : nullptr)
-        add_to_scale(own, *other, recorded_from_pytorch(compare->header.source));
-      draw_chart(data, group, capacity, one_scale ? scale : memory_scale(own).top, view, playback, chart_height,
+    if (static_cast<std::size_t>(group.ranks[0]) < data.ranks.size())
+      draw_chart(data, group, capacity, one_scale ? scale : own_scale(group.ranks[0]), view, playback, chart_height,
                  compare);
-    }
   ImGui::EndChild();
 }
 
