@@ -79,8 +79,15 @@ Model parse_transformer(const std::string& spec, const std::string& config_path,
                         const ModelOptions& options) {
   TransformerConfig config = read_hf_config_file(config_path);
   config.name = name;
+  const std::int64_t given = config.vocab;
+  config.vocab = (given + options.vocab_multiple - 1) / options.vocab_multiple * options.vocab_multiple;
   Model model = build_transformer(config, options);
   model.spec = spec;
+  if (config.vocab != given)
+    model.notes.push_back("vocabulary padded from " + std::to_string(given) + " to " + std::to_string(config.vocab) +
+                          " (a multiple of " + std::to_string(options.vocab_multiple) +
+                          " = make_vocab_size_divisible_by × tp, as Megatron-LM pads it for its vocabulary-parallel "
+                          "embedding and LM head): the extra rows and logit columns are counted, and are never a target");
   return model;
 }
 

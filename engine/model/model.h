@@ -41,6 +41,9 @@ struct ModelOptions {
   bool untie_embeddings = false;
   TransformerImplementation implementation = TransformerImplementation::Megatron;
   std::optional<AttentionKind> attention;  // unset: the implementation's own (hf: sdpa; megatron: eager)
+  // Transformers: the vocabulary is rounded up to a multiple of this (Megatron-LM's padding for its
+  // vocabulary-parallel layers; 1: the config's vocab_size as it is).
+  std::int64_t vocab_multiple = 1;
 };
 
 struct Model {

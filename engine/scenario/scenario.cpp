@@ -216,6 +216,11 @@ ResolvedScenario resolve_scenario(const Scenario& scenario) {
   options.checkpoint = scenario.training.checkpoint;
   options.implementation = scenario.model.implementation;
   options.attention = scenario.model.attention;
+  // Megatron-LM pads the vocabulary to make_vocab_size_divisible_by × tp (megatron/training/tokenizer's
+  // _vocab_size_with_padding) for its vocabulary-parallel layers. At tp 1 the config's vocab_size is kept, as
+  // transformers builds the model, so that every single-device figure stays the one an HF model gives.
+  if (scenario.strategy.tp > 1 && scenario.model.implementation == TransformerImplementation::Megatron)
+    options.vocab_multiple = std::int64_t{scenario.model.make_vocab_size_divisible_by} * scenario.strategy.tp;
   const auto build_model = [&] {
     try {
       resolved.model = parse_model_spec(scenario.model.spec, options);

@@ -46,6 +46,7 @@ struct ModelSettings {
   std::optional<bool> inplace_relu;  // unset: the model's own default
   TransformerImplementation implementation = TransformerImplementation::Megatron;  // GPT-2 / Llama
   std::optional<AttentionKind> attention;  // unset: the implementation's own (hf: sdpa, megatron: eager)
+  int make_vocab_size_divisible_by = 128;  // with tp > 1: the vocabulary padded to a multiple of this × tp
 };
 
 struct TrainingSettings {

@@ -85,6 +85,13 @@ const std::vector<ScenarioField>& table() {
                   "instead; flash: the flash kernel forced (16-bit inputs only)",
           .framework = "attn_implementation=\"eager\" | \"sdpa\"; sdpa_kernel(SDPBackend.FLASH_ATTENTION)",
           .unset_means = "hf: sdpa (what transformers picks); megatron: eager", .choices = attention_names}),
+      with_member<&S::model, &ModelSettings::make_vocab_size_divisible_by>({
+          .key = "model.make_vocab_size_divisible_by", .flag = "--make-vocab-size-divisible-by",
+          .label = "Vocabulary multiple", .kind = K::Integer,
+          .help = "With tp > 1 (megatron): the vocabulary is padded to a multiple of this × tp, as Megatron-LM pads "
+                  "it so that its vocabulary-parallel embedding and LM head split evenly (GPT-2's 50257 becomes 50432 "
+                  "at tp 2; 1: the least multiple of tp)",
+          .framework = "Megatron-LM --make-vocab-size-divisible-by (_vocab_size_with_padding)", .min = 1, .max = 4096}),
 
       with_member<&S::training, &TrainingSettings::batch>({
           .key = "training.batch", .flag = "--batch", .label = "Batch", .kind = K::Integer,

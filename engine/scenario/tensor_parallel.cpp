@@ -1,9 +1,9 @@
 // Checks of strategy.tp / strategy.sequence_parallel against the model, and the per-layer activation figure.
 // Megatron-LM's rules: ColumnParallelLinear / RowParallelLinear divide their split dimension by the tensor-parallel
 // size (core/tensor_parallel/layers.py, divide() asserts divisibility), attention divides heads and query groups
-// (core/transformer/attention.py), VocabParallelEmbedding divides the vocabulary (padded by the tokenizer to a
-// multiple of make_vocab_size_divisible_by × tp; we take the config's vocab_size as given and refuse what does not
-// divide), and --sequence-parallel splits the sequence dimension (seq_length % tp == 0).
+// (core/transformer/attention.py), VocabParallelEmbedding divides the vocabulary (padded to a multiple of
+// make_vocab_size_divisible_by × tp when the model is built: resolve_scenario), and --sequence-parallel splits the
+// sequence dimension (seq_length % tp == 0).
 #include "scenario/tensor_parallel.h"
 
 #include <string>
@@ -50,11 +50,6 @@ void check_tensor_parallel(const Scenario& s, const Model& model) {
     require_divides("strategy.tp", "key / value heads", c.kv_heads, tp);
     require_divides("strategy.tp", "hidden size", c.hidden, tp);
     require_divides("strategy.tp", "MLP width", c.intermediate, tp);
-    if (c.vocab % tp != 0)
-      throw ScenarioError("strategy.tp", "tp (" + str(tp) + ") must divide the vocabulary (" + str(c.vocab) +
-                                             ") for the vocabulary-parallel embedding and LM head; Megatron-LM pads it "
-                                             "to a multiple of 128 × tp: give an hf:config.json with vocab_size padded (" +
-                                             str((c.vocab + 128 * tp - 1) / (128 * tp) * (128 * tp)) + ")");
     if (s.strategy.sequence_parallel && model.seq % tp != 0)
       throw ScenarioError("strategy.sequence_parallel", "tp (" + str(tp) + ") must divide the sequence length (" +
                                                             str(model.seq) + ") to split it");

@@ -1,6 +1,7 @@
 // Step times and their breakdown (run/step_timing.h) on hand-made plans and intervals, every figure counted by hand.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 
 #include "run/step_timing.h"
@@ -127,8 +128,10 @@ TEST(StepTiming, TheSinkIgnoresEventsThePlanInTheHeaderLacks) {
     e.t_ns = t;
     sink.emit(e);
   };
-  at(0, 1'000'000'000'000, TraceEventKind::OpBegin, 1);  // past rank 0's 5 ops
-  at(0, 1'000'000'000'000, TraceEventKind::OpEnd, 2);
+  at(0, std::numeric_limits<OpIndex>::max(), TraceEventKind::OpBegin, 1);  // past rank 0's 5 ops
+  at(0, std::numeric_limits<OpIndex>::max(), TraceEventKind::OpEnd, 2);
+  at(0, -1, TraceEventKind::OpBegin, 1);  // before them
+  at(0, -1, TraceEventKind::OpEnd, 2);
   at(7, 0, TraceEventKind::OpBegin, 1);  // no rank 7
   at(7, 0, TraceEventKind::OpEnd, 2);
   at(1, 2, TraceEventKind::OpBegin, 50);

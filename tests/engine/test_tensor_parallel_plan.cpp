@@ -9,6 +9,7 @@
 
 #include "engine/hf_config_files.h"
 #include "memory/accounting.h"
+#include "model/tensor_parallel_shard.h"
 #include "strategy/lower.h"
 
 namespace shardscope {
@@ -156,6 +157,37 @@ TEST(TensorParallelPlan, TinyGptBytesAndCollectives) {
       EXPECT_EQ(found.at(CollectiveKind::AllReduce).second, 3 * positions);
     }
   }
+}
+
+// Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by × tp (_vocab_size_with_padding):
+// 1001 tokens become 1024 at tp 2 with the default 128 (a multiple of 256), 1002 with 1 (a multiple of 2). The
+// embedding's rows per rank are the padded vocabulary / t, and so are the logits' columns.
+TEST(TensorParallelPlan, VocabularyPaddedAsMegatronLm) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  constexpr std::int64_t given = 1001;
+  const std::string config = dir.write("odd.json", testing::gpt2_config_json(T::h, T::a, T::layers, given, T::positions));
+  for (const auto& [multiple, padded] : {std::pair{128, std::int64_t{1024}}, std::pair{1, std::int64_t{1002}}}) {
+    SCOPED_TRACE("make_vocab_size_divisible_by " + std::to_string(multiple));
+    Scenario s = tiny_gpt(config, StrategyKind::Single, 2, 2, false);
+    s.model.make_vocab_size_divisible_by = multiple;
+    const ResolvedScenario resolved = resolve_scenario(s);
+    EXPECT_EQ(resolved.model.transformer->vocab, padded);
+    const Plan plan = lower_validated_plan(resolved);
+    const std::int64_t h = T::h, t = 2, i = 4 * h;
+    const std::int64_t block = 2 * (2 * h) + (h * 3 * h + 3 * h) / t + (h * h / t + h) + (h * i + i) / t + (i * h / t + h);
+    const MemoryReport report = account_memory(plan, AccountingMode::Exact, resolved.device.capacity);
+    EXPECT_EQ(category_at(report, 0, "model_created", Category::Parameters),
+              4 * (padded * h / t + T::positions * h + T::layers * block + 2 * h));
+    EXPECT_EQ(tensor_parallel_shard(resolved.model, 2, false).output_numel, T::positions * padded / t);
+    bool noted = false;
+    for (const auto& note : resolved.model.notes)
+      noted |= note.rfind("vocabulary padded from 1001 to " + std::to_string(padded), 0) == 0;
+    EXPECT_TRUE(noted);
+  }
+  // tp 1: the config's vocabulary, as transformers builds the model.
+  const ResolvedScenario whole = resolve_scenario(tiny_gpt(config, StrategyKind::Single, 1, 1, false));
+  EXPECT_EQ(whole.model.transformer->vocab, given);
 }
 
 TEST(TensorParallelPlan, ThreeDimensionalPlanOrdersTensorParallelFastest) {
