@@ -154,7 +154,8 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     TimeNs earlier_end = -1, first_begin = std::numeric_limits<TimeNs>::max(), first_arrival = std::numeric_limits<TimeNs>::max();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      const TimeNs begin = times.begin_ns(graph, base + i), end = times.end_ns(graph, base + i);
+      const TimeNs begin = times.begin_ns(graph, base + i);
+      const TimeNs end = begin < 0 ? -1 : saturating_add(begin, graph.duration_of(base + i));  // end_ns, from this begin
       result.run_time_ns = std::max(result.run_time_ns, end);
       if (end < 0) continue;  // never ran (a stuck plan)
       const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
