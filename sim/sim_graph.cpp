@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -17,13 +18,14 @@ std::uint64_t channel_key(int sender, int receiver, std::int64_t sequence) {
 }
 
 // Collective and message instances as they are first met, and each one's members (ranks ascending, as ops are
-// visited).
+// visited). Members are only counted as they are met and laid out from SimGraph::instance_of at the end: a vector per
+// instance meant hundreds of thousands of small allocations in a 1,024-rank plan.
 class InstanceMatcher {
  public:
   InstanceMatcher(const Plan& plan, SimGraph& g) : plan_(plan), g_(g), collective_instance_(plan.groups.size()) {}
 
   // The instance op `i` of rank `r` belongs to, or -1 for an op that is not a collective, send or recv.
-  std::int32_t add(std::size_t r, std::size_t i, const Op& op, GlobalOp id) {
+  std::int32_t add(std::size_t r, std::size_t i, const Op& op) {
     std::int32_t instance = -1;
     if (op.kind == OpKind::Collective) {
       if (op.group < 0 || static_cast<std::size_t>(op.group) >= plan_.groups.size())
@@ -44,18 +46,26 @@ class InstanceMatcher {
     } else {
       return -1;
     }
-    members_of_[static_cast<std::size_t>(instance)].push_back(id);
+    ++g_.instances[static_cast<std::size_t>(instance)].member_count;
     return instance;
   }
 
-  // Lays the members out in SimGraph::members, then sizes and times each instance.
+  // Lays the members out in SimGraph::members (in global op order, so each instance's ranks ascend), then sizes and
+  // times each instance. Needs SimGraph::instance_of of every op.
   void finish(const CostModel& costs) {
-    for (std::size_t k = 0; k < g_.instances.size(); ++k) {
-      SimInstance& instance = g_.instances[k];
-      const auto& members = members_of_[k];
-      instance.member_begin = static_cast<std::int32_t>(g_.members.size());
-      instance.member_count = static_cast<std::int32_t>(members.size());
-      g_.members.insert(g_.members.end(), members.begin(), members.end());
+    std::int32_t next = 0;
+    for (SimInstance& instance : g_.instances) {
+      instance.member_begin = next;
+      next += instance.member_count;
+    }
+    g_.members.resize(static_cast<std::size_t>(next));
+    std::vector<std::int32_t> fill(g_.instances.size());
+    for (std::size_t k = 0; k < g_.instances.size(); ++k) fill[k] = g_.instances[k].member_begin;
+    for (std::size_t id = 0; id < g_.instance_of.size(); ++id)
+      if (const std::int32_t k = g_.instance_of[id]; k >= 0)
+        g_.members[static_cast<std::size_t>(fill[static_cast<std::size_t>(k)]++)] = static_cast<GlobalOp>(id);
+    for (SimInstance& instance : g_.instances) {
+      const std::span<const GlobalOp> members(g_.members.data() + instance.member_begin, static_cast<std::size_t>(instance.member_count));
       const Op& first = g_.op(plan_, members.front());
       if (instance.message) {
         // The two ends: the first member (sender or receiver, whichever rank is lower) and its peer.
@@ -85,7 +95,6 @@ class InstanceMatcher {
     g_.instances.push_back({});
     g_.instances.back().message = message;
     g_.instances.back().expected = expected;
-    members_of_.emplace_back();
     return static_cast<std::int32_t>(g_.instances.size() - 1);
   }
 
@@ -93,13 +102,12 @@ class InstanceMatcher {
   SimGraph& g_;
   std::vector<std::vector<std::int32_t>> collective_instance_;  // [group][sequence]
   std::unordered_map<std::uint64_t, std::int32_t> message_instance_;
-  std::vector<std::vector<GlobalOp>> members_of_;
 };
 
 }  // namespace
 
-// One pass over the ops for everything but the dependents' CSR fill (a 1,024-rank plan's ops are ~200 MB: each
-// pass over them costs more than the work it does).
+// One pass over the ops (a 1,024-rank plan's ops are ~200 MB: each pass over them costs more than the work it does);
+// the dependency edges it meets are kept (8 B each) to fill the dependents' CSR afterwards without a second one.
 SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
   SimGraph g;
   g.rank_offset.assign(plan.programs.size() + 1, 0);
@@ -112,6 +120,11 @@ SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
   g.pending.assign(n, 0);
   g.instance_of.resize(n);
   std::vector<std::int32_t> dependent_count(n + 1, 0);
+  struct DepEdge {
+    GlobalOp dep, dependent;
+  };
+  std::vector<DepEdge> dep_edges;  // in op order, so that each op's dependents keep that order
+  dep_edges.reserve(n);  // plans have fewer deps than ops: no growth (capacity never written costs no memory)
   InstanceMatcher matcher(plan, g);
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {
     const auto& ops = plan.programs[r].ops;
@@ -145,21 +158,16 @@ SimGraph build_sim_graph(const Plan& plan, const CostModel& costs) {
                                       std::to_string(dep) + ", which does not exist");
         ++g.pending[at];
         ++dependent_count[static_cast<std::size_t>(base + dep)];
+        dep_edges.push_back({base + dep, id});
       }
-      g.instance_of[at] = matcher.add(r, i, op, id);
+      g.instance_of[at] = matcher.add(r, i, op);
     }
   }
   g.dependents_begin.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) g.dependents_begin[i + 1] = g.dependents_begin[i] + dependent_count[i];
   g.dependents.assign(static_cast<std::size_t>(g.dependents_begin[n]), -1);
   std::vector<std::int32_t> fill(g.dependents_begin.begin(), g.dependents_begin.end() - 1);
-  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-    const auto& ops = plan.programs[r].ops;
-    const GlobalOp base = g.rank_offset[r];
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      for (OpIndex dep : ops[i].deps)
-        g.dependents[static_cast<std::size_t>(fill[static_cast<std::size_t>(base + dep)]++)] = base + static_cast<GlobalOp>(i);
-  }
+  for (const DepEdge& e : dep_edges) g.dependents[static_cast<std::size_t>(fill[static_cast<std::size_t>(e.dep)]++)] = e.dependent;
   matcher.finish(costs);
   return g;
 }

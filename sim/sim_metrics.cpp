@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <span>
 #include <utility>
 
 namespace shardscope {
@@ -51,13 +52,15 @@ void measure_collectives(const Plan& plan, const SimGraph& graph, int step, Simu
     TimeNs time = 0;
     double bus_bytes = 0;
   };
-  std::map<std::string, Sum> by_kind;
+  // Summed per kind (messages in the last slot), then listed by name: a name and a map lookup per instance cost more
+  // than the sums over a 1,024-rank plan's tens of thousands of them.
+  Sum sums[kCollectiveKindCount + 1];
   for (const SimInstance& instance : graph.instances) {
     if (instance.member_count == 0) continue;
     const Op& first = graph.op(plan, graph.members[static_cast<std::size_t>(instance.member_begin)]);
     if (first.step != step) continue;
     if (!instance.message && instance.shape.kind == CollectiveKind::Barrier) continue;  // an order, not traffic
-    Sum& sum = by_kind[instance.message ? "send/recv" : collective_kind_name(instance.shape.kind)];
+    Sum& sum = sums[instance.message ? kCollectiveKindCount : static_cast<int>(instance.shape.kind)];
     ++sum.count;
     sum.size += instance.shape.size_bytes;
     sum.time = saturating_add(sum.time, instance.duration_ns);
@@ -65,6 +68,10 @@ void measure_collectives(const Plan& plan, const SimGraph& graph, int step, Simu
     const double factor = instance.message ? 1.0 : bus_bandwidth_factor(instance.shape.kind, instance.shape.ranks);
     sum.bus_bytes += static_cast<double>(instance.shape.size_bytes) * factor;
   }
+  std::map<std::string, Sum> by_kind;
+  for (int k = 0; k <= kCollectiveKindCount; ++k)
+    if (sums[k].count > 0)
+      by_kind[k == kCollectiveKindCount ? "send/recv" : collective_kind_name(static_cast<CollectiveKind>(k))] = sums[k];
   for (const auto& [kind, sum] : by_kind)
     result.collectives.push_back({kind, sum.count, sum.size, sum.time, sum.time > 0 ? sum.bus_bytes / static_cast<double>(sum.time) : 0});
 }
@@ -73,25 +80,25 @@ void measure_collectives(const Plan& plan, const SimGraph& graph, int step, Simu
 // step-S forward or backward, over all ranks (compute stream; forward-only plans end at their last forward).
 // One region for every rank, not one per rank: a stage's own first forward starts r forwards late and its last
 // backward ends r backwards early, and that fill and drain idle is exactly the bubble being measured.
-Interval schedule_region(const Plan& plan, const SimGraph& graph, const OpTimes& times, int step) {
-  TimeNs begin = std::numeric_limits<TimeNs>::max(), end = std::numeric_limits<TimeNs>::min();
-  for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-    const auto& ops = plan.programs[r].ops;
-    const std::size_t base = static_cast<std::size_t>(graph.rank_offset[r]);
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const Op& op = ops[i];
-      if (op.step != step || op.kind != OpKind::Compute || op.stream != Stream::Compute) continue;
-      const bool forward = op.compute_kind == ComputeKind::Forward;
-      if (!forward && op.compute_kind != ComputeKind::Backward) continue;
-      const TimeNs op_end = times.end_ns(graph, base + i);
-      if (op_end < 0) continue;  // never ran (a stuck plan)
-      if (forward) begin = std::min(begin, times.begin_ns(graph, base + i));
-      end = std::max(end, op_end);
-    }
+// Grown op by op in measure_simulation's pass over the ops (another pass over a 1,024-rank plan's ~200 MB of ops
+// cost more than what it computes).
+class ScheduleRegion {
+ public:
+  // A compute-stream compute op of step S that ran.
+  void add(const Op& op, TimeNs op_begin, TimeNs op_end) {
+    const bool forward = op.compute_kind == ComputeKind::Forward;
+    if (!forward && op.compute_kind != ComputeKind::Backward) return;
+    if (forward) begin_ = std::min(begin_, op_begin);
+    end_ = std::max(end_, op_end);
   }
-  if (begin > end) return {0, 0};  // no forward ran in step S
-  return {begin, end};
-}
+  Interval region() const {
+    if (begin_ > end_) return {0, 0};  // no forward ran in step S
+    return {begin_, end_};
+  }
+
+ private:
+  TimeNs begin_ = std::numeric_limits<TimeNs>::max(), end_ = std::numeric_limits<TimeNs>::min();
+};
 
 // Whether any compute op of step S belongs to a pipeline micro-batch (Op::micro_batch).
 bool has_micro_batches(const Plan& plan, int step) {
@@ -110,7 +117,7 @@ bool schedule_work(const Op& op, bool micro_batched) {
 }
 
 // Length of [window.first, window.second) covered by `busy` (disjoint, sorted).
-TimeNs covered_length(const std::vector<Interval>& busy, Interval window) {
+TimeNs covered_length(std::span<const Interval> busy, Interval window) {
   TimeNs covered = 0;
   for (const auto& [begin, end] : busy) {
     if (end <= window.first) continue;
@@ -122,18 +129,18 @@ TimeNs covered_length(const std::vector<Interval>& busy, Interval window) {
 
 }  // namespace
 
+// One pass over the ops: every figure but the schedule bubble is the rank's own; that one needs the schedule region
+// of all ranks, so each rank's schedule work is kept (a few hundred intervals a rank) and measured after the pass.
 SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, const OpTimes& times, const MemoryReport& memory) {
   SimulationResult result;
   result.step = graph.last_step;
-  for (std::size_t id = 0; id < graph.op_count(); ++id)
-    result.run_time_ns = std::max(result.run_time_ns, times.end_ns(graph, id));
-  const Interval region = schedule_region(plan, graph, times, result.step);
-  const TimeNs region_ns = region.second - region.first;
   const bool micro_batched = has_micro_batches(plan, result.step);
 
   TimeNs window_begin = std::numeric_limits<TimeNs>::max(), window_end = 0;
-  std::vector<Interval> comm, compute, schedule;
-  double schedule_idle_sum = 0;
+  std::vector<Interval> comm, compute;
+  std::vector<Interval> schedule;  // every rank's schedule work, rank after rank
+  std::vector<std::size_t> schedule_begin = {0};  // rank r's: [schedule_begin[r], schedule_begin[r + 1])
+  ScheduleRegion schedule_region;
   std::vector<TimeNs> rank_begins;  // -1: the rank ran no step-S op
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {
     const auto& ops = plan.programs[r].ops;
@@ -142,15 +149,17 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     timing.rank = static_cast<int>(r);
     comm.clear();
     compute.clear();
-    schedule.clear();
     // The rank's own start of step S (see simulation_result.h): the end of its earlier steps' ops, pulled back
     // to any step-S op that began before that; a rank with no earlier op starts when its first step-S op could.
     TimeNs earlier_end = -1, first_begin = std::numeric_limits<TimeNs>::max(), first_arrival = std::numeric_limits<TimeNs>::max();
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      const TimeNs begin = times.begin_ns(graph, base + i), end = times.end_ns(graph, base + i);
+      const TimeNs begin = times.begin_ns(graph, base + i);
+      const TimeNs end = begin < 0 ? -1 : saturating_add(begin, graph.duration_of(base + i));  // end_ns, from this begin
+      result.run_time_ns = std::max(result.run_time_ns, end);
       if (end < 0) continue;  // never ran (a stuck plan)
       const bool computes = op.kind == OpKind::Compute && op.stream == Stream::Compute;
+      if (computes && op.step == result.step) schedule_region.add(op, begin, end);
       if (computes && end > begin) {
         compute.emplace_back(begin, end);
         if (op.step == result.step && schedule_work(op, micro_batched)) schedule.emplace_back(begin, end);
@@ -174,8 +183,7 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     merge_union(comm);
     for (const auto& [begin, end] : comm) timing.comm_ns += end - begin;
     timing.exposed_comm_ns = uncovered_length(comm, compute);  // compute: one in-order stream, already sorted
-    if (region_ns > 0)
-      schedule_idle_sum += static_cast<double>(region_ns - covered_length(schedule, region)) / static_cast<double>(region_ns);
+    schedule_begin.push_back(schedule.size());
     if (r < memory.ranks.size()) {
       timing.peak_bytes = memory.ranks[r].peak_allocated;
       timing.peak_reserved_bytes = memory.ranks[r].peak_reserved;
@@ -189,6 +197,14 @@ SimulationResult measure_simulation(const Plan& plan, const SimGraph& graph, con
     }
     result.ranks.push_back(timing);
   }
+  const Interval region = schedule_region.region();
+  const TimeNs region_ns = region.second - region.first;
+  double schedule_idle_sum = 0;
+  if (region_ns > 0)
+    for (std::size_t r = 0; r + 1 < schedule_begin.size(); ++r) {
+      const std::span<const Interval> rank_schedule(schedule.data() + schedule_begin[r], schedule.data() + schedule_begin[r + 1]);
+      schedule_idle_sum += static_cast<double>(region_ns - covered_length(rank_schedule, region)) / static_cast<double>(region_ns);
+    }
   if (window_begin > window_end) window_begin = window_end;  // no op ran in step S
   result.step_begin_ns = window_begin;
   result.step_end_ns = window_end;

@@ -20,16 +20,17 @@ std::string where(const Program& program, std::size_t op) {
   return "rank " + std::to_string(program.rank) + " op " + std::to_string(op) + " ('" + program.ops[op].label + "')";
 }
 
+// Sequences as Op holds them (32 bits): a 1,024-rank plan gathers half a million members, sorted once.
 struct CollectiveKey {
   int group;
-  std::int64_t sequence;
+  std::int32_t sequence;
   bool operator<(const CollectiveKey& o) const { return group != o.group ? group < o.group : sequence < o.sequence; }
   bool operator==(const CollectiveKey& o) const { return group == o.group && sequence == o.sequence; }
 };
 
 struct MessageKey {
   int sender, receiver;
-  std::int64_t sequence;
+  std::int32_t sequence;
   bool operator<(const MessageKey& o) const {
     return std::tie(sender, receiver, sequence) < std::tie(o.sender, o.receiver, o.sequence);
   }
@@ -47,7 +48,7 @@ template <class Key>
 struct Member {
   Key key;
   int rank;
-  std::size_t global;
+  std::uint32_t global;  // plans stay far below 2^32 ops (kMaxPlanOps), as check_acyclic's nodes
   const Op* op;
 };
 
@@ -75,10 +76,19 @@ std::vector<std::size_t> global_bases(const Plan& plan) {
   return base;
 }
 
-// The collectives and messages of a plan, each sorted by key once gathered (sort_by_key).
+// A stream-order or dependency edge between two ops, by global index (check_acyclic's input).
+struct OpEdge {
+  std::uint32_t from, to;
+};
+
+// What the per-program pass gathers for the plan-wide checks: the collectives and messages, each sorted by key once
+// gathered (sort_by_key), and every stream-order and in-range dependency edge. The edges are kept so that the cycle
+// check need not walk the ops again: two more passes over a 1,024-rank plan's ~200 MB of ops cost more than the
+// check itself, and the edges take 8 B each.
 struct Communication {
   std::vector<Member<CollectiveKey>> collectives;  // on a known group
   std::vector<Member<MessageKey>> messages;        // with a valid peer
+  std::vector<OpEdge> edges;
 };
 
 // Adds op i of `program` (global index `global`) to `gathered` if it is a collective on a known group or a send / recv
@@ -94,29 +104,40 @@ void gather_communication(const Plan& plan, const Program& program, std::size_t 
     const auto& group = plan.groups[static_cast<std::size_t>(op.group)];
     if (std::find(group.begin(), group.end(), program.rank) == group.end())
       add(report, where(program, i) + ": rank is not a member of group " + std::to_string(op.group));
-    gathered.collectives.push_back({{op.group, op.sequence}, program.rank, global, &op});
+    gathered.collectives.push_back({{op.group, op.sequence}, program.rank, static_cast<std::uint32_t>(global), &op});
   } else if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
     const int world = static_cast<int>(plan.programs.size());
     if (op.peer < 0 || op.peer >= world || op.peer == program.rank) {
       add(report, where(program, i) + ": peer rank " + std::to_string(op.peer) + " is not another rank of the plan");
       return;
     }
-    gathered.messages.push_back({message_key(program.rank, op), program.rank, global, &op});
+    gathered.messages.push_back({message_key(program.rank, op), program.rank, static_cast<std::uint32_t>(global), &op});
   }
 }
 
-// Operand, dependency and tensor life checks of one program, gathering its collectives and messages in the same pass
-// (one pass over a 1,024-rank plan's ~200 MB of ops costs more than the checks).
+// Operand, dependency and tensor life checks of one program, gathering its collectives, messages and edges in the
+// same pass (one pass over a 1,024-rank plan's ~200 MB of ops costs more than the checks).
 void check_program(const Plan& plan, const Program& program, std::size_t base, ValidationReport& report,
                    Communication& gathered) {
   enum class State { Unborn, Live, Freed };
   std::vector<State> state(program.tensors.size(), State::Unborn);
+  std::size_t last_on_stream[kStreamCount];
+  bool seen[kStreamCount] = {false, false, false};
+  const auto edge = [&](std::size_t from, std::size_t to) {
+    gathered.edges.push_back({static_cast<std::uint32_t>(base + from), static_cast<std::uint32_t>(base + to)});
+  };
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
     const Op& op = program.ops[i];
     gather_communication(plan, program, i, base + i, report, gathered);
-    for (OpIndex dep : op.deps)
+    const int stream = static_cast<int>(op.stream);
+    if (seen[stream]) edge(last_on_stream[stream], i);
+    seen[stream] = true;
+    last_on_stream[stream] = i;
+    for (OpIndex dep : op.deps) {
+      if (dep >= 0 && static_cast<std::size_t>(dep) < program.ops.size()) edge(static_cast<std::size_t>(dep), i);  // a self-edge is dropped
       if (dep < 0 || static_cast<std::size_t>(dep) >= program.ops.size() || static_cast<std::size_t>(dep) == i)
         add(report, where(program, i) + ": dependency " + std::to_string(dep) + " out of range");
+    }
     for (const TensorSlice& arg : op.args) {  // operands must be alive while the op runs (an executor reads them)
       if (!arg.present()) continue;
       if (static_cast<std::size_t>(arg.tensor) >= program.tensors.size()) {
@@ -162,20 +183,23 @@ void check_collectives(const Plan& plan, const std::vector<Member<CollectiveKey>
     const CollectiveKey& key = members[first_member].key;
     const auto& group = plan.groups[static_cast<std::size_t>(key.group)];
     const Op* first = ops.front().second;
-    const std::string name = "collective #" + std::to_string(key.sequence) + " of group " + std::to_string(key.group) +
-                             " ('" + first->label + "')";
+    // Built only for an error: a 1,024-rank plan has tens of thousands of collectives, all matched.
+    const auto name = [&] {
+      return "collective #" + std::to_string(key.sequence) + " of group " + std::to_string(key.group) + " ('" +
+             first->label + "')";
+    };
     for (int rank : group) {
       const bool joins = std::binary_search(ops.begin(), ops.end(), std::pair<int, const Op*>{rank, nullptr},
                                             [](const auto& a, const auto& b) { return a.first < b.first; });
-      if (!joins) add(report, name + ": rank " + std::to_string(rank) + " never joins (unmatched)");
+      if (!joins) add(report, name() + ": rank " + std::to_string(rank) + " never joins (unmatched)");
     }
     const bool same_payload = first->collective_kind != CollectiveKind::Scatter && first->collective_kind != CollectiveKind::Gather;
     for (const auto& [rank, op] : ops) {
       if (op->collective_kind != first->collective_kind || op->root != first->root)
-        add(report, name + ": rank " + std::to_string(rank) + " calls " + collective_kind_name(op->collective_kind) +
+        add(report, name() + ": rank " + std::to_string(rank) + " calls " + collective_kind_name(op->collective_kind) +
                         " where others call " + collective_kind_name(first->collective_kind));
       else if (same_payload && op->payload != first->payload)
-        add(report, name + ": rank " + std::to_string(rank) + " sends " + std::to_string(op->payload) + " B, others " +
+        add(report, name() + ": rank " + std::to_string(rank) + " sends " + std::to_string(op->payload) + " B, others " +
                         std::to_string(first->payload) + " B");
     }
   });
@@ -187,27 +211,30 @@ void check_messages(const std::vector<Member<MessageKey>>& members, ValidationRe
     const Op* recv = nullptr;
     for (std::size_t m = first_member; m < last_member; ++m) (members[m].op->kind == OpKind::Send ? send : recv) = members[m].op;
     const MessageKey& key = members[first_member].key;
-    const std::string name = "message #" + std::to_string(key.sequence) + " from rank " + std::to_string(key.sender) +
-                             " to rank " + std::to_string(key.receiver);
-    if (!send) add(report, name + " ('" + recv->label + "'): received but never sent (unmatched)");
-    else if (!recv) add(report, name + " ('" + send->label + "'): sent but never received (unmatched)");
+    const auto name = [&] {  // built only for an error, as a collective's
+      return "message #" + std::to_string(key.sequence) + " from rank " + std::to_string(key.sender) + " to rank " +
+             std::to_string(key.receiver);
+    };
+    if (!send) add(report, name() + " ('" + recv->label + "'): received but never sent (unmatched)");
+    else if (!recv) add(report, name() + " ('" + send->label + "'): sent but never received (unmatched)");
     else if (send->payload != recv->payload)
-      add(report, name + ": sends " + std::to_string(send->payload) + " B, receiver expects " +
+      add(report, name() + ": sends " + std::to_string(send->payload) + " B, receiver expects " +
                       std::to_string(recv->payload) + " B");
   });
 }
 
 // Kahn's algorithm over all ops; a collective's members form one node, as do a send and its receive
-// (treated as a rendezvous, the conservative reading of NCCL's send/recv). Edges in one flat (CSR) array. Collectives
-// and messages already reported as invalid (unknown group or peer) are not in `collectives` / `messages` and stay
-// single nodes.
-void check_acyclic(const Plan& plan, const std::vector<std::size_t>& base,
-                   const std::vector<Member<CollectiveKey>>& collectives, const std::vector<Member<MessageKey>>& messages,
+// (treated as a rendezvous, the conservative reading of NCCL's send/recv). `op_edges`: the stream-order and dependency
+// edges between ops (check_program), laid out in one flat (CSR) array between nodes, edges inside one node dropped.
+// Collectives and messages already reported as invalid (unknown group or peer) are not in `collectives` / `messages`
+// and stay single nodes.
+void check_acyclic(std::size_t op_count, const std::vector<Member<CollectiveKey>>& collectives,
+                   const std::vector<Member<MessageKey>>& messages, const std::vector<OpEdge>& op_edges,
                    ValidationReport& report) {
   // 32-bit node and edge numbers: plans stay far below 2^32 ops (kMaxPlanOps), and the five arrays below take half
   // the memory they would in size_t (a 1,024-rank plan has 1.4 M ops).
   using Node = std::uint32_t;
-  const auto n = static_cast<Node>(base.back());
+  const auto n = static_cast<Node>(op_count);
   std::vector<Node> node(n);
   std::iota(node.begin(), node.end(), Node{0});
   // Every member of a collective or message stands for the first one gathered (the lowest rank's).
@@ -219,23 +246,11 @@ void check_acyclic(const Plan& plan, const std::vector<std::size_t>& base,
   merge(collectives);
   merge(messages);
 
-  // Calls edge(from, to) for every stream order and dependency edge between different nodes.
+  // Calls edge(from, to) for every edge between different nodes.
   const auto for_each_edge = [&](auto&& edge) {
-    for (std::size_t r = 0; r < plan.programs.size(); ++r) {
-      const auto& ops = plan.programs[r].ops;
-      std::size_t last[kStreamCount];
-      bool seen[kStreamCount] = {false, false, false};
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        const int stream = static_cast<int>(ops[i].stream);
-        if (seen[stream] && node[base[r] + last[stream]] != node[base[r] + i]) edge(node[base[r] + last[stream]], node[base[r] + i]);
-        seen[stream] = true;
-        last[stream] = i;
-        for (OpIndex dep : ops[i].deps)
-          if (dep >= 0 && static_cast<std::size_t>(dep) < ops.size()) {
-            const Node from = node[base[r] + static_cast<std::size_t>(dep)], to = node[base[r] + i];
-            if (from != to) edge(from, to);
-          }
-      }
+    for (const OpEdge& e : op_edges) {
+      const Node from = node[e.from], to = node[e.to];
+      if (from != to) edge(from, to);
     }
   };
   std::vector<Node> edges_begin(static_cast<std::size_t>(n) + 1, 0);
@@ -274,6 +289,9 @@ ValidationReport validate_plan(const Plan& plan) {
   ValidationReport report;
   const std::vector<std::size_t> base = global_bases(plan);
   Communication gathered;
+  // About one stream edge an op, and the deps: twice the ops holds every plan we lower without growing (capacity never
+  // written costs no memory).
+  gathered.edges.reserve(2 * base.back());
   for (std::size_t r = 0; r < plan.programs.size(); ++r) {
     if (plan.programs[r].rank != static_cast<int>(r)) add(report, "program " + std::to_string(r) + " is labelled rank " + std::to_string(plan.programs[r].rank));
     check_program(plan, plan.programs[r], base[r], report, gathered);
@@ -282,7 +300,7 @@ ValidationReport validate_plan(const Plan& plan) {
   sort_by_key(gathered.messages);
   check_collectives(plan, gathered.collectives, report);
   check_messages(gathered.messages, report);
-  check_acyclic(plan, base, gathered.collectives, gathered.messages, report);
+  check_acyclic(base.back(), gathered.collectives, gathered.messages, gathered.edges, report);
   return report;
 }
 

@@ -140,11 +140,11 @@ OpArgs without_bias(const OpArgs& args) {
 }
 
 // One base program with the tensor-parallel collectives in place; groups, peers and roots still the base plan's,
-// the new collectives on group -1 (set per rank below).
-Program with_collectives(const Program& base, const Collectives& collectives) {
+// the new collectives on group -1 (set per rank below). Takes the base program's ops and tensors (moved, not copied).
+Program with_collectives(Program base, const Collectives& collectives) {
   Program out;
   out.rank = base.rank;
-  out.tensors = base.tensors;
+  out.tensors = std::move(base.tensors);
   out.data = base.data;
   std::vector<std::vector<TpCollective>> inserted(base.ops.size());
   std::vector<OpIndex> new_index(base.ops.size());
@@ -157,20 +157,17 @@ Program with_collectives(const Program& base, const Collectives& collectives) {
   out.ops.reserve(static_cast<std::size_t>(next));
   std::int32_t sequence = 0;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
-    Op op = base.ops[i];
-    OpDeps deps;
-    for (OpIndex dep : base.ops[i].deps) deps.push_back(new_index[static_cast<std::size_t>(dep)]);
-    op.deps = std::move(deps);
-    out.ops.push_back(std::move(op));
-    const Op& after = base.ops[i];
+    for (OpIndex& dep : base.ops[i].deps) dep = new_index[static_cast<std::size_t>(dep)];
+    const int step = base.ops[i].step, layer = base.ops[i].layer, micro_batch = base.ops[i].micro_batch;
+    out.ops.push_back(std::move(base.ops[i]));
     for (auto& collective : inserted[i]) {
       Op c;
       c.kind = OpKind::Collective;
       c.stream = Stream::Compute;
       c.collective_kind = collective.kind;
-      c.step = after.step;
-      c.layer = after.layer;
-      c.micro_batch = after.micro_batch;
+      c.step = step;
+      c.layer = layer;
+      c.micro_batch = micro_batch;
       c.group = -1;
       c.sequence = sequence++;
       c.payload = collective.payload;
@@ -184,7 +181,7 @@ Program with_collectives(const Program& base, const Collectives& collectives) {
 
 }  // namespace
 
-Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, const Model& shard) {
+Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const Model& shard) {
   const int tp = scenario.settings.strategy.tp;
   const Collectives collectives(scenario, shard);
   const auto roles = tensor_parallel_roles(shard);
@@ -208,12 +205,16 @@ Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, 
     plan.groups.push_back(std::move(ranks));
   }
   plan.programs.reserve(base.programs.size() * static_cast<std::size_t>(tp));
-  for (const auto& base_program : base.programs) {
-    const Program shaped = with_collectives(base_program, collectives);
-    const int tp_group = base_groups * tp + base_program.rank;
+  for (auto& base_program : base.programs) {
+    const int base_rank = base_program.rank;
+    // The base program's memory is given back as it is used, for the copies to reuse.
+    Program shaped = with_collectives(std::move(base_program), collectives);
+    const int tp_group = base_groups * tp + base_rank;
     for (int k = 0; k < tp; ++k) {
-      Program program = shaped;
-      program.rank = base_program.rank * tp + k;
+      Program program;
+      if (k + 1 < tp) program = shaped;
+      else program = std::move(shaped);  // the last rank of the group takes it
+      program.rank = base_rank * tp + k;
       for (Op& op : program.ops) {
         if (op.kind == OpKind::Collective) op.group = op.group < 0 ? tp_group : op.group * tp + k;
         if (op.root >= 0) op.root = op.root * tp + k;

@@ -22,7 +22,7 @@
 namespace shardscope {
 
 // `base` was lowered for world / tp ranks on tensor_parallel_shard(model); `scenario` is the whole scenario (world
-// = tp × base ranks). Returns the plan for every rank.
-Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, const Model& shard);
+// = tp × base ranks). Returns the plan for every rank; `base` is consumed (its programs moved into the result).
+Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const Model& shard);
 
 }  // namespace shardscope

@@ -5,7 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
-#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -74,16 +74,22 @@ void BM_Pipeline1F1B_64Stages_256MicroBatches(benchmark::State& state) {
 // the CLI itself under /usr/bin/time): a 96-block transformer of GPT-3 175B's shape (Brown et al. 2020, Table 2.1:
 // h 12288, 96 heads, context 2048) as a GPT-2 style Hugging Face config, 1F1B over 8 stages × `ranks` / 8
 // data-parallel replicas, 8 micro-batches, ZeRO-1 in each stage's DP group, bf16, batch 8, one step. peak_rss_mib is
-// the process's peak so far (getrusage), so run one case per process: --benchmark_filter=Gpt3Shape.*/1024.
-Scenario gpt3_shape_scenario(int ranks) {
-  const auto config = std::filesystem::temp_directory_path() / "shardscope-bench-simulate-gpt3-config.json";
-  std::ofstream(config) << R"({"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "vocab_size": 50257, "n_positions": 2048})";
+// the process's peak so far (getrusage), so run one case per process: --benchmark_filter=Gpt3Shape.*/1024/8.
+// tp > 1: issue 39's 3-D row (tensor parallelism tp × 8 stages × ranks / (8 tp) replicas), the vocabulary padded as
+// Megatron-LM pads it (a multiple of 128 × tp), as tests/bench/simulate_scale.sh runs it with TP=tp.
+Scenario gpt3_shape_scenario(int ranks, int tp) {
+  const std::int64_t vocab = tp > 1 ? (50257 + 128 * tp - 1) / (128 * tp) * (128 * tp) : 50257;
+  const auto config = std::filesystem::temp_directory_path() /
+                      ("shardscope-bench-simulate-gpt3-config-" + std::to_string(vocab) + ".json");
+  std::ofstream(config) << R"({"model_type": "gpt2", "n_embd": 12288, "n_layer": 96, "n_head": 96, "vocab_size": )"
+                        << vocab << R"(, "n_positions": 2048})";
   Scenario s;
   s.model.spec = "hf:" + config.string();
   s.strategy.kind = StrategyKind::Pipeline1F1B;
   s.strategy.stages = 8;
   s.strategy.micro_batches = 8;
   s.strategy.dp_zero_stage = 1;
+  s.strategy.tp = tp;
   s.cluster.world = ranks;
   s.training.batch = 8;
   s.training.dtype = Dtype::Bf16;
@@ -97,8 +103,9 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Args: ranks, tensor-parallel size.
 void BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
-  const Scenario s = gpt3_shape_scenario(static_cast<int>(state.range(0)));
+  const Scenario s = gpt3_shape_scenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   std::size_t ops = 0, events = 0;
   for (auto _ : state) {
     DiscardTraceSink sink;  // as the CLI without --out: the simulator counts the events and builds none
@@ -118,15 +125,23 @@ void BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
 }
 
 // The same pipeline phase by phase, as simulate() runs it for a sink that drops its events (the CLI without --out):
-// milliseconds of each phase (`*_ms`) and the process's peak RSS once it is done (`*_rss_mib`), to say where the end to
-// end figure goes. One case per process, as above.
+// CPU milliseconds of each phase (`*_ms`: the process's user + system time, which a loaded shared machine changes far
+// less than the wall time) and the process's peak RSS once it is done (`*_rss_mib`), to say where the end to end
+// figure goes. One case per process, as above. Args: ranks, tensor-parallel size.
+double process_cpu_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
 void BM_SimulatePhases_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
-  const ResolvedScenario scenario = resolve_scenario(gpt3_shape_scenario(static_cast<int>(state.range(0))));
+  const ResolvedScenario scenario =
+      resolve_scenario(gpt3_shape_scenario(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
   for (auto _ : state) {
-    auto start = std::chrono::steady_clock::now();
+    double start = process_cpu_ms();
     const auto phase_done = [&](const char* name) {
-      const auto now = std::chrono::steady_clock::now();
-      state.counters[std::string(name) + "_ms"] = std::chrono::duration<double, std::milli>(now - start).count();
+      const double now = process_cpu_ms();
+      state.counters[std::string(name) + "_ms"] = now - start;
       state.counters[std::string(name) + "_rss_mib"] = peak_rss_mib();
       start = now;
     };
@@ -148,8 +163,8 @@ void BM_SimulatePhases_Gpt3Shape_Pp8DpZero1(benchmark::State& state) {
 }
 
 // Arg: 1 = the header holds a copy of the plan (as the CLI runs it), 0 = not.
-BENCHMARK(BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
-BENCHMARK(BM_SimulatePhases_Gpt3Shape_Pp8DpZero1)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1)->Args({1024, 1})->Args({4096, 1})->Args({1024, 8})->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+BENCHMARK(BM_SimulatePhases_Gpt3Shape_Pp8DpZero1)->Args({1024, 1})->Args({1024, 8})->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_OneStep)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ddp_Mlp20x2000_1024Ranks_TwoSteps)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Ddp_DefaultScenario)->Arg(0)->Unit(benchmark::kMicrosecond);

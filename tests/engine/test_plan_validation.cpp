@@ -181,6 +181,21 @@ TEST(PlanValidation, AcceptsMatchedSendAndRecv) {
   EXPECT_TRUE(report.ok()) << report.errors.front();
 }
 
+TEST(PlanValidation, CountsTheOpsACycleOfDependenciesHoldsUp) {
+  // One rank: a copy on the communication stream waits for forward A, and A is made to wait for the copy; forward C
+  // follows A on the compute stream. Hand count: A and the copy wait on each other, C waits on A: 3 ops never start.
+  Plan plan;
+  ProgramBuilder b(0);
+  const OpIndex a = b.compute(ComputeKind::Forward, "A", 1e6, 0);
+  const OpIndex copy = b.communication_stream_copy("copy", 64, {a});
+  b.add_dep(a, copy);
+  b.compute(ComputeKind::Forward, "C", 1e6, 0);
+  plan.programs = {b.finish()};
+  const auto report = validate_plan(plan);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.errors.back().find(": 3 ops can never start"), std::string::npos) << report.errors.back();
+}
+
 TEST(PlanValidation, CatchesAnUnreceivedSend) {
   Plan plan = two_ranks();
   ProgramBuilder b0(0), b1(1);
