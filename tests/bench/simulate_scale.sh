@@ -3,8 +3,8 @@
 # 175B's shape (h 12288, 96 heads, context 2048) on 8 pipeline stages (1F1B, 8 micro-batches) × ranks/8 data-parallel
 # replicas with ZeRO-1 in each stage's DP group, bf16, batch 8, one step; CPU time (user + system) and peak RSS from
 # /usr/bin/time, median of 3. bench_simulate's BM_SimulateEndToEnd_Gpt3Shape_Pp8DpZero1 times the same pipeline.
-# TP=T (environment) makes it 3-D, issue 39's row: tensor parallelism T × 8 stages × ranks/(8T) replicas, the
-# vocabulary padded as Megatron-LM pads it (a multiple of 128 × T).
+# TP=T (environment) makes it 3-D, issue 39's row: tensor parallelism T × 8 stages × ranks/(8T) replicas (simulate
+# pads GPT-2's vocabulary of 50257 as Megatron-LM does, to a multiple of 128 × T).
 # It prints what it measured on: the build type (the CMake cache beside the CLI's build folder), the CPU and the load,
 # since a Debug build or a loaded shared machine changes the figure several times over.
 # Usage: [TP=8] tests/bench/simulate_scale.sh [path/to/shardscope-cli] [ranks...]   (default: build/app/shardscope-cli 1024 4096)
@@ -15,7 +15,6 @@ ranks=("$@")
 [ ${#ranks[@]} -gt 0 ] || ranks=(1024 4096)
 tp=${TP:-1}
 vocab=50257
-if [ "$tp" -gt 1 ]; then vocab=$(( (50257 + 128 * tp - 1) / (128 * tp) * (128 * tp) )); fi
 config=$(mktemp --suffix=.json)
 trap 'rm -f "$config"' EXIT
 echo "{\"model_type\": \"gpt2\", \"n_embd\": 12288, \"n_layer\": 96, \"n_head\": 96, \"vocab_size\": $vocab, \"n_positions\": 2048}" > "$config"
@@ -30,7 +29,7 @@ else
   echo "build: unknown (no CMakeCache.txt above $cli)"
 fi
 echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) cores online"
-echo "tp: $tp (vocabulary $vocab)"
+echo "tp: $tp"
 echo "load: $(uptime)"
 for world in "${ranks[@]}"; do
   runs=()
