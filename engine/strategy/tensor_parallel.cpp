@@ -58,6 +58,9 @@ class Collectives {
     const Layer& layer = shard_.layers[l];
     const std::string name = layer.name;
     const std::int64_t seq_split = sp_ ? tp_ : 1;
+    // An MLP's pairs under sequence parallelism: the pass put their all-gathers and reduce-scatters in place
+    // (training/model_pass_sequence_parallel.cpp), each beside the buffers it reads and writes.
+    if (shard_.sequence_parallel_ranks > 1) return out;
     switch (roles_[l]) {
       case TensorParallelRole::RowParallel:
         if (forward)
@@ -155,12 +158,15 @@ Program with_collectives(const Program& base, const Collectives& collectives) {
     next += static_cast<OpIndex>(inserted[i].size());
   }
   out.ops.reserve(static_cast<std::size_t>(next));
+  // The tensor-parallel group's collectives, numbered in program order: those inserted here and those the pass put
+  // in (group -1 in the base plan: sequence parallelism on an MLP).
   std::int32_t sequence = 0;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
     Op op = base.ops[i];
     OpDeps deps;
     for (OpIndex dep : base.ops[i].deps) deps.push_back(new_index[static_cast<std::size_t>(dep)]);
     op.deps = std::move(deps);
+    if (op.kind == OpKind::Collective && op.group < 0) op.sequence = sequence++;
     out.ops.push_back(std::move(op));
     const Op& after = base.ops[i];
     for (auto& collective : inserted[i]) {
@@ -214,6 +220,15 @@ Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, 
     for (int k = 0; k < tp; ++k) {
       Program program = shaped;
       program.rank = base_program.rank * tp + k;
+      // An MLP under sequence parallelism: the base rank loads samples i + c·j of the step (DataShard {i, c}), j <
+      // b; its tensor-parallel rank k loads those with j ≡ k (mod tp), samples (i + c·k) + (c·tp)·j', j' < b/tp,
+      // so the group's ranks load the base rank's samples once each, and a pipeline's micro-batch m still covers
+      // the base rank's micro-batch m (its rows j' from m·b/(tp·M) are the j from m·b/M). Each rank loads only its
+      // rows: its share of x is what a column-parallel Linear all-gathers anyway, and y is read only for its rows'
+      // loss (Megatron loads whole sequences on every tensor-parallel rank and scatters the embedding's output; an
+      // MLP has no embedding, and loading the whole batch would hold t times the input for the same all-gather).
+      if (shard.sequence_parallel_ranks > 1)
+        program.data = {base_program.data.index + base_program.data.count * k, base_program.data.count * tp};
       for (Op& op : program.ops) {
         if (op.kind == OpKind::Collective) op.group = op.group < 0 ? tp_group : op.group * tp + k;
         if (op.root >= 0) op.root = op.root * tp + k;
@@ -231,8 +246,12 @@ Plan expand_tensor_parallel(const Plan& base, const ResolvedScenario& scenario, 
   plan.notes.push_back("tensor parallelism: " + std::to_string(tp) + " ranks per tensor-parallel group (tp fastest), " +
                        (scenario.settings.strategy.sequence_parallel ? "with" : "without") +
                        " sequence parallelism; parameters, gradients and optimizer state of the split layers 1/" +
-                       std::to_string(tp) + " per rank, activations per Korthikanti et al. 2022; the collectives' "
-                       "buffers (the all-gathered input under sequence parallelism) are not counted");
+                       std::to_string(tp) + " per rank, activations per Korthikanti et al. 2022" +
+                       (!scenario.settings.strategy.sequence_parallel ? std::string()
+                        : shard.sequence_parallel_ranks > 1
+                            ? "; an MLP's rows split over the group outside its Linear pairs, the all-gathered and "
+                              "reduce-scattered buffers counted as temporaries"
+                            : "; the collectives' buffers (a block's all-gathered input) are not counted"));
   return plan;
 }
 
