@@ -10,9 +10,10 @@
 //     reduce_scatter_to_sequence_parallel_region) into this rank's rows, then its bias is added to those rows
 //     (RowParallelLinear.forward: `output = output_ + self.bias`, a new tensor; the add saves nothing). In backward
 //     the add's bias gradient is the sum over this rank's rows only, a partial sum: Megatron marks the bias
-//     `sequence_parallel` (RowParallelLinear.__init__) and all-reduces such gradients over the tensor-parallel group
-//     after backward (core/distributed/finalize_model_grads.py, _allreduce_layernorm_grads in core_r0.5, the
-//     non-tensor-parallel grads' all-reduce since). We all-reduce it as autograd makes it, before the strategy's
+//     `sequence_parallel` (RowParallelLinear.__init__: setattr(self.bias, 'sequence_parallel', ...)) and
+//     all-reduces every such gradient over the tensor-parallel group after backward (core/distributed/
+//     finalize_model_grads.py: _allreduce_layernorm_grads, renamed _allreduce_non_tensor_model_parallel_grads in
+//     later releases; the same sum over the group). We all-reduce it as autograd makes it, before the strategy's
 //     gradient sink takes it: the same sum, so DDP's buckets, ZeRO's reduce-scatters and a pipeline's accumulation
 //     over micro-batches see the whole gradient as without sequence parallelism (a pipeline then all-reduces once a
 //     micro-batch, where Megatron all-reduces the accumulated gradient once a step). The output gradient's rows
