@@ -60,6 +60,7 @@ ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams pa
   operands_ = params_;
   saved_.resize(model_.layers.size());
   if (settings_.end_layer == 0) settings_.end_layer = model_.layers.size();
+  init_sequence_parallel();
 }
 
 Bytes ModelPass::activation_bytes(std::int64_t numel_per_sample) const {

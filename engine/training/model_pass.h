@@ -148,6 +148,7 @@ class ModelPass {
   };
   // Sequence parallelism on an MLP's Linear pairs (model_pass_sequence_parallel.cpp; Model::sequence_parallel_ranks).
   int sp_ranks() const { return model_.sequence_parallel_ranks; }
+  void init_sequence_parallel();  // fills sp_split_ once, not a scan of the layers for every layer
   bool sp_column(std::size_t layer) const;  // a column-parallel Linear: its input shard is all-gathered first
   bool sp_row(std::size_t layer) const;     // a row-parallel Linear: reduce-scattered output, bias added after
   // The rows of `shard` from every tensor-parallel rank, in a buffer of tp times its bytes (one reference).
@@ -183,6 +184,8 @@ class ModelPass {
   TensorSlice input_view_, target_view_, grad_output_view_;
   // Gradients of tied weights waiting in autograd's InputBuffer for the owner's use: (layer, param) -> tensor.
   std::map<std::pair<int, int>, TensorId> pending_tied_grads_;
+  // Under sequence parallelism, which Linears are column- (1) and row-parallel (2); empty otherwise.
+  std::vector<std::uint8_t> sp_split_;
 };
 
 }  // namespace shardscope

@@ -39,15 +39,18 @@ constexpr int kTensorParallelGroup = -1;  // set per rank by strategy/tensor_par
 
 }  // namespace
 
-bool ModelPass::sp_column(std::size_t layer) const {
-  if (sp_ranks() == 1 || model_.layers[layer].kind != LayerKind::Linear) return false;
-  return tensor_parallel_roles(model_)[layer] == TensorParallelRole::ColumnParallel;
+void ModelPass::init_sequence_parallel() {
+  if (sp_ranks() == 1) return;
+  const auto roles = tensor_parallel_roles(model_);
+  sp_split_.assign(model_.layers.size(), 0);
+  for (std::size_t l = 0; l < roles.size(); ++l)
+    if (model_.layers[l].kind == LayerKind::Linear)
+      sp_split_[l] = roles[l] == TensorParallelRole::ColumnParallel ? 1 : roles[l] == TensorParallelRole::RowParallel ? 2 : 0;
 }
 
-bool ModelPass::sp_row(std::size_t layer) const {
-  if (sp_ranks() == 1 || model_.layers[layer].kind != LayerKind::Linear) return false;
-  return tensor_parallel_roles(model_)[layer] == TensorParallelRole::RowParallel;
-}
+bool ModelPass::sp_column(std::size_t layer) const { return !sp_split_.empty() && sp_split_[layer] == 1; }
+
+bool ModelPass::sp_row(std::size_t layer) const { return !sp_split_.empty() && sp_split_[layer] == 2; }
 
 TensorId ModelPass::sp_all_gather(TensorSlice shard, Bytes shard_bytes, std::size_t layer, const std::string& what) {
   const std::string name = model_.layers[layer].name;

@@ -13,6 +13,7 @@ SGD, exact bytes, fp32 (4 B). Outside the Linear pairs a rank holds b/2 = 2 rows
   keeps (cuBLAS 32 MiB, cuBLASLt 1 MiB: fc0's biased addmm) and the 5 activations so far (x, y, fc0-fc2 outputs,
   320 B), the partial sum of all 4 rows (128 B) and this rank's reduce-scattered 2 rows (64 B): the buffers the
   collectives fill are counted.
+- max_batch_that_fits searches multiples of tp only (tp must divide the rows it splits).
 """
 import json
 import subprocess
@@ -42,4 +43,8 @@ for sp, activations in [(True, 384), (False, 640)]:
         assert forward["by_category"]["activations"] == activations, (sp, rank["rank"], forward["by_category"])
         if sp:
             assert forward["max_allocated_bytes"] == 608 + workspaces + 320 + 128 + 64, (rank["rank"], forward)
+    # The batch search tries only batches tp divides (an odd one is refused, not out of memory): this MLP fits up to
+    # the search's limit on an 80 GB device.
+    fit = report["max_batch_that_fits"]
+    assert fit["multiple_of"] == (2 if sp else 1) and fit["batch"] is not None and fit["batch"] % 2 == 0, fit
     print(f"tp 2{' + sp' if sp else ''}: activations after forward {activations} B on each rank")
