@@ -241,6 +241,8 @@ std::optional<double> ProfileCosts::elementwise_kernel_seconds(const Op& op) con
     case Kernel::Scale: return first({ew("scale"), ew("mul")});
     case Kernel::Zero: return first({ew("zero"), ew("copy")});
     case Kernel::UnscaleGradients: return first({ew("unscale"), ew("mul")});
+    case Kernel::BiasAdd: return ew("add");             // a row-parallel bias under sequence parallelism
+    case Kernel::BiasBackward: return ew("sum_rows");  // its gradient: a sum over rows
     case Kernel::None: return op.flops > 0 ? std::nullopt : ew("copy");  // a library copy; anything else unknown
     default: break;
   }

@@ -24,7 +24,8 @@ OptimizerSettings optimizer_settings(const ResolvedScenario& scenario, std::opti
 class KernelLaunchBuilder {
  public:
   KernelLaunchBuilder(const ResolvedScenario& scenario, OptimizerSettings optimizer, std::uint64_t seed)
-      : model_(tensor_parallel_shard(scenario.model, scenario.settings.strategy.tp, scenario.settings.strategy.sequence_parallel)),
+      : model_(tensor_parallel_shard(scenario.model, scenario.settings.strategy.tp,
+                                     scenario.settings.strategy.sequence_parallel && scenario.model.transformer)),
         optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad) {}
 
   // Throws LoweringBug (exec/tensor_table.h) when the op's operands do not fit its layer's shape. Counts one more
@@ -35,7 +36,9 @@ class KernelLaunchBuilder {
   void transformer_launch(const Program& program, OpIndex index, KernelLaunch& launch) const;
 
   // The rank's model: under tensor parallelism the shard the plan was lowered on (model/tensor_parallel_shard.h), so
-  // that a split Linear's features are the shard's; otherwise the scenario's model.
+  // that a split Linear's features are the shard's; otherwise the scenario's model. An MLP's shard under sequence
+  // parallelism keeps whole per-sample sizes for its b/t-sample lowering; its GEMMs' features are those of the
+  // shard without it (sequence parallelism moves rows, not features), the rows come from the operands.
   const Model model_;
   OptimizerSettings optimizer_;
   std::uint64_t seed_;

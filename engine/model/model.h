@@ -58,6 +58,10 @@ struct Model {
   bool language_model = false;    // trained with cross-entropy over the vocabulary at every position
   int seq = 0;                    // transformers: the sequence length the layers were sized for
   CheckpointMode checkpoint = CheckpointMode::None;
+  // A tensor-parallel shard of an MLP under sequence parallelism (model/tensor_parallel_shard.h): the tp ranks its
+  // rows are split over outside the tensor-parallel regions, whose collectives the pass emits
+  // (training/model_pass_sequence_parallel.cpp). 1: none.
+  int sequence_parallel_ranks = 1;
   std::optional<TransformerConfig> transformer;  // transformers: the config the layers were built from (executors)
   TransformerImplementation implementation = TransformerImplementation::Megatron;  // transformers only
   AttentionKind attention = AttentionKind::Eager;                                  // transformers only

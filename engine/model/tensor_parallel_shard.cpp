@@ -77,12 +77,20 @@ Model tensor_parallel_shard(const Model& whole, int tp, bool sp) {
   Model model = whole;
   const auto roles = tensor_parallel_roles(whole);
   const std::int64_t seq_split = sp ? tp : 1;
+  // An MLP under sequence parallelism is lowered on b/t samples a rank (strategy/lower.cpp): the rows outside the
+  // tensor-parallel regions. Inside a region a rank holds all b rows of 1/t of the features, the same bytes and
+  // FLOPs as b/t rows of all of them, so every per-sample size stays the whole layer's and only the parameters split;
+  // the pass gathers and scatters the rows around each pair (training/model_pass_sequence_parallel.cpp).
+  const bool mlp_rows_split = sp && !whole.transformer;
+  if (mlp_rows_split) model.sequence_parallel_ranks = tp;
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     Layer& layer = model.layers[l];
     switch (roles[l]) {
       case TensorParallelRole::ColumnParallel:
-        if (layer.kind == LayerKind::Linear) {
+        if (layer.kind == LayerKind::Linear)
           for (auto& param : layer.params) split_param(param, tp, 0);  // weight rows (out × in) and the bias
+        if (mlp_rows_split) break;  // sizes per sample of the b/t batch stay the whole layer's (below)
+        if (layer.kind == LayerKind::Linear) {
           layer.out_numel /= tp;
         } else {  // the ReLU inside the pair
           layer.in_numel /= tp;
@@ -94,6 +102,7 @@ Model tensor_parallel_shard(const Model& whole, int tp, bool sp) {
       case TensorParallelRole::RowParallel:
         for (auto& param : layer.params)
           if (param.name != "bias") split_param(param, tp, 1);  // weight columns; the bias is added once, whole
+        if (mlp_rows_split) break;
         layer.in_numel /= tp;
         layer.forward_flops_per_sample /= tp;
         break;

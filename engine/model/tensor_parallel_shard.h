@@ -3,8 +3,9 @@
 // its bias whole); a transformer block's QKV and fc1 column-parallel, its attention output and fc2 row-parallel,
 // LayerNorms and the row-parallel biases whole on every rank; the token embedding and the LM head split by
 // vocabulary (VocabParallelEmbedding, a column-parallel head, vocab-parallel cross-entropy); with sequence
-// parallelism the tensors between the tensor-parallel regions split along the sequence. Sizes, saved bytes and
-// FLOPs are the rank's; the collectives that join the shards are strategy/tensor_parallel.h's.
+// parallelism the tensors between the tensor-parallel regions split along the sequence (an MLP's along its batch
+// rows: its shard is then lowered on b/t samples, Model::sequence_parallel_ranks). Sizes, saved bytes and FLOPs are
+// the rank's; the collectives that join the shards are strategy/tensor_parallel.h's.
 #pragma once
 #include "model/model.h"
 

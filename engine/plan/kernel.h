@@ -11,13 +11,18 @@
 //                                                      grad_bias = Σrows grad_out (all written, not accumulated)
 //   ReluForward          input, output                output may be input (ReLU(inplace=True))
 //   ReluBackward         grad_out, output, grad_input grad_input = grad_out where output > 0
-//   MseLoss              output, target, loss         loss = mean((output − target)²)
+//   MseLoss              output, target, loss         loss = mean((output − target)²) × Op::scale
 //   MseLossBackward      output, target, grad_input   grad_input = 2(output − target)/numel × Op::scale
-//   CrossEntropyLoss     logits, target, log_probs, loss   log_probs = log_softmax(logits); loss = mean NLL
+//   CrossEntropyLoss     logits, target, log_probs, loss   log_probs = log_softmax(logits); loss = mean NLL × Op::scale
+//                        (Op::scale on a loss forward: 1, or under sequence parallelism 1/tp, each rank's rows'
+//                        share of the whole batch's mean; strategy/tensor_parallel.h)
 //   NllLossBackward      target, grad_log_probs       −Op::scale/rows at each row's target, 0 elsewhere
 //                        (Op::scale on a loss backward: the gradient of the loss, 1 unless the loss was scaled,
 //                        e.g. divided by a pipeline's micro-batch count)
 //   LogSoftmaxBackward   grad_log_probs, log_probs, grad_logits
+//   BiasAdd              input, bias, output          output = input + bias on every row (Megatron's RowParallelLinear
+//                                                      adds its bias after the reduce-scatter under sequence parallelism)
+//   BiasBackward         grad_out, grad_bias          grad_bias = Σrows grad_out (written, not accumulated)
 //   Accumulate           (dst, src)...                each dst += src
 //   Copy                 (dst, src)...                each dst = src × Op::scale (DDP copies gradients into
 //                                                      its buckets divided by the world size)
@@ -98,6 +103,8 @@ enum class Kernel : std::uint8_t {
   GptAttentionRecompute,
   GptBlockBackward,
   UnscaleGradients,
+  BiasAdd,
+  BiasBackward,
 };
 
 std::string kernel_name(Kernel kernel);

@@ -77,6 +77,8 @@ std::string kernel_name(Kernel kernel) {
     case Kernel::GptAttentionRecompute: return "gpt_attention_recompute";
     case Kernel::GptBlockBackward: return "gpt_block_backward";
     case Kernel::UnscaleGradients: return "unscale_gradients";
+    case Kernel::BiasAdd: return "bias_add";
+    case Kernel::BiasBackward: return "bias_backward";
   }
   return "?";
 }

@@ -92,6 +92,16 @@ OpIndex ProgramBuilder::collective(CollectiveKind kind, int group, Bytes payload
   return push(std::move(op));
 }
 
+OpIndex ProgramBuilder::compute_stream_collective(CollectiveKind kind, int group, Bytes payload, std::string label,
+                                                  int layer, std::vector<TensorSlice> args) {
+  const OpIndex index = collective(kind, group, payload, std::move(label));
+  Op& op = program_.ops.at(static_cast<std::size_t>(index));
+  op.stream = Stream::Compute;
+  op.layer = layer;
+  if (kernel_operands_) op.args = std::move(args);
+  return index;
+}
+
 void ProgramBuilder::depend_on_issued_compute(Op& op) const {
   if (last_compute_ >= 0 && std::find(op.deps.begin(), op.deps.end(), last_compute_) == op.deps.end())
     op.deps.push_back(last_compute_);

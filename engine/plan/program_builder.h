@@ -73,6 +73,10 @@ class ProgramBuilder {
   // issued before it.
   OpIndex collective(CollectiveKind kind, int group, Bytes payload, std::string label, int root = -1,
                      std::vector<OpIndex> deps = {});
+  // A collective on the compute stream, for layer `layer`, on `args` (plan/kernel.h's operands): the caller's next
+  // kernel waits for it, as Megatron-LM's tensor-parallel collectives are waited for (strategy/tensor_parallel.h).
+  OpIndex compute_stream_collective(CollectiveKind kind, int group, Bytes payload, std::string label, int layer,
+                                    std::vector<TensorSlice> args);
   // Point-to-point message to / from global rank `peer` on the communication stream; numbered per channel.
   OpIndex send(int peer, Bytes payload, std::string label, std::vector<OpIndex> deps = {});
   OpIndex recv(int peer, Bytes payload, std::string label, std::vector<OpIndex> deps = {});

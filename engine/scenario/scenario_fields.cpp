@@ -226,7 +226,8 @@ const std::vector<ScenarioField>& table() {
           .kind = K::Flag,
           .help = "With tp > 1: LayerNorm and dropout regions split along the sequence over the tensor-parallel "
                   "ranks (all-gather before and reduce-scatter after each tensor-parallel region instead of the "
-                  "all-reduces), so every activation is 1/tp per rank (Korthikanti et al. 2022)",
+                  "all-reduces), so every activation is 1/tp per rank (Korthikanti et al. 2022); an MLP's batch "
+                  "rows split so outside its Linear pairs",
           .framework = "Megatron-LM --sequence-parallel", .negative_flag = "--no-sequence-parallel"}),
       with_member<&S::strategy, &StrategySettings::prefetch>({
           .key = "strategy.prefetch", .flag = "--prefetch", .label = "Prefetch (units)", .kind = K::Integer,

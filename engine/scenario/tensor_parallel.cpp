@@ -3,7 +3,8 @@
 // size (core/tensor_parallel/layers.py, divide() asserts divisibility), attention divides heads and query groups
 // (core/transformer/attention.py), VocabParallelEmbedding divides the vocabulary (padded to a multiple of
 // make_vocab_size_divisible_by × tp when the model is built: resolve_scenario), and --sequence-parallel splits the
-// sequence dimension (seq_length % tp == 0).
+// sequence dimension (seq_length % tp == 0; an MLP's batch rows, each sample one token: batch % tp == 0 per
+// micro-batch).
 #include "scenario/tensor_parallel.h"
 
 #include <string>
@@ -58,9 +59,20 @@ void check_tensor_parallel(const Scenario& s, const Model& model) {
   if (!is_mlp(model))
     throw ScenarioError("strategy.tp", "tensor parallelism splits MLP pairs (mlp:LAYERSxWIDTH) and GPT-2 / Llama blocks; '" +
                                            spec + "' has neither");
-  if (s.strategy.sequence_parallel)
-    throw ScenarioError("strategy.sequence_parallel", "'" + spec + "' has no sequence dimension to split; sequence "
-                                                      "parallelism applies to transformer models");
+  if (s.strategy.sequence_parallel) {
+    // Each sample is one token: the rows outside the Linear pairs split over the tp ranks (each micro-batch's, in a
+    // pipeline), Megatron's sequence split for its MLP block.
+    const std::int64_t micro_batches = is_pipeline(s.strategy.kind) ? std::max(1, s.strategy.micro_batches) : 1;
+    const std::int64_t rows = s.training.batch / micro_batches;
+    if (rows % tp != 0)
+      throw ScenarioError("strategy.sequence_parallel",
+                          "tp (" + str(tp) + ") must divide the rows it splits: the batch (" + str(s.training.batch) + ")" +
+                              (micro_batches > 1 ? " per micro-batch (" + str(rows) + ")" : std::string()) +
+                              "; an MLP's samples are its sequence");
+    if (is_autocast(s.training.precision))
+      throw ScenarioError("strategy.sequence_parallel", "an MLP's sequence parallelism is lowered for fp32 and --dtype's "
+                                                        "mixed precision; use --precision none with it");
+  }
   int linears = 0;
   for (const auto& layer : model.layers) {
     if (layer.kind != LayerKind::Linear) continue;

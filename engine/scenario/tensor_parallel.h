@@ -16,7 +16,7 @@ int strategy_world(const Scenario& settings);
 // Throws ScenarioError naming the field for a model that does not split over strategy.tp ranks: sp without tp > 1,
 // a model with neither MLP pairs nor Megatron-style transformer blocks, heads / KV heads / hidden / MLP width /
 // vocabulary not divisible by tp, an odd number of MLP Linear layers (they split in column → row pairs), and with
-// sp a sequence length not divisible by tp.
+// sp a sequence length (an MLP: a batch per micro-batch) not divisible by tp.
 void check_tensor_parallel(const Scenario& settings, const Model& model);
 
 // model.activation_bytes_per_layer: what one transformer block keeps for backward on one rank for its micro-batch

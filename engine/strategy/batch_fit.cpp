@@ -12,6 +12,16 @@ namespace shardscope {
 
 namespace {
 
+// The batches a scenario accepts are multiples of this: its micro-batch count, times tp for an MLP under sequence
+// parallelism, whose micro-batches split their rows over the tensor-parallel ranks (scenario/tensor_parallel.h).
+int batch_multiple(const Scenario& scenario) {
+  const int micro_batches = std::max(1, scenario.strategy.micro_batches);
+  // "mlp:LAYERSxWIDTH" (model/model.cpp) is the one model without transformer blocks that sp accepts.
+  const bool rows_split = scenario.strategy.sequence_parallel && scenario.strategy.tp > 1 &&
+                          scenario.model.spec.rfind("mlp:", 0) == 0;
+  return micro_batches * (rows_split ? scenario.strategy.tp : 1);
+}
+
 // -1: fits; otherwise the lowest rank out of memory (or 0 when the batch is refused outright).
 int rank_out_of_memory(const Scenario& scenario, int batch) {
   Scenario s = scenario;
@@ -36,7 +46,7 @@ std::string over_budget(const Scenario& scenario, int limit) {
   } catch (const ScenarioError&) {
     return "";  // the search's own tries report what is wrong
   }
-  const int multiple = std::max(1, scenario.strategy.micro_batches);
+  const int multiple = batch_multiple(scenario);
   // Doubling from the multiple up to the limit, then bisecting as many times: twice log2 of the range, plus one.
   const double tries = 2 * std::ceil(std::log2(std::max(2.0, static_cast<double>(limit) / multiple))) + 1;
   const double work = static_cast<double>(ops) * tries;
@@ -57,7 +67,7 @@ BatchFit search(const Scenario& scenario, int limit, const std::function<void(in
     return rank;
   };
   BatchFit fit;
-  fit.multiple_of = std::max(1, scenario.strategy.micro_batches);
+  fit.multiple_of = batch_multiple(scenario);
   const int step = fit.multiple_of;
   fit.searched_up_to = step;
   if (const int rank = first_rank_out_of_memory(scenario, step); rank >= 0) {
@@ -103,7 +113,7 @@ BatchFit max_batch_that_fits(const Scenario& scenario, int limit, const std::fun
   first_steps.training.steps = std::min(scenario.training.steps, kSearchSteps);
   if (const std::string why = over_budget(first_steps, limit); !why.empty()) {
     BatchFit fit;
-    fit.multiple_of = std::max(1, scenario.strategy.micro_batches);
+    fit.multiple_of = batch_multiple(scenario);
     fit.not_searched = why;
     return fit;
   }

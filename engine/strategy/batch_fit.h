@@ -15,7 +15,7 @@ namespace shardscope {
 
 struct BatchFit {
   std::optional<int> batch;  // the largest batch that fits (per rank, as training.batch counts it); nullopt: none
-  int multiple_of = 1;       // the batches tried: multiples of this (the micro-batch count)
+  int multiple_of = 1;       // the batches tried: multiples of this (the micro-batch count; × tp for an MLP's sequence parallelism)
   int limiting_rank = -1;    // the lowest rank out of memory at the next batch tried (-1: the search limit was hit)
   int searched_up_to = 0;    // the largest batch tried
   std::string not_searched;  // non-empty: the search was not run, and why (it would cost more than kMaxBatchSearchWork)

@@ -120,6 +120,9 @@ Plan lower_plan(const ResolvedScenario& scenario, const LoweringOptions& options
   ResolvedScenario base = scenario;
   base.settings.cluster.world = strategy_world(scenario.settings);
   base.model = tensor_parallel_shard(scenario.model, strategy.tp, strategy.sequence_parallel);
+  // An MLP under sequence parallelism: each rank's samples outside the tensor-parallel regions are b/tp of the
+  // batch (its rows; scenario/tensor_parallel.h checks tp divides it), the size the strategy lowers for.
+  if (base.model.sequence_parallel_ranks > 1) base.settings.training.batch /= strategy.tp;
   return expand_tensor_parallel(lower_strategy(base, options), scenario, base.model);
 }
 

@@ -58,6 +58,9 @@ class Collectives {
     const Layer& layer = shard_.layers[l];
     const std::string name = layer.name;
     const std::int64_t seq_split = sp_ ? tp_ : 1;
+    // An MLP's pairs under sequence parallelism: the pass put their all-gathers and reduce-scatters in place
+    // (training/model_pass_sequence_parallel.cpp), each beside the buffers it reads and writes.
+    if (shard_.sequence_parallel_ranks > 1) return out;
     switch (roles_[l]) {
       case TensorParallelRole::RowParallel:
         if (forward)
@@ -155,9 +158,12 @@ Program with_collectives(Program base, const Collectives& collectives) {
     next += static_cast<OpIndex>(inserted[i].size());
   }
   out.ops.reserve(static_cast<std::size_t>(next));
+  // The tensor-parallel group's collectives, numbered in program order: those inserted here and those the pass put
+  // in (group -1 in the base plan: sequence parallelism on an MLP).
   std::int32_t sequence = 0;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
     for (OpIndex& dep : base.ops[i].deps) dep = new_index[static_cast<std::size_t>(dep)];
+    if (base.ops[i].kind == OpKind::Collective && base.ops[i].group < 0) base.ops[i].sequence = sequence++;
     const int step = base.ops[i].step, layer = base.ops[i].layer, micro_batch = base.ops[i].micro_batch;
     out.ops.push_back(std::move(base.ops[i]));
     for (auto& collective : inserted[i]) {
@@ -207,6 +213,7 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
   plan.programs.reserve(base.programs.size() * static_cast<std::size_t>(tp));
   for (auto& base_program : base.programs) {
     const int base_rank = base_program.rank;
+    const DataShard data = base_program.data;
     // The base program's memory is given back as it is used, for the copies to reuse.
     Program shaped = with_collectives(std::move(base_program), collectives);
     const int tp_group = base_groups * tp + base_rank;
@@ -215,6 +222,14 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
       if (k + 1 < tp) program = shaped;
       else program = std::move(shaped);  // the last rank of the group takes it
       program.rank = base_rank * tp + k;
+      // An MLP under sequence parallelism: the base rank loads samples i + c·j of the step (DataShard {i, c}), j <
+      // b; its tensor-parallel rank k loads those with j ≡ k (mod tp), samples (i + c·k) + (c·tp)·j', j' < b/tp,
+      // so the group's ranks load the base rank's samples once each, and a pipeline's micro-batch m still covers
+      // the base rank's micro-batch m (its rows j' from m·b/(tp·M) are the j from m·b/M). Each rank loads only its
+      // rows: its share of x is what a column-parallel Linear all-gathers anyway, and y is read only for its rows'
+      // loss (Megatron loads whole sequences on every tensor-parallel rank and scatters the embedding's output; an
+      // MLP has no embedding, and loading the whole batch would hold t times the input for the same all-gather).
+      if (shard.sequence_parallel_ranks > 1) program.data = {data.index + data.count * k, data.count * tp};
       for (Op& op : program.ops) {
         if (op.kind == OpKind::Collective) op.group = op.group < 0 ? tp_group : op.group * tp + k;
         if (op.root >= 0) op.root = op.root * tp + k;
@@ -232,8 +247,12 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
   plan.notes.push_back("tensor parallelism: " + std::to_string(tp) + " ranks per tensor-parallel group (tp fastest), " +
                        (scenario.settings.strategy.sequence_parallel ? "with" : "without") +
                        " sequence parallelism; parameters, gradients and optimizer state of the split layers 1/" +
-                       std::to_string(tp) + " per rank, activations per Korthikanti et al. 2022; the collectives' "
-                       "buffers (the all-gathered input under sequence parallelism) are not counted");
+                       std::to_string(tp) + " per rank, activations per Korthikanti et al. 2022" +
+                       (!scenario.settings.strategy.sequence_parallel ? std::string()
+                        : shard.sequence_parallel_ranks > 1
+                            ? "; an MLP's rows split over the group outside its Linear pairs, the all-gathered and "
+                              "reduce-scattered buffers counted as temporaries"
+                            : "; the collectives' buffers (a block's all-gathered input) are not counted"));
   return plan;
 }
 

@@ -6,7 +6,10 @@
 //     after each row-parallel layer's forward (a block: attention output and fc2; the vocabulary-parallel
 //     embedding), an all-reduce of the input gradient after each column-parallel layer's backward (a block: QKV
 //     and fc1 inputs; the LM head), except the model's first layer, whose input needs no gradient;
-//   - with sequence parallelism: all-gather of the sequence shards before and reduce-scatter after each
+//   - an MLP's Linear pairs with sequence parallelism: the batch rows split over the group outside the pairs, the
+//     all-gathers and reduce-scatters put in by the pass itself with the buffers they fill, counted
+//     (training/model_pass_sequence_parallel.cpp), and each rank's row share of the data (DataShard);
+//   - a block with sequence parallelism: all-gather of the sequence shards before and reduce-scatter after each
 //     tensor-parallel region in forward; in backward the reduce-scatter's all-gather, the all-gather of the saved
 //     input shard again for the weight gradient (LinearWithGradAccumulationAndAsyncCommunication.backward), and the
 //     reduce-scatter of the input gradient;
@@ -14,7 +17,7 @@
 //     (the logits' maximum, the target logit, the sum of exponentials) after the loss forward.
 // A block is one op in our plans, so its collectives follow it, in the order Megatron-LM issues them. They run on
 // the compute stream: Megatron waits for each before the next kernel, so they are on the critical path (no overlap
-// is modelled). Their buffers (the all-gathered input under sp) are not counted as memory.
+// is modelled). A block's collective buffers (the all-gathered input under sp) are not counted as memory.
 #pragma once
 #include "plan/plan.h"
 #include "scenario/scenario.h"

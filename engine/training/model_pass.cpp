@@ -60,6 +60,7 @@ ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams pa
   operands_ = params_;
   saved_.resize(model_.layers.size());
   if (settings_.end_layer == 0) settings_.end_layer = model_.layers.size();
+  init_sequence_parallel();
 }
 
 Bytes ModelPass::activation_bytes(std::int64_t numel_per_sample) const {
@@ -158,6 +159,15 @@ TensorId ModelPass::forward(TensorSlice input_view) {
   for (std::size_t l = settings_.first_layer; l < settings_.end_layer; ++l) {
     const Layer& layer = model_.layers[l];
     if (settings_.hooks) settings_.hooks->before_layer_forward(static_cast<int>(l));
+    if (sp_row(l)) {
+      current = sp_row_forward(l, current);
+      if (settings_.hooks) settings_.hooks->after_layer_forward(static_cast<int>(l));
+      continue;
+    }
+    // Sequence parallelism: a column-parallel Linear computes on its input's rows from every rank (Megatron-LM's
+    // gather_from_sequence_parallel_region before the GEMM), a buffer freed once the forward has run.
+    const TensorId gathered =
+        sp_column(l) ? sp_all_gather(operand(current), activation_bytes(layer.in_numel), l, "input") : -1;
     const bool alias = layer.is_view || layer.inplace || (layer.identity_in_eval && !grad);
     TensorId out = current;
     if (alias) {
@@ -198,8 +208,9 @@ TensorId ModelPass::forward(TensorSlice input_view) {
                                     activation_bytes(layer.in_numel) + activation_bytes(layer.out_numel) +
                                         layer.param_numel() * settings_.param_element_bytes,
                                     static_cast<int>(l));
-      annotate_forward(op, l, current, out, working_set);
+      annotate_forward(op, l, gathered >= 0 ? whole(gathered) : operand(current), out, working_set);
     }
+    if (gathered >= 0) b_.release(gathered);
     if (working_set >= 0) b_.release(working_set);
     b_.release(current);
     current = out;
@@ -209,19 +220,20 @@ TensorId ModelPass::forward(TensorSlice input_view) {
 }
 
 // Operands for executors (plan/kernel.h). Layers without a kernel keep Kernel::None: an executor refuses them.
-void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorId input, TensorId output, TensorId working_set) {
+void ModelPass::annotate_forward(OpIndex op, std::size_t l, TensorSlice input_slice, TensorId output, TensorId working_set) {
   const Layer& layer = model_.layers[l];
   const bool eval = !settings_.grad_enabled;
+  const TensorId input = input_slice.tensor;
   if (executes_as_gpt2() && layer.kind != LayerKind::Linear) {
     annotate_transformer_forward(op, l, input, output, working_set);
   } else if (layer.kind == LayerKind::Linear) {
     const auto& params = operands_[l];  // a tied Linear (GPT-2's lm_head) owns no parameter: its weight is another layer's
     const TensorSlice bias = layer.tied_layer < 0 && params.size() > 1 ? params[1] : TensorSlice{};
-    b_.set_kernel(op, Kernel::LinearForward, {operand(input), weight_of(l, operands_), bias, operand(output)});
+    b_.set_kernel(op, Kernel::LinearForward, {input_slice, weight_of(l, operands_), bias, operand(output)});
   } else if (layer.kind == LayerKind::ReLU) {
-    b_.set_kernel(op, Kernel::ReluForward, {operand(input), operand(output)});
+    b_.set_kernel(op, Kernel::ReluForward, {input_slice, operand(output)});
   } else if (layer.kind == LayerKind::Dropout && eval) {
-    b_.set_kernel(op, Kernel::Copy, {operand(output), operand(input)});  // identity under model.eval()
+    b_.set_kernel(op, Kernel::Copy, {operand(output), input_slice});  // identity under model.eval()
   }
 }
 
@@ -236,8 +248,9 @@ void ModelPass::annotate_backward(OpIndex op, std::size_t l, const BackwardTenso
     annotate_transformer_backward(op, l, t);
   } else if (layer.kind == LayerKind::Linear && !saved.empty() && weight_grad >= 0) {
     const auto grad_in = grad_input >= 0 ? whole(grad_input) : TensorSlice{};
+    const TensorSlice input = t.gathered_input >= 0 ? whole(t.gathered_input) : operand(saved[0]);
     b_.set_kernel(op, Kernel::LinearBackward,
-                  {operand(grad_output), operand(saved[0]), weight_of(l, operands_), grad_in, whole(weight_grad),
+                  {operand(grad_output), input, weight_of(l, operands_), grad_in, whole(weight_grad),
                    layer.tied_layer < 0 && param_grads.size() > 1 ? whole(param_grads[1]) : TensorSlice{}});
   } else if (layer.kind == LayerKind::ReLU && !saved.empty()) {
     b_.set_kernel(op, Kernel::ReluBackward, {operand(grad_output), operand(saved[0]),
@@ -266,6 +279,7 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
     const OpIndex op = b_.compute(ComputeKind::Loss, "mse loss", 3.0 * static_cast<double>(settings_.batch * model_.output_numel),
                                   3 * output_bytes(), -1);
     b_.set_kernel(op, Kernel::MseLoss, {operand(output), operand(target), whole(loss)});
+    b_.set_scale(op, 1.0 / sp_ranks());
     release_reduction_scratch(scratch);
     b_.release(elementwise);
     if (grad) {
@@ -280,6 +294,7 @@ TensorId ModelPass::loss_forward(TensorId output, TensorSlice target_slice) {
     const OpIndex op = b_.compute(ComputeKind::Loss, "cross-entropy loss",
                                   5.0 * static_cast<double>(settings_.batch * model_.output_numel), 2 * output_bytes(), -1);
     b_.set_kernel(op, Kernel::CrossEntropyLoss, {operand(output), operand(target), whole(log_probs), whole(loss)});
+    b_.set_scale(op, 1.0 / sp_ranks());
     if (grad) {
       b_.retain(log_probs);  // saved by LogSoftmaxBackward and NllLossBackward: two holders
       loss_shared_ = log_probs;
@@ -304,7 +319,9 @@ TensorId ModelPass::loss_backward() {
     b_.set_kernel(op, Kernel::MseLossBackward, {operand(loss_saved_[0]), operand(loss_saved_[1]), whole(grad)});
   else if (loss_shared_ >= 0 && loss_saved_.size() == 2)
     b_.set_kernel(op, Kernel::NllLossBackward, {operand(loss_saved_[1]), whole(grad)});
-  b_.set_scale(op, settings_.loss_scale);
+  // Under sequence parallelism this rank's loss is its rows' share of the whole batch's mean (1/sp_ranks() of the
+  // mean over its rows, model_pass_sequence_parallel.cpp), and so is its gradient.
+  b_.set_scale(op, settings_.loss_scale / sp_ranks());
   for (TensorId t : loss_saved_) b_.release(t);
   loss_saved_.clear();
   if (loss_shared_ >= 0) {  // NllLossBackward done; now LogSoftmaxBackward
@@ -342,11 +359,27 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
     const bool needs_input_grad = input_requires_grad(i);
     if (layer.is_view) continue;  // the gradient is a view of the incoming one
     if (settings_.hooks) settings_.hooks->before_layer_backward(l);
+    if (sp_row(i)) {
+      grad = sp_row_backward(i, grad, needs_input_grad, sink);
+      if (settings_.hooks) settings_.hooks->after_layer_backward(l);
+      if (!needs_input_grad) return -1;
+      continue;
+    }
     const std::vector<TensorId> recomputed = recompute_block(i);
+    // Sequence parallelism (LinearWithGradAccumulationAndAsyncCommunication.backward): the saved input shard is
+    // all-gathered again for the weight gradient, and the input gradient of all rows is reduce-scattered into this
+    // rank's rows.
+    const bool sp = sp_column(i) && !saved_[i].empty();
+    const TensorId gathered = sp ? sp_all_gather(operand(saved_[i][0]), activation_bytes(layer.in_numel), i, "input again") : -1;
     TensorId grad_input = -1;
     if (needs_input_grad)
       grad_input = b_.alloc(layer.name + " grad input", activation_bytes(layer.in_numel), Category::Temporaries, false,
                             activation_element());
+    const TensorId full_grad_input =
+        sp && needs_input_grad
+            ? b_.alloc(layer.name + " grad input (all rows)", sp_ranks() * activation_bytes(layer.in_numel),
+                       Category::Temporaries, false, activation_element())
+            : -1;
     if (layer.kind == LayerKind::Linear || layer.kind == LayerKind::TransformerBlock) workspaces_.touch_backward(b_, settings_.backward_thread);
     TensorId tied_grad = -1;
     if (layer.tied_layer >= 0) {
@@ -385,8 +418,14 @@ TensorId ModelPass::backward_layers(TensorSlice grad_output_view, GradSink& sink
                                   activation_bytes(layer.in_numel) + 2 * activation_bytes(layer.out_numel) +
                                       2 * layer.param_numel() * settings_.param_element_bytes,
                                   l);
-    annotate_backward(op, i, {grad, grad_input, param_grads, summed_into_pending, recomputed, tied_grad});
+    annotate_backward(op, i, {grad, full_grad_input >= 0 ? full_grad_input : grad_input, param_grads, summed_into_pending,
+                              recomputed, tied_grad, gathered});
     release_reduction_scratch(bias_scratch);
+    if (gathered >= 0) b_.release(gathered);
+    if (full_grad_input >= 0) {
+      sp_reduce_scatter(full_grad_input, grad_input, i, "grad input");
+      b_.release(full_grad_input);
+    }
     b_.release(grad);
     for (TensorId t : saved_[i]) b_.release(t);
     saved_[i].clear();

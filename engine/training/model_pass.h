@@ -144,8 +144,20 @@ class ModelPass {
     std::vector<TensorId> summed_into_pending;  // a tied weight's own gradient, added into param_grads' buffer
     std::vector<TensorId> recomputed;           // recompute_block's tensors
     TensorId tied_grad = -1;                    // a Linear using another layer's weight: that weight's gradient
+    TensorId gathered_input = -1;               // sequence parallelism: the all-gathered input, read for saved[0]
   };
-  void annotate_forward(OpIndex op, std::size_t layer, TensorId input, TensorId output, TensorId working_set);
+  // Sequence parallelism on an MLP's Linear pairs (model_pass_sequence_parallel.cpp; Model::sequence_parallel_ranks).
+  int sp_ranks() const { return model_.sequence_parallel_ranks; }
+  void init_sequence_parallel();  // fills sp_split_ once, not a scan of the layers for every layer
+  bool sp_column(std::size_t layer) const;  // a column-parallel Linear: its input shard is all-gathered first
+  bool sp_row(std::size_t layer) const;     // a row-parallel Linear: reduce-scattered output, bias added after
+  // The rows of `shard` from every tensor-parallel rank, in a buffer of tp times its bytes (one reference).
+  TensorId sp_all_gather(TensorSlice shard, Bytes shard_bytes, std::size_t layer, const std::string& what);
+  // `full`'s rows reduced over the tensor-parallel ranks, this rank's chunk into `shard`.
+  void sp_reduce_scatter(TensorId full, TensorId shard, std::size_t layer, const std::string& what);
+  TensorId sp_row_forward(std::size_t layer, TensorId input);
+  TensorId sp_row_backward(std::size_t layer, TensorId grad_output, bool needs_input_grad, GradSink& sink);
+  void annotate_forward(OpIndex op, std::size_t layer, TensorSlice input, TensorId output, TensorId working_set);
   void annotate_backward(OpIndex op, std::size_t layer, const BackwardTensors& tensors);
   // GPT-2's layers (model_pass_transformer.cpp); Llama's have no kernels (executors refuse them).
   bool executes_as_gpt2() const;
@@ -172,6 +184,8 @@ class ModelPass {
   TensorSlice input_view_, target_view_, grad_output_view_;
   // Gradients of tied weights waiting in autograd's InputBuffer for the owner's use: (layer, param) -> tensor.
   std::map<std::pair<int, int>, TensorId> pending_tied_grads_;
+  // Under sequence parallelism, which Linears are column- (1) and row-parallel (2); empty otherwise.
+  std::vector<std::uint8_t> sp_split_;
 };
 
 }  // namespace shardscope

@@ -76,6 +76,66 @@ TEST(TensorParallelPlan, MlpPairsSplitColumnThenRow) {
   }
 }
 
+// Sequence parallelism on mlp:4x8 (fc0 column, fc1 row, fc2 column, fc3 row; Linear(8, 8) with bias, no ReLU),
+// b = 4 rows, t = 2: outside the pairs a rank holds b/t = 2 rows. Megatron's mappings, by hand (e = 4 B, fp32):
+//   forward  fc0, fc2: all-gather of the input, each member contributing its b/t·8·e = 64 B;
+//            fc1, fc3: reduce-scatter of the partial output, the whole b·8·e = 128 B;
+//   backward fc3, fc1: all-reduce of the bias's partial gradient, 8·e = 32 B (Megatron's sequence-parallel
+//                      parameters' all-reduce), then all-gather of the output gradient, 64 B;
+//            fc2, fc0: all-gather of the saved input again, 64 B; fc2 only: reduce-scatter of the input gradient of all
+//                      rows, 128 B (fc0's input needs no gradient).
+// So per rank and step: 6 all-gathers of 64 B, 3 reduce-scatters of 128 B, 2 all-reduces of 32 B, all on the
+// tensor-parallel group, none without sequence parallelism's replacements (no output all-reduce).
+TEST(TensorParallelPlan, SequenceParallelMlpCollectives) {
+  Scenario s = base("mlp:4x8", StrategyKind::Single, 2, 2);
+  s.training.batch = 4;
+  s.strategy.sequence_parallel = true;
+  const Plan plan = lower_validated_plan(resolve_scenario(s));
+  ASSERT_EQ(plan.programs.size(), 2u);
+  const int tp_group = group_of(plan, {0, 1});
+  ASSERT_GE(tp_group, 0);
+  for (const auto& program : plan.programs) {
+    SCOPED_TRACE("rank " + std::to_string(program.rank));
+    const auto found = collectives(program, tp_group);
+    ASSERT_EQ(found.size(), 3u);
+    EXPECT_EQ(found.at(CollectiveKind::AllGather), std::make_pair(6, Bytes{6 * 64}));
+    EXPECT_EQ(found.at(CollectiveKind::ReduceScatter), std::make_pair(3, Bytes{3 * 128}));
+    EXPECT_EQ(found.at(CollectiveKind::AllReduce), std::make_pair(2, Bytes{2 * 32}));
+    for (const Op& op : program.ops)
+      if (op.kind == OpKind::Collective && op.step == 1) {
+        EXPECT_EQ(op.payload, op.collective_kind == CollectiveKind::AllGather       ? 64
+                              : op.collective_kind == CollectiveKind::ReduceScatter ? 128
+                                                                                    : 32)
+            << op.label.str();
+        EXPECT_EQ(op.stream, Stream::Compute) << op.label.str();  // Megatron waits for each
+      }
+  }
+  // Each rank loads its own 2 of the 4 samples: rank k the samples k, k + 2 (DataShard {k, 2}).
+  EXPECT_EQ(plan.programs[0].data.index, 0);
+  EXPECT_EQ(plan.programs[1].data.index, 1);
+  EXPECT_EQ(plan.programs[0].data.count, 2);
+}
+
+// The same model's memory per rank after forward (SGD, exact bytes), by hand. Activations: x and y, b/t rows of 8
+// floats each (64 B apiece); the outputs the next layer or the loss saves: fc0's (all b rows of 8/t features, 64 B),
+// fc1's (b/t rows of 8 after the reduce-scatter and the bias, 64 B), fc2's and fc3's alike: 6 × 64 = 384 B. Without
+// sequence parallelism: x, y, fc1's and fc3's outputs whole (b·8·4 = 128 B each), fc0's and fc2's 64 B: 640 B.
+// The buffers the collectives fill are temporaries, freed by then; at fc1's reduce-scatter the rank holds its
+// partial sum of all rows (128 B) and its reduce-scattered rows (64 B), beside the activations so far.
+TEST(TensorParallelPlan, SequenceParallelMlpActivations) {
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sp" : "tp");
+    Scenario s = base("mlp:4x8", StrategyKind::Single, 2, 2);
+    s.training.batch = 4;
+    s.strategy.sequence_parallel = sp;
+    const ResolvedScenario resolved = resolve_scenario(s);
+    const MemoryReport report = account_memory(lower_validated_plan(resolved), AccountingMode::Exact, resolved.device.capacity);
+    for (int rank = 0; rank < 2; ++rank) {
+      EXPECT_EQ(category_at(report, rank, "forward", Category::Activations), sp ? 6 * 64 : 640) << rank;
+    }
+  }
+}
+
 TEST(TensorParallelPlan, DdpReplicasReduceTheirShardsAcrossTensorParallelIndex) {
   Scenario s = base("mlp:2x8", StrategyKind::Ddp, 2, 4);  // ranks 0,1 (replica 0) and 2,3 (replica 1)
   s.training.batch = 2;

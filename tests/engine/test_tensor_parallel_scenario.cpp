@@ -129,8 +129,29 @@ TEST(TensorParallelScenario, Refusals) {
       << refusal(mlp);
   mlp.model.spec = "mlp:2x8";
   EXPECT_EQ(refusal(mlp), "");
+  // Sequence parallelism splits an MLP's batch rows (each sample one token): tp must divide them.
   mlp.strategy.sequence_parallel = true;
-  EXPECT_NE(refusal(mlp).find("no sequence dimension"), std::string::npos) << refusal(mlp);
+  mlp.training.batch = 3;
+  EXPECT_NE(refusal(mlp).find("strategy.sequence_parallel: tp (2) must divide the rows it splits: the batch (3)"),
+            std::string::npos)
+      << refusal(mlp);
+  mlp.training.batch = 4;
+  EXPECT_EQ(refusal(mlp), "");
+  const int world = mlp.cluster.world;
+  mlp.strategy.kind = StrategyKind::Pipeline1F1B;  // 2 micro-batches of 2 rows split over tp 2: allowed; of 3, not
+  mlp.cluster.world = 4;
+  mlp.strategy.stages = 2;
+  mlp.strategy.micro_batches = 2;
+  mlp.model.spec = "mlp:4x8";
+  EXPECT_EQ(refusal(mlp), "");
+  mlp.training.batch = 6;
+  EXPECT_NE(refusal(mlp).find("the batch (6) per micro-batch (3)"), std::string::npos) << refusal(mlp);
+  mlp.strategy.kind = StrategyKind::Ddp;
+  mlp.strategy.stages = 0;
+  mlp.strategy.micro_batches = 1;
+  mlp.cluster.world = world;
+  mlp.model.spec = "mlp:2x8";
+  mlp.training.batch = 4;
   mlp.strategy.sequence_parallel = false;
   mlp.model.spec = "vgg16";
   EXPECT_NE(refusal(mlp).find("has neither"), std::string::npos) << refusal(mlp);

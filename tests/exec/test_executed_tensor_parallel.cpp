@@ -20,6 +20,7 @@
 // Not bounded by this: an Adam element whose gradient is itself at the rounding level (|g| ~ 1e-6 of its terms)
 // could flip its first update's sign and move by 2 · lr; each test prints the largest difference it saw.
 #include <cstdio>
+#include <map>
 
 #include "executed_run.h"
 
@@ -173,6 +174,115 @@ TEST(ExecutedTensorParallel, PairAcrossAStageBoundaryTrainsAsSingle) {
   s.strategy.tp = kTp;
   const Executed executed = test::execute_scenario(s);
   expect_trains_as(executed, reference, "pp-1f1b 3 stages × tp 2");
+}
+
+// Sequence parallelism on the Linear pairs (training/model_pass_sequence_parallel.cpp): each tensor-parallel rank
+// holds b/2 of the batch rows outside the pairs (its own samples, loaded by itself), all-gathers them before each
+// column-parallel Linear, reduce-scatters each row-parallel Linear's output, adds that Linear's bias to its own rows
+// and all-reduces the bias's partial gradient over the group. Tolerance: besides the two split sums above (the
+// row-parallel output, now reduce-scattered: the same two halves of 8 per element; the column-parallel input
+// gradient, reduce-scattered alike), the rows inside a pair come in another order (rank 0's samples 0, 2, 4, ...
+// then rank 1's 1, 3, 5, ...), so each weight gradient (Σ over the 16 rows) and the row-parallel bias gradient (two
+// partial sums of 8 rows, all-reduced) is the same fp32 sum of n = 16 terms in another order: the same
+// 2(n − 1)·u·Σ|terms| bound as above (1.8e-6 of the terms' absolute sum), so the same expected few ulps and the same
+// 1e-5 · max(1, |p|) assertion. The bias added after the reduction instead of before changes one rounding of each
+// output element (one more u). The loss's split is exact: with t = 2 the scale 1/2 and its products are powers of
+// two, so 2(o − y)/(N/2) × 1/2 and −(1/2)/(b/2) are single's 2(o − y)/N and −1/b bit for bit.
+namespace {
+
+Scenario sequence_parallel(Scenario s) {
+  s.strategy.tp = kTp;
+  s.strategy.sequence_parallel = true;
+  return s;
+}
+
+// The losses of a tensor-parallel group's ranks, summed: each is its rows' share of the whole batch's mean, so the
+// sum is the loss of the base rank (`reference` rank r for the group of ranks r·tp..), up to the rounding of the two
+// shares' fp32 sum and the reordered sums above (1e-5 relative, as the parameters).
+void expect_group_losses(const ExecutionResult& run, const ExecutionResult& reference) {
+  std::map<int, double> sums;
+  for (const RankExecution& rank : run.ranks)
+    if (rank.loss) sums[rank.rank / kTp] += *rank.loss;
+  ASSERT_FALSE(sums.empty());
+  for (const auto& [base_rank, sum] : sums) {
+    const RankExecution& base = reference.ranks.at(static_cast<std::size_t>(base_rank));
+    ASSERT_TRUE(base.loss.has_value()) << "rank " << base_rank;
+    EXPECT_NEAR(sum, *base.loss, 1e-5 * std::max(1.0, std::fabs(*base.loss))) << "group of base rank " << base_rank;
+  }
+}
+
+}  // namespace
+
+TEST(ExecutedSequenceParallel, LinearPairsTrainAsSingle) {
+  for (const auto& variant : variants())
+    for (const char* model : {"mlp:4x16:relu", "mlp:2x16"}) {
+      SCOPED_TRACE(std::string(variant.what) + ", " + model);
+      Scenario reference_scenario = executable_scenario(model, StrategyKind::Single, 1, 16);
+      variant.apply(reference_scenario);
+      const Executed reference = test::execute_scenario(reference_scenario);
+      Scenario s = sequence_parallel(executable_scenario(model, StrategyKind::Single, kTp, 16));
+      variant.apply(s);
+      const Executed executed = test::execute_scenario(s);
+      expect_trains_as(executed, reference, std::string("single × tp 2 + sp, ") + variant.what + ", " + model);
+      for (const RankExecution& rank : executed.result.ranks) EXPECT_TRUE(rank.loss.has_value()) << rank.rank;
+      expect_group_losses(executed.result, reference.result);
+    }
+}
+
+TEST(ExecutedSequenceParallel, DataParallelTimesSequenceParallelTrainsAsSingle) {
+  // dp 2 replicas of batch 8 (4 rows a tensor-parallel rank) against single's 16; ZeRO with one variant each.
+  for (const auto& variant : variants())
+    for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
+      if (strategy != StrategyKind::Ddp && &variant != &variants().front()) continue;
+      SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy));
+      Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+      variant.apply(reference_scenario);
+      const Executed reference = test::execute_scenario(reference_scenario);
+      Scenario dp_scenario = executable_scenario("mlp:4x16:relu", strategy, 2, 8);
+      variant.apply(dp_scenario);
+      const Executed dp = test::execute_scenario(dp_scenario);
+      Scenario s = sequence_parallel(executable_scenario("mlp:4x16:relu", strategy, 2 * kTp, 8));
+      variant.apply(s);
+      const Executed executed = test::execute_scenario(s);
+      expect_trains_as(executed, reference, strategy_name(strategy) + " 2 × tp 2 + sp, " + variant.what);
+      expect_group_losses(executed.result, dp.result);
+    }
+}
+
+TEST(ExecutedSequenceParallel, PipelineTimesSequenceParallelTrainsAsSingle) {
+  struct Layout {
+    int stages, dp;
+  };
+  for (const auto& variant : variants())
+    for (StrategyKind strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
+      for (const Layout layout : {Layout{2, 1}, Layout{2, 2}}) {
+        // 2 stages of mlp:4x16, 2 micro-batches: a micro-batch of 8 rows (dp 1) or 4 (dp 2) split over tp 2.
+        SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy) + ", dp " + std::to_string(layout.dp));
+        Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+        variant.apply(reference_scenario);
+        const Executed reference = test::execute_scenario(reference_scenario);
+        Scenario s = sequence_parallel(
+            executable_scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp));
+        s.strategy.stages = layout.stages;
+        s.strategy.dp = layout.dp;
+        s.strategy.micro_batches = 2;
+        variant.apply(s);
+        const Executed executed = test::execute_scenario(s);
+        expect_trains_as(executed, reference,
+                         strategy_name(strategy) + " 2 stages × dp " + std::to_string(layout.dp) + " × tp 2 + sp, " +
+                             variant.what);
+      }
+}
+
+// A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half's output, all rows of half the
+// features, goes to the same tensor-parallel rank of the next stage.
+TEST(ExecutedSequenceParallel, PairAcrossAStageBoundaryTrainsAsSingle) {
+  const Executed reference = test::execute_scenario(executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16));
+  Scenario s = sequence_parallel(executable_scenario("mlp:4x16:relu", StrategyKind::Pipeline1F1B, 3 * kTp, 16));
+  s.strategy.stages = 3;
+  s.strategy.micro_batches = 2;
+  const Executed executed = test::execute_scenario(s);
+  expect_trains_as(executed, reference, "pp-1f1b 3 stages × tp 2 + sp");
 }
 
 }  // namespace

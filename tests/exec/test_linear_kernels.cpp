@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "exec/cpu/bias_kernels.h"
 #include "exec/cpu/linear_kernels.h"
 
 namespace shardscope::exec::cpu {
@@ -130,6 +131,21 @@ TEST(LinearKernels, RejectWrongSizesAndAliasing) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "linear_backward_input: grad_x has 7 elements, expected 6");
   }
+}
+
+// The bias on its own (a row-parallel Linear's under sequence parallelism): 2 rows of 3, values exact in fp32.
+TEST(BiasKernels, AddsToEveryRowAndSumsRows) {
+  const std::vector<float> input = {1, 2, 3, 4, 5, 6}, bias = {0.5f, -1, 2};
+  std::vector<float> output(6);
+  bias_add(input, bias, output);
+  EXPECT_EQ(output, (std::vector<float>{1.5f, 1, 5, 4.5f, 4, 8}));
+  bias_add(output, bias, output);  // in place
+  EXPECT_EQ(output, (std::vector<float>{2, 0, 7, 5, 3, 10}));
+  std::vector<float> grad_bias = {10, 0, 0};  // accumulates into what is there
+  bias_backward(input, grad_bias);
+  EXPECT_EQ(grad_bias, (std::vector<float>{15, 7, 9}));
+  std::vector<float> odd(5);
+  EXPECT_THROW(bias_add(std::vector<float>(5), bias, odd), std::invalid_argument);  // not whole rows of 3
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "exec/kernel_operands.h"
 #include "exec/cpu/activation_kernels.h"
+#include "exec/cpu/bias_kernels.h"
 #include "exec/cpu/blas_gemm.h"
 #include "exec/cpu/fp32_staging.h"
 #include "exec/cpu/linear_kernels.h"
@@ -68,7 +69,8 @@ void cross_entropy_launch(const KernelLaunch& l) {
   const auto targets = int64s(operand(l, 1, "target"));
   const auto log_probs = floats(operand(l, 2, "log_probs"));
   log_softmax_forward(l.rows, l.classes, logits, log_probs);
-  write_scalar(operand(l, 3, "loss"), nll_loss_forward(l.rows, l.classes, log_probs, targets), "CrossEntropyLoss");
+  write_scalar(operand(l, 3, "loss"),
+               nll_loss_forward(l.rows, l.classes, log_probs, targets) * static_cast<float>(l.scale), "CrossEntropyLoss");
 }
 
 // (param, grad, state...) × k; the state count per parameter follows the optimizer kind.
@@ -150,7 +152,9 @@ void run_fp32_kernel(const KernelLaunch& l) {
                            floats(operand(l, 2, "grad_input")));
     case Kernel::MseLoss:
       return write_scalar(operand(l, 2, "loss"),
-                          mse_loss_forward(floats(operand(l, 0, "output")), floats(operand(l, 1, "target"))), "MseLoss");
+                          mse_loss_forward(floats(operand(l, 0, "output")), floats(operand(l, 1, "target"))) *
+                              static_cast<float>(l.scale),
+                          "MseLoss");
     case Kernel::MseLossBackward:
       return mse_loss_backward(floats(operand(l, 0, "output")), floats(operand(l, 1, "target")),
                                static_cast<float>(l.scale), floats(operand(l, 2, "grad_input")));
@@ -185,6 +189,13 @@ void run_fp32_kernel(const KernelLaunch& l) {
     }
     case Kernel::OptimizerStep: return optimizer_launch(l);
     case Kernel::UnscaleGradients: return unscale_gradients(l);
+    case Kernel::BiasAdd:
+      return bias_add(floats(operand(l, 0, "input")), floats(operand(l, 1, "bias")), floats(operand(l, 2, "output")));
+    case Kernel::BiasBackward: {
+      const auto grad_bias = floats(operand(l, 1, "grad_bias"));
+      std::fill(grad_bias.begin(), grad_bias.end(), 0.0f);
+      return bias_backward(floats(operand(l, 0, "grad_out")), grad_bias);
+    }
     default:
       if (is_transformer_kernel(l.kernel)) return run_transformer_kernel(l);
   }

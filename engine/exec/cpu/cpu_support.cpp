@@ -27,15 +27,17 @@ void check_transformer(const Model& model) {
                                  "groups them): too large to execute on the CPU");
 }
 
-// Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h); a GPT model's
-// sharded block, vocabulary-parallel embedding and cross-entropy, and sequence parallelism have no kernels yet.
+// Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h), with or without
+// sequence parallelism; a GPT model's sharded block, vocabulary-parallel embedding and cross-entropy, and its
+// sequence parallelism have no kernels yet.
 void check_tensor_parallel(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
   if (strategy.tp == 1) return;
   const std::string tp = "--tp " + std::to_string(strategy.tp);
-  if (strategy.sequence_parallel)
-    throw UnsupportedPlanError(tp + " --sequence-parallel is modelled for memory and simulate; the backends do not "
-                               "execute sequence parallelism yet: leave out --sequence-parallel to run");
+  if (strategy.sequence_parallel && scenario.model.transformer)
+    throw UnsupportedPlanError(tp + " --sequence-parallel with '" + scenario.model.spec + "': the backends execute "
+                               "sequence parallelism for MLP Linear pairs only; a GPT model's sequence-parallel "
+                               "LayerNorms, dropout and blocks are modelled for memory and simulate but not executed yet");
   if (scenario.model.transformer)
     throw UnsupportedPlanError(tp + " with '" + scenario.model.spec + "': the backends execute tensor parallelism for "
                                "MLP Linear pairs only; a GPT model's sharded blocks, vocabulary-parallel embedding and "
