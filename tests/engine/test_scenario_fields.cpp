@@ -19,7 +19,7 @@ using testing::other_value;
 // The scenario file format as the README documents it (its "Scenario files" example), written out by hand.
 const std::set<std::string> kDocumentedKeys = {
     "name", "description",
-    "model.spec", "model.inplace_relu", "model.implementation", "model.attention",
+    "model.spec", "model.inplace_relu", "model.implementation", "model.attention", "model.make_vocab_size_divisible_by",
     "training.batch", "training.loss", "training.optimizer", "training.weight_decay", "training.dtype",
     "training.precision",
     "training.steps", "training.no_grad", "training.seq", "training.checkpoint",
