@@ -20,6 +20,7 @@
 // Not bounded by this: an Adam element whose gradient is itself at the rounding level (|g| ~ 1e-6 of its terms)
 // could flip its first update's sign and move by 2 · lr; each test prints the largest difference it saw.
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "executed_run.h"
@@ -116,27 +117,34 @@ TEST(ExecutedTensorParallel, RanksHoldSlicesOfTheWholeParameters) {
   EXPECT_EQ(model.elements, 2 * (16 * 16 + 16));
 }
 
-TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheGlobalBatch) {
-  // dp 2 replicas of batch 8 see the 16 samples single sees with batch 16 (DistributedSampler); each replica is a
-  // tensor-parallel pair, ranks 2r and 2r + 1 (tp fastest).
+// The data-parallel cases: every variant under DDP, ZeRO-1 to 3 with the first variant only (one each keeps the run
+// short); `check` gets single's run on the 16 samples and the dp 2 run of batch 8 (DistributedSampler's halves).
+void for_each_data_parallel_case(
+    const std::function<void(const Variant&, StrategyKind, const Executed& reference, const Executed& dp)>& check) {
   for (const auto& variant : variants())
     for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
-      // ZeRO's shards of a tensor-parallel slice: one variant each keeps the run short.
       if (strategy != StrategyKind::Ddp && &variant != &variants().front()) continue;
       SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy));
       Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
       variant.apply(reference_scenario);
-      const Executed reference = test::execute_scenario(reference_scenario);
       Scenario dp_scenario = executable_scenario("mlp:4x16:relu", strategy, 2, 8);
       variant.apply(dp_scenario);
-      const Executed dp = test::execute_scenario(dp_scenario);
-      Scenario s = executable_scenario("mlp:4x16:relu", strategy, 2 * kTp, 8);
-      s.strategy.tp = kTp;
-      variant.apply(s);
-      const Executed executed = test::execute_scenario(s);
-      expect_trains_as(executed, reference, strategy_name(strategy) + " 2 × tp 2, " + variant.what);
-      expect_losses(executed.result, dp.result, 1e-5);
+      check(variant, strategy, test::execute_scenario(reference_scenario), test::execute_scenario(dp_scenario));
     }
+}
+
+TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheGlobalBatch) {
+  // dp 2 replicas of batch 8 see the 16 samples single sees with batch 16; each replica is a tensor-parallel pair,
+  // ranks 2r and 2r + 1 (tp fastest).
+  for_each_data_parallel_case([](const Variant& variant, StrategyKind strategy, const Executed& reference,
+                                 const Executed& dp) {
+    Scenario s = executable_scenario("mlp:4x16:relu", strategy, 2 * kTp, 8);
+    s.strategy.tp = kTp;
+    variant.apply(s);
+    const Executed executed = test::execute_scenario(s);
+    expect_trains_as(executed, reference, strategy_name(strategy) + " 2 × tp 2, " + variant.what);
+    expect_losses(executed.result, dp.result, 1e-5);
+  });
 }
 
 TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) {
@@ -230,23 +238,15 @@ TEST(ExecutedSequenceParallel, LinearPairsTrainAsSingle) {
 }
 
 TEST(ExecutedSequenceParallel, DataParallelTimesSequenceParallelTrainsAsSingle) {
-  // dp 2 replicas of batch 8 (4 rows a tensor-parallel rank) against single's 16; ZeRO with one variant each.
-  for (const auto& variant : variants())
-    for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
-      if (strategy != StrategyKind::Ddp && &variant != &variants().front()) continue;
-      SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy));
-      Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
-      variant.apply(reference_scenario);
-      const Executed reference = test::execute_scenario(reference_scenario);
-      Scenario dp_scenario = executable_scenario("mlp:4x16:relu", strategy, 2, 8);
-      variant.apply(dp_scenario);
-      const Executed dp = test::execute_scenario(dp_scenario);
-      Scenario s = sequence_parallel(executable_scenario("mlp:4x16:relu", strategy, 2 * kTp, 8));
-      variant.apply(s);
-      const Executed executed = test::execute_scenario(s);
-      expect_trains_as(executed, reference, strategy_name(strategy) + " 2 × tp 2 + sp, " + variant.what);
-      expect_group_losses(executed.result, dp.result);
-    }
+  // dp 2 replicas of batch 8 (4 rows a tensor-parallel rank) against single's 16.
+  for_each_data_parallel_case([](const Variant& variant, StrategyKind strategy, const Executed& reference,
+                                 const Executed& dp) {
+    Scenario s = sequence_parallel(executable_scenario("mlp:4x16:relu", strategy, 2 * kTp, 8));
+    variant.apply(s);
+    const Executed executed = test::execute_scenario(s);
+    expect_trains_as(executed, reference, strategy_name(strategy) + " 2 × tp 2 + sp, " + variant.what);
+    expect_group_losses(executed.result, dp.result);
+  });
 }
 
 TEST(ExecutedSequenceParallel, PipelineTimesSequenceParallelTrainsAsSingle) {
