@@ -133,6 +133,41 @@ void for_each_data_parallel_case(
     }
 }
 
+// Tensor parallelism 2 with sequence parallelism (an MLP's rows split over the pair outside its Linear pairs).
+Scenario sequence_parallel(Scenario s) {
+  s.strategy.tp = kTp;
+  s.strategy.sequence_parallel = true;
+  return s;
+}
+
+// Pipelines × tp 2 (with sequence parallelism when `sp`), every variant, GPipe and 1F1B: 2 stages of mlp:4x16 (each
+// stage one Linear pair), 2 micro-batches, dp 1 or 2 replicas of batch 16 / dp against single's 16 (under sp a
+// micro-batch of 8 rows, or 4, split over the pair).
+void expect_pipelines_train_as_single(bool sp) {
+  struct Layout {
+    int stages, dp;
+  };
+  for (const auto& variant : variants())
+    for (StrategyKind strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
+      for (const Layout layout : {Layout{2, 1}, Layout{2, 2}}) {
+        SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy) + ", dp " + std::to_string(layout.dp));
+        Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+        variant.apply(reference_scenario);
+        const Executed reference = test::execute_scenario(reference_scenario);
+        Scenario s = executable_scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp);
+        s.strategy.stages = layout.stages;
+        s.strategy.dp = layout.dp;
+        s.strategy.micro_batches = 2;
+        s.strategy.tp = kTp;
+        if (sp) s = sequence_parallel(s);
+        variant.apply(s);
+        const Executed executed = test::execute_scenario(s);
+        expect_trains_as(executed, reference,
+                         strategy_name(strategy) + " 2 stages × dp " + std::to_string(layout.dp) + " × tp 2" +
+                             (sp ? " + sp, " : ", ") + variant.what);
+      }
+}
+
 TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheGlobalBatch) {
   // dp 2 replicas of batch 8 see the 16 samples single sees with batch 16; each replica is a tensor-parallel pair,
   // ranks 2r and 2r + 1 (tp fastest).
@@ -147,29 +182,7 @@ TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheG
   });
 }
 
-TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) {
-  struct Layout {
-    int stages, dp;
-  };
-  for (const auto& variant : variants())
-    for (StrategyKind strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
-      for (const Layout layout : {Layout{2, 1}, Layout{2, 2}}) {
-        // 2 stages of mlp:4x16: each stage one Linear pair. dp 2 × batch 8 against single's 16.
-        SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy) + ", dp " + std::to_string(layout.dp));
-        Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
-        variant.apply(reference_scenario);
-        const Executed reference = test::execute_scenario(reference_scenario);
-        Scenario s = executable_scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp);
-        s.strategy.stages = layout.stages;
-        s.strategy.dp = layout.dp;
-        s.strategy.micro_batches = 2;
-        s.strategy.tp = kTp;
-        variant.apply(s);
-        const Executed executed = test::execute_scenario(s);
-        expect_trains_as(executed, reference,
-                         strategy_name(strategy) + " 2 stages × dp " + std::to_string(layout.dp) + " × tp 2, " + variant.what);
-      }
-}
+TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) { expect_pipelines_train_as_single(false); }
 
 // A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half sends its split activation to the
 // same tensor-parallel rank of the next stage, which runs the row-parallel half.
@@ -197,12 +210,6 @@ TEST(ExecutedTensorParallel, PairAcrossAStageBoundaryTrainsAsSingle) {
 // output element (one more u). The loss's split is exact: with t = 2 the scale 1/2 and its products are powers of
 // two, so 2(o − y)/(N/2) × 1/2 and −(1/2)/(b/2) are single's 2(o − y)/N and −1/b bit for bit.
 namespace {
-
-Scenario sequence_parallel(Scenario s) {
-  s.strategy.tp = kTp;
-  s.strategy.sequence_parallel = true;
-  return s;
-}
 
 // The losses of a tensor-parallel group's ranks, summed: each is its rows' share of the whole batch's mean, so the
 // sum is the loss of the base rank (`reference` rank r for the group of ranks r·tp..), up to the rounding of the two
@@ -249,30 +256,7 @@ TEST(ExecutedSequenceParallel, DataParallelTimesSequenceParallelTrainsAsSingle) 
   });
 }
 
-TEST(ExecutedSequenceParallel, PipelineTimesSequenceParallelTrainsAsSingle) {
-  struct Layout {
-    int stages, dp;
-  };
-  for (const auto& variant : variants())
-    for (StrategyKind strategy : {StrategyKind::PipelineGPipe, StrategyKind::Pipeline1F1B})
-      for (const Layout layout : {Layout{2, 1}, Layout{2, 2}}) {
-        // 2 stages of mlp:4x16, 2 micro-batches: a micro-batch of 8 rows (dp 1) or 4 (dp 2) split over tp 2.
-        SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy) + ", dp " + std::to_string(layout.dp));
-        Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
-        variant.apply(reference_scenario);
-        const Executed reference = test::execute_scenario(reference_scenario);
-        Scenario s = sequence_parallel(
-            executable_scenario("mlp:4x16:relu", strategy, layout.stages * layout.dp * kTp, 16 / layout.dp));
-        s.strategy.stages = layout.stages;
-        s.strategy.dp = layout.dp;
-        s.strategy.micro_batches = 2;
-        variant.apply(s);
-        const Executed executed = test::execute_scenario(s);
-        expect_trains_as(executed, reference,
-                         strategy_name(strategy) + " 2 stages × dp " + std::to_string(layout.dp) + " × tp 2 + sp, " +
-                             variant.what);
-      }
-}
+TEST(ExecutedSequenceParallel, PipelineTimesSequenceParallelTrainsAsSingle) { expect_pipelines_train_as_single(true); }
 
 // A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half's output, all rows of half the
 // features, goes to the same tensor-parallel rank of the next stage.
