@@ -30,7 +30,8 @@ void bias_backward(std::span<const float> grad_out, std::span<float> grad_bias) 
   constexpr const char* kKernel = "bias_backward";
   const std::size_t rows = rows_of(grad_out.size(), grad_bias.size(), kKernel, "grad_out");
   require_no_overlap(grad_bias, grad_out, kKernel, "grad_bias", "grad_out");
-  // Row by row, the order linear_backward_bias sums in.
+  // Row by row, so the sum over the rows runs in a fixed order and the memory access stays sequential (nn.Linear's
+  // bias gradient, linear_backward_bias, is this sum too).
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t o = 0; o < grad_bias.size(); ++o) grad_bias[o] += grad_out[r * grad_bias.size() + o];
 }

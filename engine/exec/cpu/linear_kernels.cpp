@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "exec/cpu/bias_kernels.h"
 #include "exec/cpu/blas_gemm.h"
 #include "exec/cpu/span_checks.h"
 
@@ -72,11 +73,7 @@ void linear_backward_bias(const LinearShape& s, std::span<const float> grad_y, s
   require_size(grad_y, elements(s.batch, s.out_features), kKernel, "grad_y");
   require_size(grad_bias, static_cast<std::size_t>(s.out_features), kKernel, "grad_bias");
   require_no_overlap(grad_bias, grad_y, kKernel, "grad_bias", "grad_y");
-  // Row by row, so the sum over the batch runs in a fixed order and the memory access stays sequential.
-  for (int row = 0; row < s.batch; ++row) {
-    const float* g = grad_y.data() + static_cast<std::size_t>(row) * static_cast<std::size_t>(s.out_features);
-    for (int o = 0; o < s.out_features; ++o) grad_bias[static_cast<std::size_t>(o)] += g[o];
-  }
+  bias_backward(grad_y, grad_bias);  // the sum over rows a bias on its own gets too
 }
 
 }  // namespace shardscope::exec::cpu
