@@ -87,24 +87,6 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
     const auto& ops = plan.programs[static_cast<std::size_t>(i.rank)].ops;
     return i.op >= 0 && static_cast<std::size_t>(i.op) < ops.size() ? &ops[static_cast<std::size_t>(i.op)] : nullptr;
   };
-  for (const OpInterval& i : intervals) {
-    const Op* op = op_of(i);
-    if (op == nullptr || op->step < 1) continue;
-    Window& w = windows[op->step];
-    if (w.rank_end.empty()) {
-      w.rank_end.assign(ranks, std::numeric_limits<TimeNs>::min());
-      w.rank_load.assign(ranks, 0);
-    }
-    const auto r = static_cast<std::size_t>(i.rank);
-    w.members.push_back(&i);
-    if (op->kernel == Kernel::LoadBatch) {
-      w.rank_load[r] += i.end_ns - i.begin_ns;
-    } else {
-      w.begin = std::min(w.begin, i.begin_ns);
-    }
-    w.end = std::max(w.end, i.end_ns);
-    w.rank_end[r] = std::max(w.rank_end[r], i.end_ns);
-  }
   // A transfer starts when the last member of its collective or message has arrived (the simulator's OpBegin
   // says so itself; an executed member's op begins when it arrives and waits inside): earlier is waiting, idle.
   std::map<std::tuple<int, int, int, int>, TimeNs> transfer_begin;  // (kind, a, b, sequence) -> last arrival
@@ -118,6 +100,29 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
     if (op == nullptr || !is_communication(*op)) continue;
     auto [it, inserted] = transfer_begin.try_emplace(instance_key(i.rank, *op), i.begin_ns);
     if (!inserted) it->second = std::max(it->second, i.begin_ns);
+  }
+  const auto transfer_start = [&](const OpInterval& i, const Op& op) {
+    return std::min(i.end_ns, transfer_begin.at(instance_key(i.rank, op)));
+  };
+  for (const OpInterval& i : intervals) {
+    const Op* op = op_of(i);
+    if (op == nullptr || op->step < 1) continue;
+    Window& w = windows[op->step];
+    if (w.rank_end.empty()) {
+      w.rank_end.assign(ranks, std::numeric_limits<TimeNs>::min());
+      w.rank_load.assign(ranks, 0);
+    }
+    const auto r = static_cast<std::size_t>(i.rank);
+    w.members.push_back(&i);
+    if (op->kernel == Kernel::LoadBatch) {
+      w.rank_load[r] += i.end_ns - i.begin_ns;
+    } else {
+      // A rank that posts a receive (or joins a collective) before its peer is ready waits; the step has not begun
+      // for it until the transfer does, which is where the simulator's op begins too.
+      w.begin = std::min(w.begin, is_communication(*op) ? transfer_start(i, *op) : i.begin_ns);
+    }
+    w.end = std::max(w.end, i.end_ns);
+    w.rank_end[r] = std::max(w.rank_end[r], i.end_ns);
   }
   std::vector<StepTiming> steps;
   for (auto& [step, w] : windows) {
@@ -142,7 +147,7 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
         t.by_kind[static_cast<std::size_t>(compute_time_kind(*op))] += i.end_ns - i.begin_ns;
         compute.emplace_back(i.begin_ns, i.end_ns);
       } else if (is_communication(*op)) {
-        const TimeNs begin = std::min(i.end_ns, transfer_begin.at(instance_key(i.rank, *op)));
+        const TimeNs begin = transfer_start(i, *op);
         if (i.end_ns > begin) comm.emplace_back(begin, i.end_ns);
       }
     }

@@ -4,7 +4,9 @@
 //
 // Definitions (per training step s ≥ 1; set-up, step 0, has none):
 // - the step's window runs from the earliest begin of a step-s op on any rank that is not a batch load
-//   (Kernel::LoadBatch: the executor makes the batch on the host) to the latest end of a step-s op on any rank;
+//   (Kernel::LoadBatch: the executor makes the batch on the host) to the latest end of a step-s op on any rank; a
+//   collective or message begins there when its transfer does (below), not when a rank posted it: a pipeline stage
+//   that posts the receive of step s's first activation as soon as its step s-1 ends is waiting, not stepping;
 // - load_batch_ns: the longest time any rank spent loading its step-s batch;
 // - step_ns: the window's length less the longest time a rank spent loading inside it (a rank that loads while
 //   another already computes holds the step up by about that much), so batch making is left out and reported apart;

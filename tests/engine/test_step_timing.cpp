@@ -79,6 +79,37 @@ TEST(StepTiming, CommunicationHiddenBehindComputeIsNotExposed) {
   EXPECT_EQ(t.by_kind[static_cast<std::size_t>(TimeKind::Communication)], 5);
 }
 
+Op message(OpKind kind, int peer) {
+  Op op;
+  op.kind = kind;
+  op.stream = Stream::Communication;
+  op.step = 1;
+  op.peer = peer;
+  op.sequence = 0;
+  return op;
+}
+
+TEST(StepTiming, AReceivePostedEarlyDoesNotStartTheStep) {
+  // Two pipeline stages: rank 1 posts its receive at 0 (as soon as its previous step ended); rank 0 computes
+  // [5, 25) and sends [25, 27); rank 1 receives until 27, then computes [27, 37). The step begins with rank 0's
+  // forward at 5, not at rank 1's post: the transfer starts at 25, when the sender arrives.
+  Plan plan;
+  Program sender, receiver;
+  sender.rank = 0;
+  sender.ops = {compute(1, Kernel::LinearForward), message(OpKind::Send, 1)};
+  receiver.rank = 1;
+  receiver.ops = {message(OpKind::Recv, 0), compute(1, Kernel::LinearForward)};
+  plan.programs = {sender, receiver};
+  const std::vector<OpInterval> intervals = {{0, 0, 5, 25}, {0, 1, 25, 27}, {1, 0, 0, 27}, {1, 1, 27, 37}};
+  const StepTiming t = step_timings(plan, intervals).at(0);
+  EXPECT_EQ(t.step_ns, 37 - 5);
+  EXPECT_EQ(t.critical_rank, 1);
+  const auto kind = [&](TimeKind k) { return t.by_kind[static_cast<std::size_t>(k)]; };
+  EXPECT_EQ(kind(TimeKind::Gemm), 10);
+  EXPECT_EQ(kind(TimeKind::Communication), 27 - 25);
+  EXPECT_EQ(kind(TimeKind::Idle), (37 - 5) - 10 - 2);  // rank 1 waiting for rank 0's forward, [5, 25)
+}
+
 TEST(StepTiming, TheMedianStepLeavesOutTheFirst) {
   std::vector<StepTiming> steps(5);
   const TimeNs times[] = {500, 40, 10, 30, 20};  // step 1 is the slow one-off
