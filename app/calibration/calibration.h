@@ -20,6 +20,9 @@ struct CalibrationOptions {
   exec::BackendKind backend = exec::BackendKind::Cpu;
   // Tiny grids and short timings: a check that every part runs (tests), not a profile to predict with.
   bool quick = false;
+  // How many times every point is measured, spread over the calibration (each pass measures the whole grid once);
+  // a point's figure is the median over the passes (profile_median.h).
+  int passes = 5;
   std::ostream* progress = nullptr;  // one line a part ("calibrate: gemm float32: 41 shapes, 12.0 s")
 };
 

@@ -20,6 +20,7 @@ struct Context {
   std::ostream* progress = nullptr;
   DeviceProfile* profile = nullptr;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::string pass;  // "pass 2 of 5: " in the progress lines ("" for one pass)
 
   double time(const exec::KernelLaunch& launch) const {
     return timer.seconds([&] { return rank->run_kernel_timed(launch); });
@@ -27,7 +28,7 @@ struct Context {
   void say(const std::string& line) const {
     if (progress == nullptr) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    *progress << "calibrate [" << static_cast<int>(s) << " s]: " << line << std::endl;
+    *progress << "calibrate [" << static_cast<int>(s) << " s]: " << pass << line << std::endl;
   }
 };
 

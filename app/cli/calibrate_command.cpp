@@ -13,7 +13,7 @@
 
 namespace shardscope::cli {
 
-void run_calibrate(const std::string& backend, const std::string& out, bool quick, std::ostream& progress) {
+void run_calibrate(const std::string& backend, const std::string& out, bool quick, int passes, std::ostream& progress) {
   const std::optional<exec::BackendKind> kind = exec::backend_kind_from_name(backend);
   if (!kind) throw ScenarioError("--backend", "unknown backend '" + backend + "' (expected cpu or cuda)");
   const std::string temporary = out + ".tmp";
@@ -25,6 +25,7 @@ void run_calibrate(const std::string& backend, const std::string& out, bool quic
   calibration::CalibrationOptions options;
   options.backend = *kind;
   options.quick = quick;
+  options.passes = passes > 0 ? passes : quick ? 1 : 5;
   options.progress = &progress;
   DeviceProfile profile;
   try {

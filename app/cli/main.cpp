@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
 
   std::string calibrate_backend, calibrate_out;
   bool calibrate_quick = false;
+  int calibrate_passes = 0;  // 0: the default, 5 (1 with --quick)
   auto* calibrate = app.add_subcommand(
       "calibrate",
       "Measure this machine through our executor's kernels (GEMMs, elementwise, optimizer, GPT-2 blocks, collectives, "
@@ -136,6 +137,11 @@ int main(int argc, char** argv) {
   calibrate->add_option("--backend", calibrate_backend, "Whose kernels: cpu (threads, OpenBLAS) or cuda")->required();
   calibrate->add_option("--out", calibrate_out, "The profile to write (JSON; format: assets/devices/FORMAT.md)")->required();
   calibrate->add_flag("--quick", calibrate_quick, "Tiny grids: a check that calibration runs, not a profile to predict with");
+  calibrate->add_option("--passes", calibrate_passes,
+                        "How many times the whole grid is measured, one pass after another; each point's figure is its "
+                        "median over the passes, so a machine whose speed drifts over seconds (a shared or virtual one) "
+                        "gives every point the same mix of moments (default 5; 1 with --quick)")
+      ->check(CLI::Range(1, 50));
 
   bool launch_json = false;
   int launch_timeout_s = 60;
@@ -263,7 +269,7 @@ int main(int argc, char** argv) {
       }
       if (!parameter_files.save.empty()) cli::save_run_parameters(executed, parameter_files.save);
     }
-    if (calibrate->parsed()) cli::run_calibrate(calibrate_backend, calibrate_out, calibrate_quick, std::cerr);
+    if (calibrate->parsed()) cli::run_calibrate(calibrate_backend, calibrate_out, calibrate_quick, calibrate_passes, std::cerr);
     if (launch_check->parsed()) {
       const auto place = cli::resolve_launch(multinode, launch_flags_given(launch_check));
       multinode.join_timeout = std::chrono::seconds(launch_timeout_s);

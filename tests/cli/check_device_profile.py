@@ -30,14 +30,16 @@ def call(*args):
 
 # ---- calibrate --quick: the format ----
 profile_path = os.path.join(work, "cpu.json")
-done = call("calibrate", "--backend", "cpu", "--out", profile_path, "--quick")
+done = call("calibrate", "--backend", "cpu", "--out", profile_path, "--quick", "--passes", "2")
 assert "calibrate: wrote " + profile_path in done.stderr, done.stderr  # progress goes to stderr
+assert "pass 2 of 2: " in done.stderr, done.stderr  # the grid measured twice, one pass after the other
 assert done.stdout == "", done.stdout
 assert not os.path.exists(profile_path + ".tmp"), "the temporary file was left behind"
 profile = json.load(open(profile_path))
 assert profile["format"] == "shardscope-device-profile"
 assert profile["version"] == 2 and profile["source"] == "shardscope" and profile["backend"] == "cpu"
 assert profile["machine"]["name"] and profile["date"].endswith("Z")
+assert profile["settings"]["passes"] == 2, profile["settings"]
 
 
 def positive(x, where):
