@@ -24,10 +24,6 @@ void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, c
   if (scenario.settings.training.dtype == Dtype::Fp16 && options.multinode.nnodes > 1)
     throw UnsupportedPlanError("fp16 across several processes is not supported yet: the ranks' vote on skipping an "
                                "overflowed step meets in one process (use bf16, or one node)");
-  // Tensor-parallel plans run the same kernels and collectives, but no GPU has checked them against `single` yet.
-  if (scenario.settings.strategy.tp > 1)
-    throw UnsupportedPlanError("--tp " + std::to_string(scenario.settings.strategy.tp) + " (tensor parallelism) is "
-                               "executed by the CPU backend only so far: use --backend cpu, or --tp 1 on CUDA");
   try {
     check_cpu_support(scenario, plan);
   } catch (const UnsupportedPlanError& e) {

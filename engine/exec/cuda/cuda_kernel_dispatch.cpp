@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "exec/kernel_operands.h"
 #include "exec/cuda/cublas_gemm.h"
@@ -119,6 +120,21 @@ void unscale_gradients(const KernelLaunch& l, cudaStream_t s) {
   if (found.is_set() && l.found_non_finite != nullptr) *l.found_non_finite = true;
 }
 
+// Op::scale on a loss forward: a sequence-parallel rank's loss is its rows' share of the whole batch's mean (the CPU
+// backend multiplies the same way).
+void scale_loss(float* loss, const KernelLaunch& l, cudaStream_t s) {
+  if (l.scale != 1.0) launch_scale(loss, 1, static_cast<float>(l.scale), s);
+}
+
+// A bias on its own: rows × cols from the rows operand's elements over the bias's, which must divide them.
+std::pair<int, int> bias_shape(const DeviceBuffer& rows_operand, const DeviceBuffer& bias, const char* kernel) {
+  const std::size_t n = rows_operand.float_count(), cols = bias.float_count();
+  if (cols == 0 || n % cols != 0)
+    throw std::invalid_argument(std::string(kernel) + ": " + std::to_string(n) + " elements are not rows of the bias's " +
+                                std::to_string(cols));
+  return {static_cast<int>(n / cols), static_cast<int>(cols)};
+}
+
 }  // namespace
 
 void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t s) {
@@ -140,7 +156,9 @@ void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t 
     case Kernel::MseLoss: {
       const std::size_t n = operand(l, 0, "output").float_count();
       if (n == 0) throw std::invalid_argument("MseLoss: empty output");
-      return launch_mse_loss(floats(l, 0, "output", n), floats(l, 1, "target", n), n, floats(l, 2, "loss", 1), s);
+      float* loss = floats(l, 2, "loss", 1);
+      launch_mse_loss(floats(l, 0, "output", n), floats(l, 1, "target", n), n, loss, s);
+      return scale_loss(loss, l, s);
     }
     case Kernel::MseLossBackward: {
       const std::size_t n = operand(l, 0, "output").float_count();
@@ -153,8 +171,9 @@ void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t 
       const std::size_t n = cells(l.rows, l.classes);
       float* log_probs = floats(l, 2, "log_probs", n);
       launch_log_softmax(floats(l, 0, "logits", n), log_probs, l.rows, l.classes, s);
-      return launch_nll_loss(log_probs, int64s(l, 1, "target", static_cast<std::size_t>(l.rows)), l.rows, l.classes,
-                             floats(l, 3, "loss", 1), s);
+      float* loss = floats(l, 3, "loss", 1);
+      launch_nll_loss(log_probs, int64s(l, 1, "target", static_cast<std::size_t>(l.rows)), l.rows, l.classes, loss, s);
+      return scale_loss(loss, l, s);
     }
     case Kernel::NllLossBackward:
       if (l.rows <= 0 || l.classes <= 0) throw std::invalid_argument("NllLossBackward: rows and classes must be positive");
@@ -186,6 +205,17 @@ void run_cuda_kernel(const KernelLaunch& l, cublasHandle_t cublas, cudaStream_t 
     }
     case Kernel::OptimizerStep: return optimizer_step(l, s);
     case Kernel::UnscaleGradients: return unscale_gradients(l, s);
+    case Kernel::BiasAdd: {
+      const auto [rows, cols] = bias_shape(operand(l, 0, "input"), operand(l, 1, "bias"), "BiasAdd");
+      const std::size_t n = cells(rows, cols);
+      return launch_bias_add(floats(l, 0, "input", n), floats(l, 1, "bias", static_cast<std::size_t>(cols)),
+                             floats(l, 2, "output", n), rows, cols, s);
+    }
+    case Kernel::BiasBackward: {  // written, not accumulated, as the CPU backend's
+      const auto [rows, cols] = bias_shape(operand(l, 0, "grad_out"), operand(l, 1, "grad_bias"), "BiasBackward");
+      return launch_bias_grad(floats(l, 0, "grad_out", cells(rows, cols)), floats(l, 1, "grad_bias", static_cast<std::size_t>(cols)),
+                              rows, cols, s);
+    }
     default:
       if (is_transformer_kernel(l.kernel)) return run_cuda_transformer_kernel(l, cublas, s);
       break;

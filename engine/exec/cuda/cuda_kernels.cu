@@ -25,6 +25,10 @@ __global__ void bias_rows_kernel(float* y, const float* bias, int rows, int cols
   GRID_LOOP(i, static_cast<std::size_t>(rows) * cols) y[i] = bias[i % cols];
 }
 
+__global__ void bias_add_kernel(const float* x, const float* bias, float* y, int rows, int cols) {
+  GRID_LOOP(i, static_cast<std::size_t>(rows) * cols) y[i] = x[i] + bias[i % cols];
+}
+
 struct BiasGradElement {
   const float* grad_y;
   int cols;
@@ -147,6 +151,9 @@ __global__ void adam_kernel(AdamScalars s, float* params, const float* grads, fl
 
 void launch_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream) {
   bias_rows_kernel<<<blocks_for(static_cast<std::size_t>(rows) * cols), kThreads, 0, stream>>>(y, bias, rows, cols);
+}
+void launch_bias_add(const float* x, const float* bias, float* y, int rows, int cols, cudaStream_t stream) {
+  bias_add_kernel<<<blocks_for(static_cast<std::size_t>(rows) * cols), kThreads, 0, stream>>>(x, bias, y, rows, cols);
 }
 void launch_bias_grad(const float* grad_y, float* grad_bias, int rows, int cols, cudaStream_t stream) {
   launch_column_sums(BiasGradElement{grad_y, cols}, rows, cols, grad_bias, nullptr, stream);

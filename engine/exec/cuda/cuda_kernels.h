@@ -14,6 +14,9 @@ namespace shardscope::exec::cuda {
 
 // y[r, c] = bias[c] for every row (the GEMM then adds x·Wᵀ with beta = 1, as torch.addmm).
 void launch_bias_rows(float* y, const float* bias, int rows, int cols, cudaStream_t stream);
+// y[r, c] = x[r, c] + bias[c] (Kernel::BiasAdd: a row-parallel layer's bias after the reduce-scatter, under sequence
+// parallelism); y may be x.
+void launch_bias_add(const float* x, const float* bias, float* y, int rows, int cols, cudaStream_t stream);
 // grad_bias[c] = Σ_r grad_y[r, c], in double in chunks of rows (column_sums.cuh; the CPU sums in fp32, so the two
 // differ by the CPU's rounding).
 void launch_bias_grad(const float* grad_y, float* grad_bias, int rows, int cols, cudaStream_t stream);
