@@ -8,10 +8,14 @@
 //   CalibrationOptions options;  options.backend = exec::BackendKind::Cpu;  options.progress = &std::cerr;
 //   DeviceProfile profile = calibrate_device(options);   // throws exec::BackendUnavailableError
 #pragma once
+#include <chrono>
 #include <iosfwd>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "cluster/device_profile.h"
+#include "exec/backend.h"
 #include "exec/backend_choice.h"
 
 namespace shardscope::calibration {
@@ -27,5 +31,25 @@ struct CalibrationOptions {
 };
 
 DeviceProfile calibrate_device(const CalibrationOptions& options);
+
+// calibrate_device one pass at a time, for a benchmark that runs its own jobs between the passes (bench_timeline:
+// calibration and execution then sample the same moments of a machine whose speed drifts):
+//   Calibrator c(options);  for k in 1..options.passes: passes.push_back(c.pass(k));  profile = c.merged(passes);
+class Calibrator {
+ public:
+  explicit Calibrator(const CalibrationOptions& options);  // throws exec::BackendUnavailableError
+  ~Calibrator();
+  Calibrator(const Calibrator&) = delete;
+  Calibrator& operator=(const Calibrator&) = delete;
+  DeviceProfile pass(int index);  // 1-based: every part once
+  // The passes' point-by-point median (profile_median.h), seconds_taken counted from construction.
+  DeviceProfile merged(const std::vector<DeviceProfile>& passes) const;
+
+ private:
+  CalibrationOptions options_;
+  std::unique_ptr<exec::Backend> backend_;
+  DeviceProfile description_;  // the machine and settings every pass starts from
+  std::chrono::steady_clock::time_point start_;
+};
 
 }  // namespace shardscope::calibration

@@ -1,7 +1,8 @@
-// bench_timeline (issue 40, "a timeline you can trust"): calibrates the CPU backend (or reads a profile), then
+// bench_timeline (issue 40, "a timeline you can trust"): calibrates the CPU backend (or reads a profile) and
 // simulates and executes five held-out jobs whose shapes the calibration did not time (MLP single, DDP, ZeRO-1,
 // a GPipe pipeline, a tiny GPT-2) and prints each simulated step beside the executed median with the error, the
-// breakdown per kind of time, and the mean absolute error. A benchmark, not a test: it reports what this machine
+// breakdown per kind of time, and the mean absolute error. Calibration passes and rounds of executions alternate
+// (--repeats of each), so both sample the same stretch of a machine whose speed drifts. A benchmark, not a test: it reports what this machine
 // gives (the goal: each within 10 %, mean ≤ 5 %) and exits 0 unless something fails to run.
 // Run: build-test/tests/bench/bench_timeline [--profile PROFILE.json | --save-profile OUT.json] [--repeats N]
 //      [--steps N]    (from the repository root: the GPT-2 job's config is tests/bench/heldout/...)
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -93,24 +95,39 @@ std::vector<StepTiming> executed_steps(const Job& job) {
   return steps;
 }
 
-// Every job simulated, then executed `repeats` times in rounds (each round runs every job once, so a change in the
-// machine's load falls on all jobs alike); each job's executed figure is the median step over all its rounds.
-std::vector<Figures> measure(const std::vector<Job>& jobs, const std::string& profile_path, int repeats) {
-  std::vector<Figures> figures;
-  for (const Job& job : jobs) figures.push_back(simulated(job, profile_path));
-  std::vector<std::vector<StepTiming>> steps(jobs.size());
-  std::vector<std::vector<TimeNs>> round_medians(jobs.size());
-  for (int r = 0; r < repeats; ++r)
+// Every job executed `repeats` times in rounds (each round runs every job once, so a change in the machine's speed
+// falls on all jobs alike), `before_round(r)` first in each: when calibrating, one calibration pass, so that the
+// profile's medians and the executed medians sample the same stretch of a machine whose speed drifts over seconds.
+struct Executions {
+  std::vector<std::vector<StepTiming>> steps;    // per job: steps 2 and later of every round
+  std::vector<std::vector<TimeNs>> round_medians;  // per job: each round's median step
+};
+
+Executions execute_rounds(const std::vector<Job>& jobs, int repeats, const std::function<void(int)>& before_round) {
+  Executions e;
+  e.steps.resize(jobs.size());
+  e.round_medians.resize(jobs.size());
+  for (int r = 0; r < repeats; ++r) {
+    if (before_round) before_round(r);
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const auto more = executed_steps(jobs[j]);
-      round_medians[j].push_back(median_step(more).step_ns);
-      steps[j].insert(steps[j].end(), more.begin(), more.end());
+      e.round_medians[j].push_back(median_step(more).step_ns);
+      e.steps[j].insert(e.steps[j].end(), more.begin(), more.end());
     }
+  }
+  return e;
+}
+
+// Each job simulated with the profile beside its executed median over all rounds.
+std::vector<Figures> figures_of(const std::vector<Job>& jobs, const Executions& e, const std::string& profile_path) {
+  std::vector<Figures> figures;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
-    figures[j].executed = median_step(steps[j]);
-    const auto [fastest, slowest] = std::minmax_element(round_medians[j].begin(), round_medians[j].end());
-    figures[j].fastest_round_ns = *fastest;
-    figures[j].slowest_round_ns = *slowest;
+    Figures f = simulated(jobs[j], profile_path);
+    f.executed = median_step(e.steps[j]);
+    const auto [fastest, slowest] = std::minmax_element(e.round_medians[j].begin(), e.round_medians[j].end());
+    f.fastest_round_ns = *fastest;
+    f.slowest_round_ns = *slowest;
+    figures.push_back(f);
   }
   return figures;
 }
@@ -153,21 +170,30 @@ int main(int argc, char** argv) {
   }
   try {
     std::cout << fmt::format("load average before: {} ({} cores)\n", load_average(), std::thread::hardware_concurrency());
+    const auto jobs = heldout_jobs(steps, gpt2_config);
+    Executions executions;
     if (profile_path.empty()) {
+      // A calibration pass before each round of executions; the profile is their median, as calibrate's.
       calibration::CalibrationOptions options;
       options.progress = &std::cerr;
-      const DeviceProfile profile = calibration::calibrate_device(options);
+      options.passes = repeats;
+      calibration::Calibrator calibrator(options);
+      std::vector<DeviceProfile> passes;
+      executions = execute_rounds(jobs, repeats, [&](int r) { passes.push_back(calibrator.pass(r + 1)); });
+      const DeviceProfile profile = calibrator.merged(passes);
       std::ofstream(save_path) << device_profile_to_json(profile) << "\n";
       profile_path = save_path;
-      std::cout << fmt::format("calibrated the cpu backend in {:.0f} s -> {}\n", profile.seconds_taken, save_path);
+      std::cout << fmt::format("calibrated the cpu backend in {} passes, one before each round of executions ({:.0f} s "
+                               "in all) -> {}\n", repeats, profile.seconds_taken, save_path);
+    } else {
+      executions = execute_rounds(jobs, repeats, {});
     }
     std::cout << fmt::format("{:<14} {:>10} {:>10} {:>8} {:>16}   {:>10} {:>8}   per kind (simulated / executed, ms): "
                              "gemm, elementwise, optimizer, communication, idle\n",
                              "job", "simulated", "executed", "error", "rounds (ms)", "roofline", "error");
     double abs_sum = 0, widest_spread = 0;
     int within = 0;
-    const auto jobs = heldout_jobs(steps, gpt2_config);
-    const std::vector<Figures> all = measure(jobs, profile_path, repeats);
+    const std::vector<Figures> all = figures_of(jobs, executions, profile_path);
     for (std::size_t j = 0; j < jobs.size(); ++j) {
       const Job& job = jobs[j];
       const Figures& f = all[j];
