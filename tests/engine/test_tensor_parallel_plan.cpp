@@ -268,6 +268,73 @@ TEST(TensorParallelPlan, TinyGptBytesAndCollectives) {
   }
 }
 
+// A block under sequence parallelism all-gathers each tensor-parallel region's [s/t, b, h] input into Megatron-LM's
+// global memory buffer (core/utils.py GlobalMemoryBuffer.get_tensor(..., "mpu"), from
+// LinearWithGradAccumulationAndAsyncCommunication in core/tensor_parallel/layers.py): one [s, b, h] tensor of the
+// activation dtype, torch.empty'd at the first region's forward (h.0's attention) and kept for the rest of the
+// process, every later all-gather (h.0's MLP, h.1, the LM head's input, the backward's re-gathers) a view of it. By
+// hand, at fp32 (e = 4 B): b·s·h·e = 2·32·64·4 = 16,384 B a rank (pp-1f1b with 2 micro-batches: b = 1, 8,192 B on
+// each stage: stage 0 holds the embedding and both blocks, stage 1 the final norm and the LM head, whose input
+// all-gather is its first use). It is alive from before its first use to the end, and every rank's peak comes later
+// (in the backward), so the peak rises by exactly that many bytes against the same plan without it. Without
+// sequence parallelism a region's input is whole on every rank: no buffer.
+TEST(TensorParallelPlan, SequenceParallelBlockCountsMegatronsAllGatherBuffer) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(T::h, T::a, T::layers, T::vocab, T::positions));
+  struct Case {
+    StrategyKind kind;
+    bool sp;
+    Bytes buffer;  // by hand, above
+  };
+  for (const Case c : {Case{StrategyKind::Single, true, 2 * 32 * 64 * 4}, Case{StrategyKind::Single, false, 0},
+                       Case{StrategyKind::Pipeline1F1B, true, 1 * 32 * 64 * 4}}) {
+    SCOPED_TRACE(strategy_name(c.kind) + (c.sp ? " + sp" : ""));
+    Scenario s = tiny_gpt(config, c.kind, 2, c.kind == StrategyKind::Single ? 2 : 4, c.sp);
+    if (c.kind == StrategyKind::Pipeline1F1B) {
+      s.strategy.stages = 2;
+      s.strategy.micro_batches = 2;
+    }
+    const ResolvedScenario resolved = resolve_scenario(s);
+    const Plan plan = lower_validated_plan(resolved);
+    Plan without = plan;
+    for (Program& program : without.programs)
+      for (TensorInfo& tensor : program.tensors)
+        if (tensor.name.find("all-gather buffer") != std::string::npos) tensor.bytes = 0;
+    const MemoryReport report = account_memory(plan, AccountingMode::Exact, resolved.device.capacity);
+    const MemoryReport reference = account_memory(without, AccountingMode::Exact, resolved.device.capacity);
+    for (const Program& program : plan.programs) {
+      SCOPED_TRACE("rank " + std::to_string(program.rank));
+      int buffers = 0, frees = 0;
+      std::ptrdiff_t alloc_at = -1, first_user = -1;
+      for (std::size_t i = 0; i < program.ops.size(); ++i) {
+        const Op& op = program.ops[i];
+        const bool buffer = op.tensor >= 0 && program.tensors[static_cast<std::size_t>(op.tensor)].name.find(
+                                                  "all-gather buffer") != std::string::npos;
+        if (op.kind == OpKind::Alloc && buffer) {
+          ++buffers;
+          alloc_at = static_cast<std::ptrdiff_t>(i);
+          const TensorInfo& tensor = program.tensors[static_cast<std::size_t>(op.tensor)];
+          EXPECT_EQ(tensor.bytes, c.buffer);
+          EXPECT_EQ(tensor.category, Category::CommunicationBuffers);
+        }
+        frees += op.kind == OpKind::Free && buffer;
+        if (first_user < 0 && op.kind == OpKind::Compute && op.compute_kind == ComputeKind::Forward && op.layer >= 0) {
+          const Layer& layer = resolved.model.layers.at(static_cast<std::size_t>(op.layer));
+          if (layer.kind == LayerKind::TransformerBlock || layer.name == "lm_head") first_user = static_cast<std::ptrdiff_t>(i);
+        }
+      }
+      EXPECT_EQ(buffers, c.sp ? 1 : 0);
+      EXPECT_EQ(frees, 0);  // kept, as the module-level buffer is
+      if (c.sp) {
+        EXPECT_EQ(alloc_at + 1, first_user);  // just before the first all-gathering forward
+      }
+      const auto r = static_cast<std::size_t>(program.rank);
+      EXPECT_EQ(report.ranks[r].peak_allocated - reference.ranks[r].peak_allocated, c.buffer);
+    }
+  }
+}
+
 // Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by × tp (_vocab_size_with_padding):
 // 1001 tokens become 1024 at tp 2 with the default 128 (a multiple of 256), 1002 with 1 (a multiple of 2). The
 // embedding's rows per rank are the padded vocabulary / t, and so are the logits' columns.
