@@ -26,6 +26,16 @@ void split_param(ParamSpec& param, int tp, std::size_t dim) {
   if (param.shape.size() > dim) param.shape[dim] /= tp;
 }
 
+// An MLP Linear's parameters get nn.Linear's shapes (weight out × in, bias out) before they split, so the shard's
+// record its split dimension: FSDP chunks each parameter on dim 0 (strategy/fsdp.cpp rows_of), which for a sequence-
+// parallel shard (whose per-sample sizes stay the whole layer's) cannot be told from the layer's sizes.
+void give_linear_shapes(Layer& layer) {
+  for (auto& param : layer.params)
+    if (param.shape.empty())
+      param.shape = param.name == "bias" ? std::vector<std::int64_t>{layer.out_numel}
+                                         : std::vector<std::int64_t>{layer.out_numel, layer.in_numel};
+}
+
 void shard_block(Layer& layer, const Model& model, int tp, bool sp) {
   const TransformerConfig& c = *model.transformer;
   if (layer.params.size() == 1 && layer.params[0].name == "parameters") {
@@ -87,8 +97,10 @@ Model tensor_parallel_shard(const Model& whole, int tp, bool sp) {
     Layer& layer = model.layers[l];
     switch (roles[l]) {
       case TensorParallelRole::ColumnParallel:
-        if (layer.kind == LayerKind::Linear)
+        if (layer.kind == LayerKind::Linear) {
+          give_linear_shapes(layer);
           for (auto& param : layer.params) split_param(param, tp, 0);  // weight rows (out × in) and the bias
+        }
         if (mlp_rows_split) break;  // sizes per sample of the b/t batch stay the whole layer's (below)
         if (layer.kind == LayerKind::Linear) {
           layer.out_numel /= tp;
@@ -100,6 +112,7 @@ Model tensor_parallel_shard(const Model& whole, int tp, bool sp) {
         layer.forward_flops_per_sample /= tp;
         break;
       case TensorParallelRole::RowParallel:
+        give_linear_shapes(layer);
         for (auto& param : layer.params)
           if (param.name != "bias") split_param(param, tp, 1);  // weight columns; the bias is added once, whole
         if (mlp_rows_split) break;

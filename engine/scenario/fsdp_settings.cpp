@@ -4,6 +4,8 @@
 #include <charconv>
 #include <string>
 
+#include "scenario/tensor_parallel.h"
+
 namespace shardscope {
 
 std::optional<ReshardAfterForward> parse_reshard_after_forward(std::string_view text) {
@@ -37,7 +39,9 @@ FsdpUnits resolved_fsdp_units(const Scenario& settings, const Model& model) {
 
 void check_fsdp(const Scenario& settings, const Model& model) {
   const auto& strategy = settings.strategy;
-  const int world = settings.cluster.world;
+  // The ranks fully_shard shards over: with tp > 1 each tensor-parallel index's data-parallel group (the FSDP
+  // mesh dimension of a 2-D mesh, as torchtitan applies fully_shard to the "dp_shard" dimension beside "tp").
+  const int world = strategy_world(settings);
   if (settings.accounting.mode == AccountingMode::PyTorch18)
     throw ScenarioError("accounting.mode", "fsdp is PyTorch 2.x's fully_shard (FSDP2), which 1.8 does not have; use "
                                            "pytorch-2 or exact");
@@ -55,6 +59,7 @@ void check_fsdp(const Scenario& settings, const Model& model) {
   if (reshard->kind == ReshardAfterForward::Kind::Ranks && world % reshard->ranks != 0)
     throw ScenarioError("strategy.reshard_after_forward",
                         std::to_string(reshard->ranks) + " must divide the world (" + std::to_string(world) +
+                            (settings.strategy.tp > 1 ? " per tensor-parallel index: world / tp" : "") +
                             "): fully_shard regathers within groups of that many consecutive ranks");
   if (strategy.fsdp_units == FsdpUnits::Block && model.transformer_block_count() == 0)
     throw ScenarioError("strategy.fsdp_units", "'" + settings.model.spec + "' has no transformer blocks; use layer or model");

@@ -19,6 +19,13 @@ namespace shardscope {
 namespace {
 
 constexpr std::string_view kDataParallelWorld = "DataParallel is single-process; at most 64 devices";
+// Megatron-LM builds its tensor-parallel groups with torch.distributed.new_group over one process per rank
+// (megatron/core/parallel_state.py initialize_model_parallel); DataParallel is one process that replicates device
+// 0's module onto the others for every forward (torch/nn/parallel/data_parallel.py: replicate, parallel_apply), so
+// there is no process per device to hold a shard or join a group.
+constexpr std::string_view kDataParallelTensorParallel =
+    "torch.nn.DataParallel is one process driving every device from device 0's replica, and Megatron-LM's "
+    "tensor-parallel process groups need a process per rank: use ddp";
 constexpr std::string_view kZeroInference =
     "inference has no optimizer or gradients, so ZeRO-1/2 have nothing to shard; use ddp, single or zero3";
 
@@ -44,12 +51,12 @@ const std::vector<StrategyRules>& table() {
        .description = "One process drives every device: each forward scatters the batch, replicates the model and "
                       "gathers the outputs on device 0, which holds more than the others",
        .counterpart = "torch.nn.DataParallel", .layout = RankLayout::DrivenByDevice0,
-       .max_world = 64, .max_world_reason = kDataParallelWorld},
+       .no_tensor_parallel = kDataParallelTensorParallel, .max_world = 64, .max_world_reason = kDataParallelWorld},
       {.kind = StrategyKind::BalancedDataParallel, .name = "balanced-dp",
        .description = "DataParallel with a smaller batch on device 0, which also gathers the outputs",
        .counterpart = "BalancedDataParallel (Transformer-XL utils/data_parallel.py)",
        .layout = RankLayout::DrivenByDevice0, .options = {"strategy.gpu0_batch"},
-       .max_world = 64, .max_world_reason = kDataParallelWorld,
+       .no_tensor_parallel = kDataParallelTensorParallel, .max_world = 64, .max_world_reason = kDataParallelWorld,
        .check = check_balanced_data_parallel},
       {.kind = StrategyKind::Ddp, .name = "ddp",
        .description = "A process per device, a whole replica each; gradients all-reduced in buckets while backward runs",
@@ -77,13 +84,14 @@ const std::vector<StrategyRules>& table() {
                       "all-gathered before its forward and backward, gradients reduce-scattered",
        .counterpart = "torch.distributed.fsdp.fully_shard (FSDP2)", .layout = RankLayout::Replicas,
        .options = {"strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype",
-                   "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.process_group"},
+                   "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.process_group", "strategy.tp",
+                   "strategy.sequence_parallel"},
        .check = check_fsdp},
       {.kind = StrategyKind::ModelParallel, .name = "mp",
        .description = "Naive model parallelism: consecutive layers per device, the whole batch at once, so one "
                       "device works while the others wait",
        .counterpart = "layers placed on devices with .to(device) by hand", .layout = RankLayout::Stages,
-       .options = {"strategy.stages"}},
+       .options = {"strategy.stages", "strategy.tp", "strategy.sequence_parallel"}},
       {.kind = StrategyKind::PipelineGPipe, .name = "pp-gpipe",
        .description = "Pipeline: every micro-batch forward, then every backward; stage 0 holds all their activations",
        .counterpart = "GPipe (torch.distributed.pipelining ScheduleGPipe)", .layout = RankLayout::StagesAndReplicas,
@@ -153,7 +161,10 @@ void check_strategy_options(const Scenario& settings) {
     if (strategy_accepts(settings.strategy.kind, field.key) || !field_is_set(settings, field)) continue;
     if (field.inert_value && field.get(settings) == FieldValue{*field.inert_value}) continue;
     const auto users = strategies_accepting(field.key);
-    throw ScenarioError(std::string(field.key), "only applies to " + spoken_list(users));
+    const std::string_view why = strategy_rules(settings.strategy.kind).no_tensor_parallel;
+    const bool tensor_parallel = field.key == "strategy.tp" || field.key == "strategy.sequence_parallel";
+    throw ScenarioError(std::string(field.key), "only applies to " + spoken_list(users) +
+                                                    (tensor_parallel && !why.empty() ? "; " + std::string(why) : ""));
   }
 }
 

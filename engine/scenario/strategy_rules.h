@@ -33,6 +33,7 @@ struct StrategyRules {
   std::vector<std::string_view> options;  // the strategy.* field keys it uses (scenario_fields.h)
   // What it refuses, and why; empty: supported.
   std::string_view no_inference;        // training.no_grad
+  std::string_view no_tensor_parallel;  // strategy.tp / strategy.sequence_parallel, when not among `options`
   int max_world = 65536;
   std::string_view max_world_reason;
   // Checks of settings only this strategy has (balanced-dp's device-0 batch, fsdp's units against the model); may
@@ -49,7 +50,8 @@ std::vector<std::string> strategies_accepting(std::string_view field_key);  // n
 std::string_view batch_unit(RankLayout layout);
 
 // Throws ScenarioError(key, "only applies to zero2 and zero3") for a strategy option that is set (differs from
-// its default) under a strategy that does not use it.
+// its default) under a strategy that does not use it; for strategy.tp / strategy.sequence_parallel, with the
+// strategy's no_tensor_parallel reason when it has one.
 void check_strategy_options(const Scenario& settings);
 
 }  // namespace shardscope

@@ -94,6 +94,15 @@ std::vector<std::string> fsdp_notes(const ResolvedScenario& scenario) {
             "per unit per step instead of two"
           : "reshard_after_forward frees each unit after its forward and all-gathers it again for its backward (two "
             "all-gathers a step); False keeps them unsharded until backward, one all-gather, more memory"};
+  // 2-D (torchtitan's parallelize_llama: apply_tp on the mesh's tp dimension, then fully_shard on its data-parallel
+  // dimension): FSDPParam._init_sharded_param chunks the tensor-parallel DTensor's local tensor on dim 0 over the
+  // data-parallel mesh; here the scenario is already world / tp ranks of one tensor-parallel index.
+  if (strategy.tp > 1)
+    notes.push_back("fsdp × tp " + std::to_string(strategy.tp) + " (2-D, as torchtitan composes fully_shard over a "
+                    "tensor-parallel mesh dimension): each rank's tensor-parallel shard is chunked on dim 0 over the " +
+                    std::to_string(world) + " ranks of its tensor-parallel index (N above), so a split layer is 1/(" +
+                    std::to_string(strategy.tp) + "·" + std::to_string(world) + ") of the whole a rank and a "
+                    "replicated one (a row-parallel bias) 1/" + std::to_string(world));
   if (reshard.kind == ReshardAfterForward::Kind::Ranks && reshard.ranks == 1)
     notes.push_back("reshard_after_forward=1 is False (fully_shard warns and keeps the parameters unsharded)");
   if (strategy.process_group == ProcessGroupBackend::Gloo && world > 1)

@@ -39,6 +39,22 @@ class Collectives {
     micro_batch_ = s.training.batch / (is_pipeline(s.strategy.kind) ? s.strategy.micro_batches : 1);
   }
 
+  // Megatron-LM's all-gather buffer under sequence parallelism (core/utils.py GlobalMemoryBuffer, taken by
+  // LinearWithGradAccumulationAndAsyncCommunication.forward and .backward in core/tensor_parallel/layers.py through
+  // get_global_memory_buffer().get_tensor(dim_size, input.dtype, "mpu")): one tensor per (name, dtype), allocated by
+  // torch.empty at the first column-parallel forward that all-gathers its [s/t, b, h] input into [s, b, h], kept for
+  // the life of the process and reused as a view by every later all-gather of that size (each block's QKV and fc1
+  // inputs, the LM head's, and the backward's re-gathers). Bytes of that buffer where `op` is the first to use it
+  // (a block's or the LM head's forward), else 0.
+  Bytes global_buffer_bytes(const Op& op) const {
+    if (!sp_ || !shard_.transformer || op.kind != OpKind::Compute || op.compute_kind != ComputeKind::Forward ||
+        op.layer < 0)
+      return 0;
+    const auto l = static_cast<std::size_t>(op.layer);
+    if (roles_[l] != TensorParallelRole::Block && roles_[l] != TensorParallelRole::VocabHead) return 0;
+    return bytes(shard_.layers[l].in_numel * tp_);  // b·s·h: the shard's input is the sequence's 1/tp
+  }
+
   // The collectives that follow `op` on every tensor-parallel rank.
   std::vector<TpCollective> after(const Op& op) const {
     std::vector<TpCollective> out;
@@ -144,15 +160,21 @@ OpArgs without_bias(const OpArgs& args) {
 
 // One base program with the tensor-parallel collectives in place; groups, peers and roots still the base plan's,
 // the new collectives on group -1 (set per rank below). Takes the base program's ops and tensors (moved, not copied).
-Program with_collectives(Program base, const Collectives& collectives) {
+Program with_collectives(Program base, const Collectives& collectives, ElementType activation) {
   Program out;
   out.rank = base.rank;
   out.tensors = std::move(base.tensors);
   out.data = base.data;
+  // The first op that all-gathers into Megatron's global buffer gets the buffer's allocation before it.
+  std::size_t first_gather = base.ops.size();
+  Bytes buffer_bytes = 0;
+  for (std::size_t i = 0; i < base.ops.size() && buffer_bytes == 0; ++i)
+    if ((buffer_bytes = collectives.global_buffer_bytes(base.ops[i])) > 0) first_gather = i;
   std::vector<std::vector<TpCollective>> inserted(base.ops.size());
   std::vector<OpIndex> new_index(base.ops.size());
   OpIndex next = 0;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
+    if (i == first_gather) ++next;
     new_index[i] = next++;
     inserted[i] = collectives.after(base.ops[i]);
     next += static_cast<OpIndex>(inserted[i].size());
@@ -165,6 +187,20 @@ Program with_collectives(Program base, const Collectives& collectives) {
     for (OpIndex& dep : base.ops[i].deps) dep = new_index[static_cast<std::size_t>(dep)];
     if (base.ops[i].kind == OpKind::Collective && base.ops[i].group < 0) base.ops[i].sequence = sequence++;
     const int step = base.ops[i].step, layer = base.ops[i].layer, micro_batch = base.ops[i].micro_batch;
+    if (i == first_gather) {
+      const auto id = static_cast<TensorId>(out.tensors.size());
+      // Persistent: the process holds it to the end (nothing frees the module-level buffer).
+      out.tensors.push_back({"tp all-gather buffer (Megatron global memory buffer \"mpu\")", buffer_bytes,
+                             Category::CommunicationBuffers, true, activation, 0, false, {}});
+      Op alloc;
+      alloc.kind = OpKind::Alloc;
+      alloc.tensor = id;
+      alloc.step = step;
+      alloc.layer = layer;
+      alloc.micro_batch = micro_batch;
+      alloc.label = "alloc " + out.tensors.back().name.str();
+      out.ops.push_back(std::move(alloc));
+    }
     out.ops.push_back(std::move(base.ops[i]));
     for (auto& collective : inserted[i]) {
       Op c;
@@ -192,6 +228,8 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
   const Collectives collectives(scenario, shard);
   const auto roles = tensor_parallel_roles(shard);
   const bool places_inits = tensor_parallel_inits_placed(scenario.model);
+  const ElementType activation =
+      shard.activation_element_bytes == 4 ? ElementType::Fp32 : element_type_of(scenario.settings.training.dtype);
   Plan plan;
   plan.strategy = base.strategy;
   plan.behaviour = base.behaviour;
@@ -215,7 +253,7 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
     const int base_rank = base_program.rank;
     const DataShard data = base_program.data;
     // The base program's memory is given back as it is used, for the copies to reuse.
-    Program shaped = with_collectives(std::move(base_program), collectives);
+    Program shaped = with_collectives(std::move(base_program), collectives, activation);
     const int tp_group = base_groups * tp + base_rank;
     for (int k = 0; k < tp; ++k) {
       Program program;
@@ -252,7 +290,9 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
                         : shard.sequence_parallel_ranks > 1
                             ? "; an MLP's rows split over the group outside its Linear pairs, the all-gathered and "
                               "reduce-scattered buffers counted as temporaries"
-                            : "; the collectives' buffers (a block's all-gathered input) are not counted"));
+                            : "; Megatron-LM's all-gather buffer (b·s·h of the activation dtype, allocated at the "
+                              "first block's forward and kept: GlobalMemoryBuffer) counted as a communication buffer; "
+                              "the other collectives' outputs are the blocks' own tensors"));
   return plan;
 }
 

@@ -17,7 +17,12 @@
 //     (the logits' maximum, the target logit, the sum of exponentials) after the loss forward.
 // A block is one op in our plans, so its collectives follow it, in the order Megatron-LM issues them. They run on
 // the compute stream: Megatron waits for each before the next kernel, so they are on the critical path (no overlap
-// is modelled). A block's collective buffers (the all-gathered input under sp) are not counted as memory.
+// is modelled). Under sp, the all-gathered [s, b, h] input of a block's regions and of the LM head is Megatron-LM's
+// global memory buffer (core/utils.py GlobalMemoryBuffer, "mpu"): one b·s·h tensor of the activation dtype per rank,
+// allocated before the first block's (or the head's) forward and kept to the end, counted as a communication
+// buffer. Not modelled: the other transient outputs of a block's collectives (_gather_along_first_dim's torch.empty
+// for the backward's all-gathered output gradient, the whole input gradient before its reduce-scatter), beyond what
+// the block op's own tensors hold.
 #pragma once
 #include "plan/plan.h"
 #include "scenario/scenario.h"

@@ -17,14 +17,15 @@ for row in rows:
 by_name = {row["name"]: row for row in rows}
 assert by_name["ddp"]["options"] == ["strategy.bucket_cap_mb", "strategy.gradient_as_bucket_view", "strategy.process_group",
                                      "strategy.tp", "strategy.sequence_parallel"], by_name["ddp"]
-# Issue 39: tensor parallelism composes with these strategies, not with DataParallel, FSDP or naive model parallelism.
+# Issue 39: tensor parallelism composes with every strategy but DataParallel's single process (fsdp: 2-D, mp: stages).
 for name in names:
-    assert ("strategy.tp" in by_name[name]["options"]) == (name not in ("dp", "balanced-dp", "fsdp", "mp")), by_name[name]
+    assert ("strategy.tp" in by_name[name]["options"]) == (name not in ("dp", "balanced-dp")), by_name[name]
 assert by_name["dp"]["batch"] == "per device"
 # Issue 38: fsdp under its PyTorch name, with its options; `memory --help` names each option's FSDP2 argument.
 assert by_name["fsdp"]["counterpart"] == "torch.distributed.fsdp.fully_shard (FSDP2)", by_name["fsdp"]
 assert by_name["fsdp"]["options"] == ["strategy.fsdp_units", "strategy.reshard_after_forward", "strategy.fsdp_param_dtype",
-                                      "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.process_group"]
+                                      "strategy.fsdp_reduce_dtype", "strategy.prefetch", "strategy.process_group",
+                                      "strategy.tp", "strategy.sequence_parallel"]
 text = subprocess.run([cli, "strategies"], check=True, capture_output=True, text=True).stdout
 assert "fsdp" in text and "torch.distributed.fsdp.fully_shard (FSDP2)" in text, text
 help_text = " ".join(subprocess.run([cli, "memory", "--help"], check=True, capture_output=True, text=True).stdout.split())

@@ -158,6 +158,55 @@ TEST(TensorParallelPlan, DdpReplicasReduceTheirShardsAcrossTensorParallelIndex) 
   }
 }
 
+// fsdp × tp 2 (2-D: FSDP2's fully_shard over each tensor-parallel index's data-parallel group, as torchtitan composes
+// them) on mlp:2x6, world 4 = tp 2 × dp 2, Adam; rank r is tensor-parallel index r % 2, data-parallel index r / 2.
+// A tensor-parallel rank's shard (Megatron's split): fc0 column-parallel, weight 3 × 6 and bias 3; fc1 row-parallel,
+// weight 6 × 3 and its whole bias 6. FSDP2 chunks each on dim 0 over dp = 2 (torch.chunk: S = ⌈rows/2⌉ rows, the
+// padded chunk of S rows allocated on every rank, FSDPParam._init_sharded_param), fp32:
+//   fc0.weight 3 rows of 6:  S = 2, padded 2·6 = 12; real rows 2 (dp 0) and 1 (dp 1): 12 / 6 elements
+//   fc0.bias   3 rows of 1:  S = 2, padded 2;        real 2 / 1
+//   fc1.weight 6 rows of 3:  S = 3, padded 3·3 = 9;  real 9 / 9
+//   fc1.bias   6 rows of 1:  S = 3, padded 3;        real 3 / 3
+// Parameters (the padded shards) and gradients (each unit's reduce-scatter output, its padded shard) 12 + 2 + 9 + 3
+// = 26 floats = 104 B on every rank; Adam's two moments zeros_like the unpadded local shard: dp 0 2 · 26 · 4 = 208 B,
+// dp 1 2 · (6 + 1 + 9 + 3) · 4 = 152 B. Against 1/(tp·dp) of the whole model: (6·6 + 6)·2 / 4 = 21 floats a rank of
+// real parameters on average, the row-parallel bias 1/dp (3 of 6) instead of 1/(tp·dp). Sequence parallelism
+// changes no parameter.
+TEST(TensorParallelPlan, FsdpShardsEachTensorParallelShardOverItsDataParallelGroup) {
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sp" : "tp");
+    Scenario s = base("mlp:2x6", StrategyKind::Fsdp, 2, 4);
+    s.training.batch = 4;
+    s.training.optimizer = OptimizerKind::Adam;
+    s.strategy.sequence_parallel = sp;
+    const ResolvedScenario resolved = resolve_scenario(s);
+    const Plan plan = lower_validated_plan(resolved);
+    ASSERT_EQ(plan.programs.size(), 4u);
+    const MemoryReport report = account_memory(plan, AccountingMode::Exact, resolved.device.capacity);
+    auto at = [&](int rank, const std::string& phase, int step) -> const PhaseMemory& {
+      for (const auto& p : report.ranks.at(static_cast<std::size_t>(rank)).phases)
+        if (p.name == phase && p.step == step) return p;
+      throw std::runtime_error("no phase " + phase);
+    };
+    for (int rank = 0; rank < 4; ++rank) {
+      SCOPED_TRACE("rank " + std::to_string(rank));
+      EXPECT_EQ(at(rank, "wrapped", 0).by_category[Category::Parameters], 104);
+      EXPECT_EQ(at(rank, "before_step", 1).by_category[Category::Gradients], 104);
+      EXPECT_EQ(at(rank, "after_step", 1).by_category[Category::Parameters], 104);
+      EXPECT_EQ(at(rank, "after_step", 1).by_category[Category::OptimizerState], rank / 2 == 0 ? 208 : 152);
+    }
+    // The data-parallel groups FSDP gathers and reduce-scatters in are the ranks of one tensor-parallel index.
+    const int dp0 = group_of(plan, {0, 2}), dp1 = group_of(plan, {1, 3});
+    ASSERT_GE(dp0, 0);
+    ASSERT_GE(dp1, 0);
+    for (const auto& program : plan.programs) {
+      const auto dp = collectives(program, program.rank % 2 == 0 ? dp0 : dp1);
+      EXPECT_EQ(dp.count(CollectiveKind::AllGather), 1u) << program.rank;
+      EXPECT_EQ(dp.count(CollectiveKind::ReduceScatter), 1u) << program.rank;
+    }
+  }
+}
+
 struct TinyGpt {
   static constexpr std::int64_t h = 64, a = 4, layers = 2, vocab = 256, positions = 32, b = 2;
 };
@@ -215,6 +264,73 @@ TEST(TensorParallelPlan, TinyGptBytesAndCollectives) {
       EXPECT_EQ(found.at(CollectiveKind::ReduceScatter).second, 10 * hidden);
       EXPECT_EQ(found.at(CollectiveKind::AllReduce).first, 3);
       EXPECT_EQ(found.at(CollectiveKind::AllReduce).second, 3 * positions);
+    }
+  }
+}
+
+// A block under sequence parallelism all-gathers each tensor-parallel region's [s/t, b, h] input into Megatron-LM's
+// global memory buffer (core/utils.py GlobalMemoryBuffer.get_tensor(..., "mpu"), from
+// LinearWithGradAccumulationAndAsyncCommunication in core/tensor_parallel/layers.py): one [s, b, h] tensor of the
+// activation dtype, torch.empty'd at the first region's forward (h.0's attention) and kept for the rest of the
+// process, every later all-gather (h.0's MLP, h.1, the LM head's input, the backward's re-gathers) a view of it. By
+// hand, at fp32 (e = 4 B): b·s·h·e = 2·32·64·4 = 16,384 B a rank (pp-1f1b with 2 micro-batches: b = 1, 8,192 B on
+// each stage: stage 0 holds the embedding and both blocks, stage 1 the final norm and the LM head, whose input
+// all-gather is its first use). It is alive from before its first use to the end, and every rank's peak comes later
+// (in the backward), so the peak rises by exactly that many bytes against the same plan without it. Without
+// sequence parallelism a region's input is whole on every rank: no buffer.
+TEST(TensorParallelPlan, SequenceParallelBlockCountsMegatronsAllGatherBuffer) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(T::h, T::a, T::layers, T::vocab, T::positions));
+  struct Case {
+    StrategyKind kind;
+    bool sp;
+    Bytes buffer;  // by hand, above
+  };
+  for (const Case c : {Case{StrategyKind::Single, true, 2 * 32 * 64 * 4}, Case{StrategyKind::Single, false, 0},
+                       Case{StrategyKind::Pipeline1F1B, true, 1 * 32 * 64 * 4}}) {
+    SCOPED_TRACE(strategy_name(c.kind) + (c.sp ? " + sp" : ""));
+    Scenario s = tiny_gpt(config, c.kind, 2, c.kind == StrategyKind::Single ? 2 : 4, c.sp);
+    if (c.kind == StrategyKind::Pipeline1F1B) {
+      s.strategy.stages = 2;
+      s.strategy.micro_batches = 2;
+    }
+    const ResolvedScenario resolved = resolve_scenario(s);
+    const Plan plan = lower_validated_plan(resolved);
+    Plan without = plan;
+    for (Program& program : without.programs)
+      for (TensorInfo& tensor : program.tensors)
+        if (tensor.name.find("all-gather buffer") != std::string::npos) tensor.bytes = 0;
+    const MemoryReport report = account_memory(plan, AccountingMode::Exact, resolved.device.capacity);
+    const MemoryReport reference = account_memory(without, AccountingMode::Exact, resolved.device.capacity);
+    for (const Program& program : plan.programs) {
+      SCOPED_TRACE("rank " + std::to_string(program.rank));
+      int buffers = 0, frees = 0;
+      std::ptrdiff_t alloc_at = -1, first_user = -1;
+      for (std::size_t i = 0; i < program.ops.size(); ++i) {
+        const Op& op = program.ops[i];
+        const bool buffer = op.tensor >= 0 && program.tensors[static_cast<std::size_t>(op.tensor)].name.find(
+                                                  "all-gather buffer") != std::string::npos;
+        if (op.kind == OpKind::Alloc && buffer) {
+          ++buffers;
+          alloc_at = static_cast<std::ptrdiff_t>(i);
+          const TensorInfo& tensor = program.tensors[static_cast<std::size_t>(op.tensor)];
+          EXPECT_EQ(tensor.bytes, c.buffer);
+          EXPECT_EQ(tensor.category, Category::CommunicationBuffers);
+        }
+        frees += op.kind == OpKind::Free && buffer;
+        if (first_user < 0 && op.kind == OpKind::Compute && op.compute_kind == ComputeKind::Forward && op.layer >= 0) {
+          const Layer& layer = resolved.model.layers.at(static_cast<std::size_t>(op.layer));
+          if (layer.kind == LayerKind::TransformerBlock || layer.name == "lm_head") first_user = static_cast<std::ptrdiff_t>(i);
+        }
+      }
+      EXPECT_EQ(buffers, c.sp ? 1 : 0);
+      EXPECT_EQ(frees, 0);  // kept, as the module-level buffer is
+      if (c.sp) {
+        EXPECT_EQ(alloc_at + 1, first_user);  // just before the first all-gathering forward
+      }
+      const auto r = static_cast<std::size_t>(program.rank);
+      EXPECT_EQ(report.ranks[r].peak_allocated - reference.ranks[r].peak_allocated, c.buffer);
     }
   }
 }

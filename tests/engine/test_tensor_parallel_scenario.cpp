@@ -90,6 +90,46 @@ std::string refusal(Scenario s) {
   return "";
 }
 
+// fsdp × tp (2-D) and mp × tp: world = tp × the strategy's ranks (fsdp: dp; mp: stages), ranks named tp fastest, and
+// the scenario file (which the CLI flags and the GUI form write through scenario_fields.cpp) reads them back.
+// reshard_after_forward = k regathers within k of FSDP's ranks, which under tp are the dp ranks of one tensor-parallel
+// index: k must divide dp, not the world.
+TEST(TensorParallelScenario, FsdpAndModelParallelLayOutTensorParallelGroups) {
+  Scenario fsdp;
+  fsdp.model.spec = "mlp:2x16";
+  fsdp.strategy.kind = StrategyKind::Fsdp;
+  fsdp.strategy.tp = 2;
+  fsdp.strategy.sequence_parallel = true;
+  fsdp.training.batch = 4;
+  fsdp.cluster.world = 8;  // tp 2 × dp 4
+  const ResolvedScenario resolved = resolve_scenario(fsdp);
+  EXPECT_EQ(resolved.settings.cluster.world, 8);
+  EXPECT_EQ(rank_label(resolved.settings, 5), "rank 5 (tp1·pp0·dp2)");
+  const Scenario read_back = parse_scenario_json(scenario_to_json(resolved.settings), "fsdp-tp.json");
+  EXPECT_EQ(read_back.strategy.kind, StrategyKind::Fsdp);
+  EXPECT_EQ(read_back.strategy.tp, 2);
+  EXPECT_TRUE(read_back.strategy.sequence_parallel);
+  EXPECT_EQ(refusal(read_back), "");
+  fsdp.strategy.reshard_after_forward = "4";  // dp 4: one group
+  EXPECT_EQ(refusal(fsdp), "");
+  fsdp.strategy.reshard_after_forward = "8";  // the world, but not a divisor of dp 4
+  EXPECT_NE(refusal(fsdp).find("strategy.reshard_after_forward: 8 must divide"), std::string::npos) << refusal(fsdp);
+
+  Scenario mp;
+  mp.model.spec = "mlp:4x16";
+  mp.strategy.kind = StrategyKind::ModelParallel;
+  mp.strategy.tp = 2;
+  mp.cluster.world = 4;  // tp 2 × 2 stages
+  const ResolvedScenario stages = resolve_scenario(mp);
+  EXPECT_EQ(stages.settings.strategy.stages, 2);
+  EXPECT_EQ(rank_label(stages.settings, 3), "rank 3 (tp1·pp1·dp0)");
+  mp.strategy.stages = 4;
+  EXPECT_NE(refusal(mp).find("mp puts one stage on each device: stages (4) must equal world (2); with tp 2 the "
+                             "strategy lays out world / tp = 2 ranks"),
+            std::string::npos)
+      << refusal(mp);
+}
+
 TEST(TensorParallelScenario, Refusals) {
   Scenario s;
   s.model.spec = "gpt2-tiny";  // 4 heads, h 128
@@ -117,7 +157,13 @@ TEST(TensorParallelScenario, Refusals) {
   s.strategy.kind = StrategyKind::DataParallel;
   s.strategy.stages = s.strategy.dp = 0;
   s.cluster.world = 0;
-  EXPECT_NE(refusal(s).find("strategy.tp: only applies to"), std::string::npos) << refusal(s);
+  // DataParallel is one process: the refusal says why and names the strategy that has a process per rank.
+  EXPECT_NE(refusal(s).find("strategy.tp: only applies to single, ddp, zero1, zero2, zero3, fsdp, mp, pp-gpipe and "
+                            "pp-1f1b; torch.nn.DataParallel is one process driving every device from device 0's "
+                            "replica"),
+            std::string::npos)
+      << refusal(s);
+  EXPECT_NE(refusal(s).find(": use ddp"), std::string::npos) << refusal(s);
 
   Scenario mlp;
   mlp.strategy.kind = StrategyKind::Ddp;

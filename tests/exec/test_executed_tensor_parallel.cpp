@@ -1,9 +1,9 @@
 // Tensor parallelism executed on CPU threads (issue 39): an MLP's Linear pairs split column- then row-parallel over
-// 2 ranks, alone, under DDP, ZeRO and pipelines, must train as `single` on the same global batch: the parameters the
-// ranks hold, put together (each rank's slice of the whole weights), equal the single run's after 3 steps; the ranks
-// of a tensor-parallel group report the single run's loss; replicas (row-parallel biases, data-parallel copies) are
-// bit-identical; every byte the executor allocated is what the exact accounting predicted, rank by rank and phase by
-// phase.
+// 2 ranks, alone, under DDP, ZeRO, FSDP2 (2-D), naive model parallelism and pipelines, must train as `single` on the
+// same global batch: the parameters the ranks hold, put together (each rank's slice of the whole weights), equal the
+// single run's after 3 steps; the ranks of a tensor-parallel group report the single run's loss; replicas
+// (row-parallel biases, data-parallel copies) are bit-identical; every byte the executor allocated is what the exact
+// accounting predicted, rank by rank and phase by phase.
 //
 // Tolerance. Op for op, a tensor-parallel rank computes what `single` computes on the same inputs, except two sums
 // split across the group and finished by the all-reduce: the row-parallel layer's output (Σ over its 16 inputs, as
@@ -17,6 +17,10 @@
 // ±1/√16) is ~1e-8 per step; Adam's update (lr 1e-3) depends on g / √v̂, a ratio the same relative change moves by
 // as much. Expected: a few ulps of the parameters (one ulp of |p| in [0.125, 0.25) is 2^-26 = 1.5e-8). The assertion
 // is expect_same_model's 1e-5 · max(1, |p|), the bound every executed strategy is held to, hundreds of times that.
+// Data parallelism adds the same to every case: the replicas' gradients summed (one fp32 addition of two terms, DDP's
+// all-reduce or FSDP2's reduce-scatter alike) and divided by 2 (exact), against single's sum over the 16 rows in one
+// order: the same n = 16 reordered-sum bound. FSDP2 shards each tensor-parallel shard's rows over dp: the same
+// elements, updated by the same arithmetic.
 // Not bounded by this: an Adam element whose gradient is itself at the rounding level (|g| ~ 1e-6 of its terms)
 // could flip its first update's sign and move by 2 · lr; each test prints the largest difference it saw.
 #include <cstdio>
@@ -117,12 +121,14 @@ TEST(ExecutedTensorParallel, RanksHoldSlicesOfTheWholeParameters) {
   EXPECT_EQ(model.elements, 2 * (16 * 16 + 16));
 }
 
-// The data-parallel cases: every variant under DDP, ZeRO-1 to 3 with the first variant only (one each keeps the run
-// short); `check` gets single's run on the 16 samples and the dp 2 run of batch 8 (DistributedSampler's halves).
+// The data-parallel cases: every variant under DDP, ZeRO-1 to 3 and FSDP2 (2-D: fully_shard over each tensor-parallel
+// index's data-parallel group) with the first variant only (one each keeps the run short); `check` gets single's run
+// on the 16 samples and the dp 2 run of batch 8 (DistributedSampler's halves).
 void for_each_data_parallel_case(
     const std::function<void(const Variant&, StrategyKind, const Executed& reference, const Executed& dp)>& check) {
   for (const auto& variant : variants())
-    for (StrategyKind strategy : {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3}) {
+    for (StrategyKind strategy :
+         {StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::Zero2, StrategyKind::Zero3, StrategyKind::Fsdp}) {
       if (strategy != StrategyKind::Ddp && &variant != &variants().front()) continue;
       SCOPED_TRACE(std::string(variant.what) + ", " + strategy_name(strategy));
       Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
@@ -183,6 +189,27 @@ TEST(ExecutedTensorParallel, DataParallelTimesTensorParallelTrainsAsSingleOnTheG
 }
 
 TEST(ExecutedTensorParallel, PipelineTimesTensorParallelTrainsAsSingle) { expect_pipelines_train_as_single(false); }
+
+// Naive model parallelism (mp: a pipeline of one micro-batch, every layer's output sent whole to the next stage) ×
+// tp 2 (with sequence parallelism when `sp`), every variant: 2 stages of mlp:4x16, each one Linear pair, on batch 16
+// against single's 16; the same arithmetic as the pipelines' per op, so the same tolerance.
+void expect_model_parallel_trains_as_single(bool sp) {
+  for (const auto& variant : variants()) {
+    SCOPED_TRACE(variant.what);
+    Scenario reference_scenario = executable_scenario("mlp:4x16:relu", StrategyKind::Single, 1, 16);
+    variant.apply(reference_scenario);
+    const Executed reference = test::execute_scenario(reference_scenario);
+    Scenario s = executable_scenario("mlp:4x16:relu", StrategyKind::ModelParallel, 2 * kTp, 16);
+    s.strategy.stages = 2;
+    s.strategy.tp = kTp;
+    if (sp) s = sequence_parallel(s);
+    variant.apply(s);
+    const Executed executed = test::execute_scenario(s);
+    expect_trains_as(executed, reference, std::string("mp 2 stages × tp 2") + (sp ? " + sp, " : ", ") + variant.what);
+  }
+}
+
+TEST(ExecutedTensorParallel, ModelParallelTimesTensorParallelTrainsAsSingle) { expect_model_parallel_trains_as_single(false); }
 
 // A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half sends its split activation to the
 // same tensor-parallel rank of the next stage, which runs the row-parallel half.
@@ -257,6 +284,8 @@ TEST(ExecutedSequenceParallel, DataParallelTimesSequenceParallelTrainsAsSingle) 
 }
 
 TEST(ExecutedSequenceParallel, PipelineTimesSequenceParallelTrainsAsSingle) { expect_pipelines_train_as_single(true); }
+
+TEST(ExecutedSequenceParallel, ModelParallelTimesSequenceParallelTrainsAsSingle) { expect_model_parallel_trains_as_single(true); }
 
 // A pair cut by a stage boundary (3 stages of 4 Linears): the column-parallel half's output, all rows of half the
 // features, goes to the same tensor-parallel rank of the next stage.
