@@ -381,7 +381,9 @@ TEST(TensorParallelPlan, ThreeDimensionalPlanOrdersTensorParallelFastest) {
   // a tensor-parallel set or holds ranks of one tensor-parallel index.
   for (const auto& program : plan.programs)
     for (const Op& op : program.ops) {
-      if (op.kind == OpKind::Send || op.kind == OpKind::Recv) EXPECT_EQ(op.peer % 2, program.rank % 2);
+      if (op.kind == OpKind::Send || op.kind == OpKind::Recv) {
+        EXPECT_EQ(op.peer % 2, program.rank % 2);
+      }
       if (op.kind != OpKind::Collective) continue;
       const auto& ranks = plan.groups.at(static_cast<std::size_t>(op.group));
       const bool tp_set = ranks.size() == 2 && ranks[0] / 2 == ranks[1] / 2 && ranks[0] != ranks[1];
