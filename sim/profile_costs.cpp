@@ -79,6 +79,11 @@ ProfileCosts::ProfileCosts(std::shared_ptr<const DeviceProfile> profile, const R
   // Our CPU backend runs every rank as a thread of one process: `world` of them compute at once on the host.
   gemm_slowdown_ = slowdown("gemm", scenario.settings.cluster.world);
   elementwise_slowdown_ = slowdown("elementwise", scenario.settings.cluster.world);
+  const auto& strategy = scenario.settings.strategy;
+  if (strategy.tp > 1) {
+    shard_ = tensor_parallel_shard(*model_, strategy.tp, strategy.sequence_parallel);
+    roles_ = tensor_parallel_roles(*shard_);
+  }
   bool earlier_params = false;
   for (const Layer& layer : model_->layers) {
     input_needs_grad_.push_back(earlier_params);
@@ -180,6 +185,7 @@ std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
   switch (op.kernel) {
     case Kernel::LinearForward:
     case Kernel::LinearBackward:
+      if (layer != nullptr && shard_) layer = &shard_->layers[static_cast<std::size_t>(op.layer)];
       return times(layer != nullptr ? linear_seconds(op, *layer) : std::nullopt, gemm_slowdown_);
     case Kernel::GptBlockForward:
     case Kernel::GptBlockBackward:
@@ -199,11 +205,19 @@ std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
 // also computes the input's gradient); a language model's lm_head maps every token.
 std::optional<double> ProfileCosts::linear_seconds(const Op& op, const Layer& layer) const {
   const double tokens = model_->language_model && model_->seq > 0 ? model_->seq : 1;
-  const double in = static_cast<double>(layer.in_numel) / tokens, out = static_cast<double>(layer.out_numel) / tokens;
+  double in = static_cast<double>(layer.in_numel) / tokens, out = static_cast<double>(layer.out_numel) / tokens;
   const bool biased = layer.tied_layer < 0 && layer.params.size() > 1;
   const bool input_grad = op.kernel == Kernel::LinearBackward && input_needs_grad_[static_cast<std::size_t>(op.layer)];
   const double passes = op.kernel == Kernel::LinearBackward && input_grad ? 2 : 1;
-  const double m = std::max(1.0, std::round(op.flops / (layer.forward_flops_per_sample * passes))) * tokens;
+  double m = std::max(1.0, std::round(op.flops / (layer.forward_flops_per_sample * passes))) * tokens;
+  // An MLP shard under sequence parallelism keeps the whole layer's sizes on b/t rows (the shard's FLOPs); its
+  // GEMMs run on the all-gathered b rows with the columns (column-parallel) or inputs (row-parallel) split.
+  const int t = shard_ ? shard_->sequence_parallel_ranks : 1;
+  if (t > 1 && op.layer >= 0 && static_cast<std::size_t>(op.layer) < roles_.size()) {
+    const TensorParallelRole role = roles_[static_cast<std::size_t>(op.layer)];
+    if (role == TensorParallelRole::ColumnParallel) m *= t, out /= t;
+    if (role == TensorParallelRole::RowParallel) m *= t, in /= t;
+  }
   const double out_bytes = m * out * element_bytes_;
   if (op.kernel == Kernel::LinearForward) {
     // PyTorch: the bias in cuBLASLt's epilogue; ours: a copy of the bias rows before the GEMM.

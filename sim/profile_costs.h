@@ -19,6 +19,7 @@
 
 #include "cluster/device_profile.h"
 #include "plan/plan.h"
+#include "model/tensor_parallel_shard.h"
 #include "scenario/scenario.h"
 
 namespace shardscope {
@@ -66,6 +67,10 @@ class ProfileCosts {
 
   std::shared_ptr<const DeviceProfile> profile_;
   const Model* model_ = nullptr;
+  // Under tensor parallelism (strategy.tp > 1) a rank's Linear is its shard's (model/tensor_parallel_shard.h): the
+  // GEMM is priced at the shard's shape, not the whole layer's with the shard's FLOPs.
+  std::optional<Model> shard_;
+  std::vector<TensorParallelRole> roles_;
   OptimizerKind optimizer_ = OptimizerKind::Adam;
   std::string dtype_;          // GEMMs and activations: "float32", "bfloat16", "float16"
   double element_bytes_ = 4;   // of activations

@@ -12,6 +12,7 @@
 
 #include "cluster/device_profile.h"
 #include "run/step_timing.h"
+#include "sim/profile_costs.h"
 #include "sim/profile_interpolation.h"
 #include "sim/simulator.h"
 #include "strategy/lower.h"
@@ -218,6 +219,61 @@ TEST(SimulateWithProfile, DoubledGemmThroughputHalvesTheGemmTime) {
   EXPECT_EQ(a.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)], b.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)]);
   // Adam over 3 × (256² + 256) parameters at 1 ns a parameter.
   EXPECT_NEAR(static_cast<double>(a.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)]), 3.0 * (256 * 256 + 256), 1);
+}
+
+// A profile whose GEMM throughput depends on the output width n alone: 10 GFLOP/s at n = 4, 1000 at n = 4096
+// (log-log between), so two shapes of the same FLOPs but different n take different times.
+std::string width_dependent_profile() {
+  json profile = json::parse(synthetic_profile(100));
+  json gemm = json::array();
+  for (const char* layout : {"forward", "input_grad", "weight_grad"})
+    for (double m : {4.0, 4096.0})
+      for (double n : {4.0, 4096.0})
+        for (double k : {4.0, 4096.0})
+          gemm.push_back({{"layout", layout}, {"m", m}, {"n", n}, {"k", k}, {"batch", 1},
+                          {"seconds", 2 * m * n * k / ((n == 4 ? 10 : 1000) * 1e9)}});
+  profile["gemm"]["float32"] = gemm;
+  return profile.dump();
+}
+
+TEST(SimulateWithProfile, TensorParallelGemmsArePricedAtTheShardsShape) {
+  // mlp:2x256 at batch 64 under tp 2: fc0 column-parallel, fc1 row-parallel. By hand, every rank's GEMMs (with and
+  // without sequence parallelism, whose all-gathered inputs give the same b = 64 rows):
+  //   fc0 forward (m 64, n 128, k 256); fc1 forward (64, 256, 128);
+  //   fc1 backward: input gradient (m 64, n = in 128, k = out 256), weight gradient (m = out 256, n = in 128, k 64);
+  //   fc0 backward: weight gradient only, the model's first layer (m 128, n 256, k 64).
+  // Two profiles that differ in their GEMMs only: the step's GEMM time differs by exactly these shapes' difference.
+  const std::string uniform_path = write_temporary(synthetic_profile(100), "profile-uniform.json");
+  const std::string width_path = write_temporary(width_dependent_profile(), "profile-width.json");
+  const ProfileCosts uniform(std::make_shared<const DeviceProfile>(load_device_profile_file(uniform_path)), Dtype::Fp32);
+  const ProfileCosts width(std::make_shared<const DeviceProfile>(load_device_profile_file(width_path)), Dtype::Fp32);
+  struct Shape {
+    const char* layout;
+    double m, n, k;
+  };
+  const auto difference = [&](const std::vector<Shape>& shapes) {
+    double ns = 0;
+    for (const Shape& g : shapes) ns += 1e9 * (*width.gemm_seconds(g.layout, g.m, g.n, g.k) - *uniform.gemm_seconds(g.layout, g.m, g.n, g.k));
+    return ns;
+  };
+  const double expected = difference({{"forward", 64, 128, 256}, {"forward", 64, 256, 128}, {"input_grad", 64, 128, 256},
+                                      {"weight_grad", 256, 128, 64}, {"weight_grad", 128, 256, 64}});
+  // The whole layers' shapes on the shard's FLOPs (32 rows of 256 × 256), what was priced before: far off.
+  const double whole_layers = difference({{"forward", 32, 256, 256}, {"forward", 32, 256, 256}, {"input_grad", 32, 256, 256},
+                                          {"weight_grad", 256, 256, 32}, {"weight_grad", 256, 256, 32}});
+  ASSERT_GT(std::abs(expected - whole_layers), 1000);
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "tp 2 + sp" : "tp 2");
+    Scenario a = mlp_scenario(uniform_path), b = mlp_scenario(width_path);
+    for (Scenario* s : {&a, &b}) {
+      s->model.spec = "mlp:2x256:relu";
+      s->strategy.tp = 2;
+      s->strategy.sequence_parallel = sp;
+      s->cluster.world = 2;
+    }
+    const auto gemm = [](const StepTiming& t) { return static_cast<double>(t.by_kind[static_cast<std::size_t>(TimeKind::Gemm)]); };
+    EXPECT_NEAR(gemm(simulated_step(b)) - gemm(simulated_step(a)), expected, 2 * 5);  // a rounded ns per op, twice
+  }
 }
 
 TEST(SimulateWithProfile, TheExecutorsHostTimeIsIdleBeforeTheNextComputeOp) {
