@@ -175,22 +175,26 @@ void DdpTraining::launch_ready_buckets() {
 }
 
 void DdpTraining::after_backward() {
-  const OpIndex finalize = b_.compute(ComputeKind::Copy,
-                                      context_.scenario.settings.strategy.gradient_as_bucket_view
-                                          ? "DDP: wait for bucket all-reduces (.grad are bucket views)"
-                                          : "DDP: wait for bucket all-reduces, copy buckets into .grad",
-                                      0, 0);
-  for (OpIndex op : all_reduces_) b_.add_dep(finalize, op);
-  if (!context_.scenario.settings.strategy.gradient_as_bucket_view) {  // finalize_backward copies the means back
-    std::vector<TensorSlice> pairs;
+  const bool views = context_.scenario.settings.strategy.gradient_as_bucket_view;
+  // Without bucket views, finalize_backward copies each bucket's averaged gradients back into .grad (reducer.cpp
+  // copy_bucket_to_grad: grad.copy_(bucket_view)): every gradient read once and written once, 2·Ψ·4 bytes of
+  // traffic the step pays after the last all-reduce.
+  std::vector<TensorSlice> pairs;
+  Bytes copied = 0;
+  if (!views)
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       const ParamSlot& slot = slots_[i];
       if (slot.grad < 0 || bucket_of_[i] < 0) continue;
       pairs.push_back(grad_slice(slot));
       pairs.push_back(TensorSlice{buckets_[static_cast<std::size_t>(bucket_of_[i])].tensor, offset_in_bucket_[i], slot.bytes});
+      copied += slot.bytes;
     }
-    b_.set_kernel(finalize, Kernel::Copy, std::move(pairs));
-  }
+  const OpIndex finalize = b_.compute(ComputeKind::Copy,
+                                      views ? "DDP: wait for bucket all-reduces (.grad are bucket views)"
+                                            : "DDP: wait for bucket all-reduces, copy buckets into .grad",
+                                      0, 2 * copied);
+  for (OpIndex op : all_reduces_) b_.add_dep(finalize, op);
+  if (!views) b_.set_kernel(finalize, Kernel::Copy, std::move(pairs));
   all_reduces_.clear();
   next_bucket_ = 0;
   for (auto& bucket : buckets_) bucket.ready = 0;
