@@ -2,6 +2,7 @@
 #include "calibration/profile_median.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -40,17 +41,31 @@ double median_of(const std::vector<const Point*>& points, Field field) {
   return median(values);
 }
 
-// Every pass's value of `map[key]`, throwing if a pass lacks the key.
-template <class Map, class Pick>
-auto each_pass(const std::vector<DeviceProfile>& passes, Pick pick, const typename Map::key_type& key, const std::string& name) {
-  std::vector<const typename Map::mapped_type*> found;
-  for (const DeviceProfile& p : passes) {
-    const Map& map = pick(p);
-    const auto it = map.find(key);
-    if (it == map.end()) throw std::logic_error("calibration passes differ: one pass has no " + name);
-    found.push_back(&it->second);
+template <class Point>
+using Curves = std::map<std::string, std::vector<Point>>;  // a profile's curves by name (dtype, kind, op)
+
+// Every curve of `into` (the first pass's) merged with the same-named curve of each pass's map in `maps`; a pass
+// that lacks one of the names throws. `name` prefixes the messages ("gemm", "elementwise.relu").
+template <class Point, class Same, class Merge>
+void merge_curves(Curves<Point>& into, const std::vector<const Curves<Point>*>& maps, const std::string& name, Same same,
+                  Merge merge) {
+  for (auto& [key, curve] : into) {
+    std::vector<const std::vector<Point>*> curves;
+    for (const auto* map : maps) {
+      const auto it = map->find(key);
+      if (it == map->end()) throw std::logic_error("calibration passes differ: one pass has no " + name + "." + key);
+      curves.push_back(&it->second);
+    }
+    merge_curve(curve, curves, name + "." + key, same, merge);
   }
-  return found;
+}
+
+// Each pass's map `member` (DeviceProfile::gemm, ::optimizer ...).
+template <class Map>
+std::vector<const Map*> each_pass(const std::vector<DeviceProfile>& passes, Map DeviceProfile::*member) {
+  std::vector<const Map*> maps;
+  for (const DeviceProfile& p : passes) maps.push_back(&(p.*member));
+  return maps;
 }
 
 }  // namespace
@@ -75,55 +90,41 @@ DeviceProfile median_of_passes(const std::vector<DeviceProfile>& passes) {
   const auto size_merge = [](ProfileSizePoint& p, const std::vector<const ProfileSizePoint*>& all) {
     p.seconds = median_of(all, &ProfileSizePoint::seconds);
   };
-  for (auto& [dtype, curve] : out.gemm)
-    merge_curve(curve, each_pass<decltype(out.gemm)>(passes, [](const DeviceProfile& p) -> auto& { return p.gemm; }, dtype, "gemm." + dtype),
-                "gemm." + dtype,
-                [](const ProfileGemmPoint& a, const ProfileGemmPoint& b) {
-                  return a.layout == b.layout && a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch;
-                },
-                [](ProfileGemmPoint& p, const std::vector<const ProfileGemmPoint*>& all) {
-                  p.seconds = median_of(all, &ProfileGemmPoint::seconds);
-                });
-  for (auto& [dtype, curve] : out.attention)
-    merge_curve(curve, each_pass<decltype(out.attention)>(passes, [](const DeviceProfile& p) -> auto& { return p.attention; }, dtype, "attention." + dtype),
-                "attention." + dtype,
-                [](const ProfileAttentionPoint& a, const ProfileAttentionPoint& b) {
-                  return a.kernel == b.kernel && a.batch_heads == b.batch_heads && a.seq == b.seq && a.head_dim == b.head_dim;
-                },
-                [](ProfileAttentionPoint& p, const std::vector<const ProfileAttentionPoint*>& all) {
-                  p.forward_s = median_of(all, &ProfileAttentionPoint::forward_s);
-                  p.backward_s = median_of(all, &ProfileAttentionPoint::backward_s);
-                });
-  for (auto& [op, by_dtype] : out.elementwise) {
-    const auto ops = each_pass<decltype(out.elementwise)>(passes, [](const DeviceProfile& p) -> auto& { return p.elementwise; }, op, "elementwise." + op);
-    for (auto& [dtype, curve] : by_dtype) {
-      std::vector<const std::vector<ProfileSizePoint>*> curves;
-      for (const auto* pass_op : ops) {
-        const auto it = pass_op->find(dtype);
-        if (it == pass_op->end()) throw std::logic_error("calibration passes differ: one pass has no elementwise." + op + "." + dtype);
-        curves.push_back(&it->second);
-      }
-      merge_curve(curve, curves, "elementwise." + op + "." + dtype, size_same, size_merge);
+  merge_curves(out.gemm, each_pass(passes, &DeviceProfile::gemm), "gemm",
+               [](const ProfileGemmPoint& a, const ProfileGemmPoint& b) {
+                 return a.layout == b.layout && a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch;
+               },
+               [](ProfileGemmPoint& p, const std::vector<const ProfileGemmPoint*>& all) {
+                 p.seconds = median_of(all, &ProfileGemmPoint::seconds);
+               });
+  merge_curves(out.attention, each_pass(passes, &DeviceProfile::attention), "attention",
+               [](const ProfileAttentionPoint& a, const ProfileAttentionPoint& b) {
+                 return a.kernel == b.kernel && a.batch_heads == b.batch_heads && a.seq == b.seq && a.head_dim == b.head_dim;
+               },
+               [](ProfileAttentionPoint& p, const std::vector<const ProfileAttentionPoint*>& all) {
+                 p.forward_s = median_of(all, &ProfileAttentionPoint::forward_s);
+                 p.backward_s = median_of(all, &ProfileAttentionPoint::backward_s);
+               });
+  for (auto& [op, by_dtype] : out.elementwise) {  // by op, then by dtype
+    std::vector<const Curves<ProfileSizePoint>*> maps;
+    for (const DeviceProfile& p : passes) {
+      const auto it = p.elementwise.find(op);
+      if (it == p.elementwise.end()) throw std::logic_error("calibration passes differ: one pass has no elementwise." + op);
+      maps.push_back(&it->second);
     }
+    merge_curves(by_dtype, maps, "elementwise." + op, size_same, size_merge);
   }
-  for (auto& [kind, curve] : out.optimizer)
-    merge_curve(curve, each_pass<decltype(out.optimizer)>(passes, [](const DeviceProfile& p) -> auto& { return p.optimizer; }, kind, "optimizer." + kind),
-                "optimizer." + kind, size_same, size_merge);
-  for (auto& [kind, curve] : out.copy)
-    merge_curve(curve, each_pass<decltype(out.copy)>(passes, [](const DeviceProfile& p) -> auto& { return p.copy; }, kind, "copy." + kind),
-                "copy." + kind, size_same, size_merge);
+  merge_curves(out.optimizer, each_pass(passes, &DeviceProfile::optimizer), "optimizer", size_same, size_merge);
+  merge_curves(out.copy, each_pass(passes, &DeviceProfile::copy), "copy", size_same, size_merge);
   using Concurrency = DeviceProfile::ConcurrencyPoint;
-  for (auto& [kind, curve] : out.concurrency)
-    merge_curve(curve, each_pass<decltype(out.concurrency)>(passes, [](const DeviceProfile& p) -> auto& { return p.concurrency; }, kind, "concurrency." + kind),
-                "concurrency." + kind, [](const Concurrency& a, const Concurrency& b) { return a.threads == b.threads; },
-                [](Concurrency& p, const std::vector<const Concurrency*>& all) { p.slowdown = median_of(all, &Concurrency::slowdown); });
-  for (auto& [kind, curve] : out.collectives)
-    merge_curve(curve, each_pass<decltype(out.collectives)>(passes, [](const DeviceProfile& p) -> auto& { return p.collectives; }, kind, "collectives." + kind),
-                "collectives." + kind,
-                [](const ProfileCollectivePoint& a, const ProfileCollectivePoint& b) { return a.ranks == b.ranks && a.bytes == b.bytes; },
-                [](ProfileCollectivePoint& p, const std::vector<const ProfileCollectivePoint*>& all) {
-                  p.seconds = median_of(all, &ProfileCollectivePoint::seconds);
-                });
+  merge_curves(out.concurrency, each_pass(passes, &DeviceProfile::concurrency), "concurrency",
+               [](const Concurrency& a, const Concurrency& b) { return a.threads == b.threads; },
+               [](Concurrency& p, const std::vector<const Concurrency*>& all) { p.slowdown = median_of(all, &Concurrency::slowdown); });
+  merge_curves(out.collectives, each_pass(passes, &DeviceProfile::collectives), "collectives",
+               [](const ProfileCollectivePoint& a, const ProfileCollectivePoint& b) { return a.ranks == b.ranks && a.bytes == b.bytes; },
+               [](ProfileCollectivePoint& p, const std::vector<const ProfileCollectivePoint*>& all) {
+                 p.seconds = median_of(all, &ProfileCollectivePoint::seconds);
+               });
   return out;
 }
 
