@@ -7,6 +7,7 @@
 #include "model/tensor_parallel_shard.h"
 #include "scenario/parallel_layout.h"
 #include "strategy/tensor_parallel_params.h"
+#include "training/model_pass.h"
 
 namespace shardscope {
 
@@ -228,8 +229,7 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
   const Collectives collectives(scenario, shard);
   const auto roles = tensor_parallel_roles(shard);
   const bool places_inits = tensor_parallel_inits_placed(scenario.model);
-  const ElementType activation =
-      shard.activation_element_bytes == 4 ? ElementType::Fp32 : element_type_of(scenario.settings.training.dtype);
+  const ElementType activation = activation_element(shard, element_type_of(scenario.settings.training.dtype));
   Plan plan;
   plan.strategy = base.strategy;
   plan.behaviour = base.behaviour;
