@@ -161,7 +161,8 @@ const std::vector<ScenarioField>& table() {
           .key = "cluster.device_profile", .flag = "--device-profile", .label = "Device profile", .kind = K::Text,
           .help = "A measured device profile (shardscope-cli calibrate, python -m shardscope.calibrate): the simulator "
                   "interpolates its kernel and collective times instead of the roofline; a path, or a profile shipped "
-                  "under assets/devices (h200-torch-2.11: PyTorch 2.11 on an H200)",
+                  "under assets/devices (h200-torch-2.11: PyTorch 2.11 on an H200; h200-shardscope: our CUDA executor's "
+                  "kernels on an H200)",
           .unset_means = "the roofline: the device preset's peaks × the simulation efficiencies",
           .choices = shipped_device_profiles}),
 

@@ -46,17 +46,24 @@ strip --strip-unneeded "$out"/bin/* 2>/dev/null || true
 # environment there (CUDA runtime, cuBLAS, NCCL): the same list check_bundle.sh accepts.
 # shellcheck source=tests/gpu/bundle_rules.sh
 source "$here/bundle_rules.sh"
-for binary in "$out"/bin/*; do
-  ldd "$binary" | while read -r name arrow path _; do
+copy_needed_libraries() {
+  ldd "$1" | while read -r name arrow path _; do
     [ "$arrow" = "=>" ] || continue
     if provided_by_system "$name" || provided_by_cuda "$name"; then continue; fi
-    [ -f "$path" ] || { echo "make_bundle.sh: $binary needs $name, not found here" >&2; exit 1; }
+    [ -f "$path" ] || { echo "make_bundle.sh: $1 needs $name, not found here" >&2; exit 1; }
     [ -f "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
   done
-done
+}
+for binary in "$out"/bin/*; do copy_needed_libraries "$binary"; done
+# OpenBLAS is opened with dlopen by the CPU backend's first GEMM (engine/exec/cpu/blas_gemm.cpp), so ldd does not
+# list it: carry it and what it needs (gfortran, quadmath), found where the dynamic loader finds it here.
+openblas=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ {print $NF; exit}')
+[ -f "$openblas" ] || { echo "make_bundle.sh: libopenblas.so.0 not found here (install libopenblas0)" >&2; exit 1; }
+cp -L "$openblas" "$out/lib/libopenblas.so.0"
+copy_needed_libraries "$out/lib/libopenblas.so.0"
 
 cp "$here/run_gpu_checks.sh" "$here/gpu_checks.py" "$here/pytorch_reference.py" "$here/cublas_workspace.py" \
-   "$here/bundle_rules.sh" "$here/check_bundle.sh" "$out/scripts/"
+   "$here/bundle_rules.sh" "$here/check_bundle.sh" "$here/cuda_library_dirs.py" "$out/scripts/"
 cp "$root/tests/torch/check_gpt2_against_torch.py" "$root/tests/torch/safetensors_io.py" "$root/tests/torch/torch_or_skip.py" \
    "$here/gpt2_step_time.py" \
    "$out/scripts/"

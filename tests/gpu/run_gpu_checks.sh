@@ -13,18 +13,7 @@ out=${1:?usage: run_gpu_checks.sh OUT}
 python=${PYTHON:-python3}
 
 # Folders holding the CUDA libraries inside the Python environment (site-packages/nvidia/**/lib*).
-cuda_dirs=$("$python" - <<'PY' 2>/dev/null
-import glob, os, site, sys
-roots = set(site.getsitepackages() + [site.getusersitepackages()] + [p for p in sys.path if p.endswith("-packages")])
-wanted = ("libcudart.so.", "libcublas.so.", "libcublasLt.so.", "libnccl.so.")
-dirs = []
-for root in roots:
-    for path in glob.glob(os.path.join(root, "nvidia", "**", "lib*.so*"), recursive=True):
-        if os.path.basename(path).startswith(wanted) and os.path.dirname(path) not in dirs:
-            dirs.append(os.path.dirname(path))
-print(":".join(dirs))
-PY
-)
+cuda_dirs=$("$python" "$bundle/scripts/cuda_library_dirs.py" 2>/dev/null)
 export LD_LIBRARY_PATH="$bundle/lib${cuda_dirs:+:$cuda_dirs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHON="$python"
 exec python3 "$bundle/scripts/gpu_checks.py" "$bundle" "$out"

@@ -7,6 +7,9 @@
 // Every test reports SKIPPED (GTEST_SKIP, and CTest's SKIP_REGULAR_EXPRESSION) without a usable GPU.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+
 #include "engine/run_helpers.h"
 #include "exec/executed_run.h"
 #include "memory/block_pool.h"
@@ -105,6 +108,16 @@ TEST(CudaBackend, EveryExecutableStrategyEqualsTheCpuBackend) {
   }
 }
 
+// The tiny GPT-2's config: in the source tree this binary was built from, else in the GPU bundle it travels in
+// (tests/gpu/make_bundle.sh puts assets/ beside bin/), so the test also runs from a bundle built in another folder.
+std::string tiny_gpt2_config() {
+  const std::filesystem::path relative = "assets/models/gpt2-tiny/config.json";
+  const std::filesystem::path source = std::filesystem::path(SHARDSCOPE_SOURCE_DIR) / relative;
+  if (std::filesystem::exists(source)) return source.string();
+  const std::filesystem::path bundle = std::filesystem::canonical("/proc/self/exe").parent_path().parent_path();
+  return (bundle / relative).string();
+}
+
 // The GPT-2 kernels (embedding, LayerNorm, the fused block with attention and dropout, its recomputation) on the
 // GPU against the CPU's: the tiny GPT with dropout on (the masks come from the same counter-based generator on both
 // backends), 2 steps of SGD, under strategies that split the batch, shard the state or stage the model, with and
@@ -112,7 +125,7 @@ TEST(CudaBackend, EveryExecutableStrategyEqualsTheCpuBackend) {
 // order, ~1e-6 relative), inside expect_same_model's 1e-5 (Adam's m/√v would amplify near-zero gradients' noise).
 TEST(CudaBackend, GptTrainsAsOnTheCpuBackend) {
   REQUIRE_GPU();
-  const std::string tiny = "hf:" SHARDSCOPE_SOURCE_DIR "/assets/models/gpt2-tiny/config.json";
+  const std::string tiny = "hf:" + tiny_gpt2_config();
   for (const StrategyKind strategy :
        {StrategyKind::Single, StrategyKind::Ddp, StrategyKind::Zero3, StrategyKind::Fsdp, StrategyKind::Pipeline1F1B})
     for (const CheckpointMode checkpoint : {CheckpointMode::None, CheckpointMode::Selective, CheckpointMode::Full}) {
