@@ -88,13 +88,18 @@ __global__ void log_softmax_kernel(const float* logits, float* log_probs, int ro
   }
 }
 
+// One block: each thread adds a strided share of the rows' picked log-probabilities in double, then block_sum. With
+// one thread walking every row, the whole cross-entropy took 12 ms for 65,536 rows × 1,024 classes on an H200
+// (2026-11-28 calibration) against 2.2 ms for GPT-2's 4,096 × 50,257, about as many bytes: the rows, walked one
+// load at a time, set its time, and the profile's curve (by bytes) was 17× too slow for GPT-2.
 __global__ void nll_loss_kernel(const float* log_probs, const std::int64_t* targets, int rows, int classes, float* loss) {
   double sum = 0.0;
-  for (int b = 0; b < rows; ++b) {
+  for (int b = static_cast<int>(threadIdx.x); b < rows; b += static_cast<int>(blockDim.x)) {
     const std::int64_t t = targets[b];
     if (t >= 0 && t < classes) sum -= log_probs[static_cast<std::size_t>(b) * classes + t];
   }
-  loss[0] = static_cast<float>(sum / rows);
+  const double total = block_sum(sum);
+  if (threadIdx.x == 0) loss[0] = static_cast<float>(total / rows);
 }
 
 __global__ void nll_backward_kernel(const std::int64_t* targets, float* grad, int rows, int classes, float weight) {
@@ -188,7 +193,7 @@ void launch_log_softmax(const float* logits, float* log_probs, int rows, int cla
 }
 void launch_nll_loss(const float* log_probs, const std::int64_t* targets, int rows, int classes, float* loss,
                      cudaStream_t stream) {
-  nll_loss_kernel<<<1, 1, 0, stream>>>(log_probs, targets, rows, classes, loss);
+  nll_loss_kernel<<<1, kThreads, 0, stream>>>(log_probs, targets, rows, classes, loss);
 }
 void launch_nll_backward(const std::int64_t* targets, float* grad, int rows, int classes, double grad_loss,
                          cudaStream_t stream) {
