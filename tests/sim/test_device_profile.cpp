@@ -221,6 +221,41 @@ TEST(SimulateWithProfile, DoubledGemmThroughputHalvesTheGemmTime) {
   EXPECT_NEAR(static_cast<double>(a.by_kind[static_cast<std::size_t>(TimeKind::Optimizer)]), 3.0 * (256 * 256 + 256), 1);
 }
 
+// Our GPT-2 block taken apart (profile_costs.cpp gpt2_block_seconds) when the profile has no GELU curve, as a CUDA
+// calibration has none (the GELU runs inside the block's kernel): the four Conv1D GEMMs, their bias rows, two
+// LayerNorms and two residual adds from their curves, and the rest (GELU included) from the block's measured rest.
+// Before, the missing curve failed the whole block over to the roofline, and the calibration, subtracting nothing,
+// recorded the whole block as its rest.
+TEST(SimulateWithProfile, AGpt2BlockWithoutGeluCurvesIsItsKernelsAndItsMeasuredRest) {
+  json profile = json::parse(synthetic_profile(100));  // GEMMs at 100 FLOP per ns, bias terms at 1 ns a byte
+  for (const char* op : {"layer_norm", "layer_norm_backward", "accumulate", "copy"})
+    profile["elementwise"][op]["float32"] = json::array({{{"bytes", 1}, {"seconds", 1e-9}}});
+  // b 2, s 16, h 64, 4 heads (width 16), inner 256: the rest measured at exactly this shape, 7 µs forward.
+  profile["attention"]["float32"] = json::array({{{"kernel", "shardscope-block-rest"}, {"batch_heads", 8}, {"seq", 16},
+                                                  {"head_dim", 16}, {"forward_s", 7e-6}, {"backward_s", 9e-6}}});
+  const auto costs_of = [](const json& p) {
+    return ProfileCosts(std::make_shared<const DeviceProfile>(parse_device_profile(p.dump(), "test")), Dtype::Fp32);
+  };
+  const double n = 2 * 16, h = 64, i = 256;
+  // By hand, forward: GEMMs n × (3h·h + h·h + i·h + h·i) multiply-adds; bias rows 2 passes over each output; two
+  // LayerNorms of 2 passes and two residual adds of 3 over n × h fp32.
+  const double gemm_ns = 2 * n * (3 * h * h + h * h + i * h + h * i) / 100;
+  const double bias_ns = 2 * n * (3 * h + h + i + h) * 4;
+  const double norm_add_ns = 2 * (2 * n * h * 4) + 2 * (3 * n * h * 4);
+  const ProfileCosts without_gelu = costs_of(profile);
+  const auto others = without_gelu.gpt2_block_seconds(2, 16, h, 4, i, false, false);
+  ASSERT_TRUE(others.has_value()) << "a block without GELU curves must not fall back to the roofline";
+  const double others_ns = gemm_ns + bias_ns + norm_add_ns;
+  const double rounding_ns = others_ns * 1e-9;  // log-log interpolation exactly on its points
+  EXPECT_NEAR(*others * 1e9, others_ns, rounding_ns);
+  // With the core: the measured rest added on top, so a calibration's rest (block − others) gives back the block.
+  EXPECT_NEAR(*without_gelu.gpt2_block_seconds(2, 16, h, 4, i, false) * 1e9, others_ns + 7000, rounding_ns + 1e-6);
+  // A CPU profile times the GELU apart (2 passes over n × inner fp32): then it is one of the block's kernels.
+  profile["elementwise"]["gelu"]["float32"] = json::array({{{"bytes", 1}, {"seconds", 1e-9}}});
+  EXPECT_NEAR(*costs_of(profile).gpt2_block_seconds(2, 16, h, 4, i, false, false) * 1e9, others_ns + 2 * n * i * 4,
+              rounding_ns);
+}
+
 // A profile whose GEMM throughput depends on the output width n alone: 10 GFLOP/s at n = 4, 1000 at n = 4096
 // (log-log between), so two shapes of the same FLOPs but different n take different times.
 std::string width_dependent_profile() {
