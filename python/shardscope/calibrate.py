@@ -2,7 +2,7 @@
 PyTorch job on this machine (issue 40). Writes achieved FLOP/s and bytes/s as curves over size per op kind, the
 launch and synchronisation overheads and, with --collectives, gloo collectives between local processes.
 
-    PYTHONPATH=python python3 -m shardscope.calibrate --out PROFILE.json [--device cuda|cpu] [--quick]
+    PYTHONPATH=python python3 -m shardscope.calibrate --out PROFILE.json [--device cuda|cpu] [--quick] [--passes N]
 
 Profile format (version 1): {"format": "shardscope-device-profile", "version": 1, "source": "pytorch", "machine":
 {...}, "date", "settings": {...}, "gemm": {dtype: [{"layout", "m", "n", "k", "batch", "seconds", "flop_per_s"}]},
@@ -12,7 +12,10 @@ Profile format (version 1): {"format": "shardscope-device-profile", "version": 1
 {"launch_s", "synchronize_s"}, "collectives": {kind: [{"ranks", "bytes", "seconds"}]}}. A GEMM's layout names the
 Linear pass it times: "forward" y = x·Wᵀ (m = rows, n = out, k = in), "input_grad" dx = dy·W (m, n = in, k = out),
 "weight_grad" dW = dyᵀ·x (m = out, n = in, k = rows), "batched" a batched product (batch > 1). Times are CUDA-event
-times over repeated calls after a warm-up (wall time on the CPU), the median of three repetitions.
+times over repeated calls after a warm-up (wall time on the CPU), the median of three repetitions. With --passes N
+(default 3; 1 with --quick) the whole grid is measured N times, one pass after another, and each point's time is its
+median over the passes (its rate recomputed from it), so a machine whose speed drifts over seconds gives every point
+the same mix of moments, as `shardscope-cli calibrate --passes` does for our kernels; collectives are measured once.
 """
 import argparse
 import json
@@ -288,14 +291,54 @@ def machine(torch, device):
     return info
 
 
+def is_time_key(key):
+    return key == "seconds" or (key.endswith("_s") and not key.endswith("_per_s"))
+
+
+def point_identity(point):
+    """What names a measured point: everything but its times and the rates derived from them."""
+    return tuple(sorted((k, v) for k, v in point.items()
+                        if not is_time_key(k) and not k.endswith("_per_s") and not isinstance(v, (dict, list))))
+
+
+def median_of_passes(passes):
+    """One section's figures from each pass merged: each point's times the median over the passes that measured it
+    (points are matched by what names them, not by position), and each rate (`*_per_s`) recomputed as the work it
+    measured (rate × seconds, the same in every pass) over the median seconds."""
+    first = passes[0]
+    if isinstance(first, dict):
+        if any(is_time_key(k) for k in first):
+            merged = dict(first)
+            for key in first:
+                if is_time_key(key):
+                    merged[key] = statistics.median(p[key] for p in passes)
+            for key in first:
+                if key.endswith("_per_s") and first.get("seconds"):
+                    merged[key] = first[key] * first["seconds"] / merged["seconds"]
+            return merged
+        return {k: median_of_passes([p[k] for p in passes if k in p]) for k in first}
+    if isinstance(first, list) and first and isinstance(first[0], dict):
+        by_identity = {}
+        for p in passes:
+            for point in p:
+                by_identity.setdefault(point_identity(point), []).append(point)
+        return [median_of_passes(by_identity[point_identity(point)]) for point in first]
+    return first
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m shardscope.calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="the profile to write (JSON)")
     ap.add_argument("--device", choices=["cuda", "cpu"], help="default: cuda when PyTorch sees a GPU, else cpu")
     ap.add_argument("--quick", action="store_true", help="small grids (a check of the script, not a profile to use)")
+    ap.add_argument("--passes", type=int, help="how many times the whole grid is measured, one pass after another; "
+                    "each point's time is its median over the passes (default 3; 1 with --quick)")
     ap.add_argument("--collectives", action=argparse.BooleanOptionalAction, default=True,
                     help="also time gloo collectives between 2 local processes (default on)")
     args = ap.parse_args(argv)
+    passes = args.passes if args.passes is not None else (1 if args.quick else 3)
+    if not 1 <= passes <= 50:
+        ap.error(f"--passes: {passes} is not between 1 and 50")
     import torch
     device_type = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device_type == "cuda" and not torch.cuda.is_available():
@@ -309,7 +352,7 @@ def main(argv=None):
     profile = {"format": FORMAT, "version": VERSION, "source": "pytorch", "machine": machine(torch, device),
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "settings": {"allow_tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32) if cuda else False,
-                            "quick": quick}}
+                            "quick": quick, "passes": passes}}
 
     def save():
         profile["seconds_taken"] = round(time.monotonic() - begin, 1)
@@ -318,34 +361,42 @@ def main(argv=None):
             json.dump(profile, f, indent=1)
         os.replace(tmp, args.out)
 
-    profile["overheads"] = overheads(torch, device)
     sizes_m = [32, 128] if quick else [64, 256, 1024, 2048, 4096, 8192, 16384]
     sizes_nk = [64, 256] if quick else [256, 768, 1024, 2048, 3072, 4096, 8192]
     if not cuda and not quick:
         sizes_m, sizes_nk = [32, 128, 512, 2048], [128, 256, 512, 1024, 2048]
     max_flop = {"float32": 1.5e11, "bfloat16": 1.2e12, "float16": 1.2e12} if cuda else {"float32": 2e10}
-    profile["gemm"] = gemm_curves(torch, device, timer, float_types, sizes_m, sizes_nk, max_flop)
-    save()
     bmm_shapes = [(b, s, s, 64) for b in (12, 96) for s in (64, 128, 256, 512, 1024)] + \
                  [(b, s, 64, s) for b in (12, 96) for s in (64, 128, 256, 512, 1024)]
     if quick:
         bmm_shapes = [(4, 32, 32, 16), (4, 32, 16, 32)]
-    for name, point in batched_gemm_curves(torch, device, timer, float_types, bmm_shapes):
-        profile["gemm"][name].append(point)
-    profile["attention"] = attention_curves(torch, device, timer, float_types,
-                                            [(4, 32, 16)] if quick else
-                                            [(bh, s, 64) for bh in (12, 96) for s in (128, 256, 512, 1024, 2048)])
-    save()
     sizes = [2 ** p for p in (range(10, 17, 3) if quick else range(10, 29, 2))]
     if not cuda and not quick:
         sizes = [2 ** p for p in range(10, 25, 2)]
-    profile["elementwise"] = elementwise_curves(torch, device, timer, float_types, sizes)
-    save()
-    profile["optimizer"] = optimizer_curves(torch, device, timer,
-                                            [2 ** 12, 2 ** 16] if quick else [2 ** p for p in range(14, 29, 2)],
-                                            2 ** 12 if quick else 2 ** 22)
-    profile["copy"] = copy_curves(torch, device, timer, [2 ** p for p in range(12, 29, 4)])
-    save()
+
+    def measure_pass():
+        part = {"overheads": overheads(torch, device)}
+        part["gemm"] = gemm_curves(torch, device, timer, float_types, sizes_m, sizes_nk, max_flop)
+        for name, point in batched_gemm_curves(torch, device, timer, float_types, bmm_shapes):
+            part["gemm"][name].append(point)
+        part["attention"] = attention_curves(torch, device, timer, float_types,
+                                             [(4, 32, 16)] if quick else
+                                             [(bh, s, 64) for bh in (12, 96) for s in (128, 256, 512, 1024, 2048)])
+        part["elementwise"] = elementwise_curves(torch, device, timer, float_types, sizes)
+        part["optimizer"] = optimizer_curves(torch, device, timer,
+                                             [2 ** 12, 2 ** 16] if quick else [2 ** p for p in range(14, 29, 2)],
+                                             2 ** 12 if quick else 2 ** 22)
+        part["copy"] = copy_curves(torch, device, timer, [2 ** p for p in range(12, 29, 4)])
+        return part
+
+    measured = []
+    for number in range(1, passes + 1):
+        if passes > 1:
+            progress(f"pass {number} of {passes}")
+        measured.append(measure_pass())
+        merged = median_of_passes(measured)
+        profile.update({k: merged[k] for k in ("overheads", "gemm", "attention", "elementwise", "optimizer", "copy")})
+        save()
     if args.collectives:
         profile["collectives"] = collective_curves(device_type, [2 ** p for p in (range(10, 19, 4) if quick else
                                                                                  range(10, 29, 3))])
