@@ -121,7 +121,11 @@ void move_op(Program& p, std::size_t from, std::size_t before) {
 
 void insert_tensor(Program& p, const std::string& name, Bytes bytes, std::size_t alloc_before, std::size_t free_before) {
   const auto id = static_cast<TensorId>(p.tensors.size());
-  p.tensors.push_back({name, bytes, Category::Temporaries, false, ElementType::Opaque, false, {}});
+  TensorInfo tensor;
+  tensor.name = name;
+  tensor.bytes = bytes;
+  tensor.element = ElementType::Opaque;
+  p.tensors.push_back(tensor);
   Op alloc, free;
   alloc.kind = OpKind::Alloc;
   free.kind = OpKind::Free;
