@@ -12,9 +12,10 @@ optimizer step and collectives. Runs inside the user's process; standard library
 
 Ranks. Under torchrun (RANK / WORLD_SIZE in the environment) each process writes OUT with ".rankR" before its
 extension (run.rank3.sstrace; OUT an existing directory: DIR/rank3.sstrace). A script that starts its ranks with
-torch.multiprocessing.spawn / start_processes records each spawned process i as rank i of nprocs; the launching
-process itself records nothing (its file is removed when it spawns before any phase). Events carry the global rank
-and the header lists one device per rank of the world, so the files of one run merge by concatenating their events.
+torch.multiprocessing.spawn / start_processes records each spawned process i as rank i of nprocs (on CUDA GPU i, or
+i mod the GPU count where ranks share GPUs: gpu_of); the launching process itself records nothing (its file is
+removed when it spawns before any phase). Events carry the global rank and the header lists one device per rank of
+the world, so the files of one run merge by concatenating their events.
 
 Allocation capture (the same on 1.13 and 2.x). A TorchDispatchMode (torch.utils._python_dispatch, present since 1.12)
 sees every aten op the process runs, forward, backward (the autograd engine runs its ops through the same dispatcher)
@@ -118,6 +119,17 @@ def rank_path(out, rank, world_size):
         return out
     root, ext = os.path.splitext(out)
     return f"{root}.rank{rank}{ext or '.sstrace'}"
+
+
+def gpu_of(local_index, torch):
+    """The GPU the process with this local index (a spawned rank's index, LOCAL_RANK) records: GPU i, or i mod the
+    GPU count where there are fewer GPUs than ranks; ranks then share GPUs (gloo allows it, NCCL does not), and
+    `rank % torch.cuda.device_count()` is how such scripts place them (GPU i itself would not exist)."""
+    try:
+        count = int(torch.cuda.device_count())
+    except Exception:
+        count = 0
+    return local_index % count if count > 0 else local_index
 
 
 def _now_iso():
@@ -239,11 +251,11 @@ class _Patches:
 class Recorder:
     """Records this process as rank `rank` of `world_size` into `path`. start() / stop(); see the module's doc.
 
-    device: "cpu", "cuda" or "auto" (cuda when torch.cuda.is_available()). cuda_index: the GPU (default LOCAL_RANK,
-    else the current device). spans: module forward / backward spans. saved_tensor_hooks: categorize activations
-    (off: tensors saved for backward stay temporaries). ddp_comm_hook: register a comm hook on each DDP model (the
-    default all-reduce, or the user's own, wrapped) for bucket spans. python_lines: each Alloc's text names the
-    user's source line that allocated it."""
+    device: "cpu", "cuda" or "auto" (cuda when torch.cuda.is_available()). cuda_index: the GPU (default LOCAL_RANK
+    mod the GPU count (gpu_of), else the current device). spans: module forward / backward spans. saved_tensor_hooks:
+    categorize activations (off: tensors saved for backward stay temporaries). ddp_comm_hook: register a comm hook
+    on each DDP model (the default all-reduce, or the user's own, wrapped) for bucket spans. python_lines: each
+    Alloc's text names the user's source line that allocated it."""
 
     def __init__(self, path, rank=0, world_size=1, device="auto", cuda_index=None, spans=True,
                  saved_tensor_hooks=True, ddp_comm_hook=True, python_lines=True, command_line=None,
@@ -260,7 +272,9 @@ class Recorder:
         self.cuda = device == "cuda"
         if self.cuda and cuda_index is None:
             cuda_index = int(os.environ.get("LOCAL_RANK", -1))
-            if cuda_index < 0:
+            if cuda_index >= 0:
+                cuda_index = gpu_of(cuda_index, torch)
+            else:
                 cuda_index = torch.cuda.current_device() if torch.cuda.is_initialized() else 0
         self.cuda_index = cuda_index if self.cuda else -1
         self.spans, self.saved_tensor_hooks = spans, saved_tensor_hooks
@@ -1611,8 +1625,9 @@ class _SpawnedRank:
         c = dict(self.config)
         world = c.pop("world_size")
         out = c.pop("out")
+        import torch
         recorder = Recorder(rank_path(out, i, world), rank=i, world_size=world,
-                            cuda_index=None if c["device"] != "cuda" else i, **c)
+                            cuda_index=None if c["device"] == "cpu" else gpu_of(i, torch), **c)
         recorder.out = out
         recorder.start()
         try:

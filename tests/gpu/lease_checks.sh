@@ -5,8 +5,10 @@
 #   1. the gpu-labelled C++ tests (test_cuda_backend: the CUDA backend against the CPU backend, tensor parallelism too);
 #   2. time_checks.py: our executor and PyTorch on the held-out jobs (issue 40);
 #   3. record_overhead.py: the Python recorder's cost on a GPU step (issue 37);
-#   4. time_checks.py's profile part: calibrate --backend cuda (issue 40);
-#   5. run_gpu_checks.sh: the bundle's whole report, in what time is left.
+#   4. tests/python/test_record_cuda.py: the recorder on CUDA, the MLP, DDP and 2-stage pipeline scripts recorded
+#      and held against our pytorch-2 prediction at every phase of every rank (issue 37), log record-cuda.log;
+#   5. time_checks.py's profile part: calibrate --backend cuda (issue 40);
+#   6. run_gpu_checks.sh: the bundle's whole report, in what time is left.
 # Dry run on the build machine: SHARDSCOPE_GPU_CHECKS_BACKEND=cpu PYTHON=/usr/bin/python3 lease_checks.sh B OUT 120.
 #
 # usage: tests/gpu/lease_checks.sh BUNDLE OUT BUDGET_S
@@ -42,15 +44,21 @@ step "3. recorder overhead"
 timeout 150 "$python" "$here/record_overhead.py" "$results/record-overhead.json" --steps 12 >>"$results/lease.log" 2>&1
 step "   exit $?"
 
+# The test prints, per job and rank, each phase's recorded and predicted allocated; it skips (exit 0) without CUDA.
+step "4. recorder against the pytorch-2 prediction on CUDA"
+SHARDSCOPE_CLI="$bundle/bin/shardscope-cli" timeout 90 "$python" "$here/../python/run_tests.py" test_record_cuda.py \
+  >"$results/record-cuda.log" 2>&1
+step "   exit $? ($(grep -E '^(OK|FAILED)' "$results/record-cuda.log" | tail -n 1))"
+
 profile_s=$(( $(left) - 60 < 220 ? $(left) - 60 : 220 ))
-step "4. calibrate --backend cuda (at most $profile_s s)"
+step "5. calibrate --backend cuda (at most $profile_s s)"
 if [ "$profile_s" -gt 30 ]; then
   "$python" "$here/time_checks.py" "$bundle/bin/shardscope-cli" "$results/time-profile" --parts profile --passes 2 \
     --profile-timeout "$profile_s" --backend "$backend" >>"$results/lease.log" 2>&1
   step "   exit $?"
 fi
 
-step "5. the bundle's checks ($(left) s left)"
+step "6. the bundle's checks ($(left) s left)"
 if [ "$(left)" -gt 40 ]; then
   SHARDSCOPE_GPU_CHECKS_DEADLINE_S=$(( $(left) - 25 )) PYTHON="$python" timeout $(( $(left) - 10 )) \
     "$bundle/run_gpu_checks.sh" "$results/checks" >>"$results/lease.log" 2>&1

@@ -109,6 +109,22 @@ def adam_step_state_bytes():
     return storage_bytes(step) if isinstance(step, torch.Tensor) else 0
 
 
+def record_function_bytes():
+    """What this PyTorch's record_function keeps while Optimizer.step runs (the CPU device's
+    `--record-function-bytes`): 1.x returns a uint8 tensor from torch.ops.profiler._record_function_enter (its size is
+    sizeof(at::RecordFunction)); 2.x an object. Asked of a fresh interpreter, as the recorded scripts run."""
+    probe = ("import torch\n"
+             "r = torch.autograd.profiler.record_function('probe')\n"
+             "r.__enter__()\n"
+             "h = getattr(r, 'handle', None)\n"
+             "print(h.numel() * h.element_size() if isinstance(h, torch.Tensor) else 0)\n"
+             "r.__exit__(None, None, None)\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env(), timeout=60)
+    if result.returncode != 0:
+        raise AssertionError(result.stderr)
+    return int(result.stdout.strip())
+
+
 def only_nonzero(categories):
     return {k: v for k, v in categories.items() if v}
 

@@ -308,27 +308,12 @@ class CompareWithPrediction(ImportTest):
     accounting: every category at the peak, and the peak, must agree (compare's difference 0), and so must every
     phase's categories."""
 
-    @staticmethod
-    def record_function_bytes():
-        """What this PyTorch's record_function keeps while Optimizer.step runs: 1.x returns a uint8 tensor from
-        torch.ops.profiler._record_function_enter (its size is sizeof(at::RecordFunction)); 2.x an object."""
-        probe = ("import torch\n"
-                 "r = torch.autograd.profiler.record_function('probe')\n"
-                 "r.__enter__()\n"
-                 "h = getattr(r, 'handle', None)\n"
-                 "print(h.numel() * h.element_size() if isinstance(h, torch.Tensor) else 0)\n"
-                 "r.__exit__(None, None, None)\n")
-        result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=helpers.env(), timeout=60)
-        if result.returncode != 0:
-            raise AssertionError(result.stderr)
-        return int(result.stdout.strip())
-
     def scenario(self, name, **settings):
         doc = {"name": name, "model": {"spec": settings["model"]},
                "training": {"batch": settings["batch"], "loss": "mse", "optimizer": settings["optimizer"], "steps": 2},
                "cluster": {"world": settings["world"], "device": "CPU"},
                "strategy": {"name": settings["strategy"], **settings.get("strategy_options", {})},
-               "accounting": {"mode": "exact", "record_function_bytes": self.record_function_bytes()}}
+               "accounting": {"mode": "exact", "record_function_bytes": helpers.record_function_bytes()}}
         path = self.path(name + ".json")
         write(path, json.dumps(doc))
         return path

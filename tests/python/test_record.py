@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 
 import helpers
@@ -302,6 +303,21 @@ class MultiProcess(RecorderTest):
             spans = [e.text for e in trace.events if e.kind == tw.OP_BEGIN and e.stream == tw.COMMUNICATION]
             self.assertEqual(sum(s.startswith("send") for s in spans), 2 * micro)
             self.assertEqual(sum(s.startswith("recv") for s in spans), 2 * micro)
+
+
+class GpuOfASpawnedRank(unittest.TestCase):
+    """On CUDA a spawned rank i (or LOCAL_RANK i) records GPU i, or i mod the GPU count when the ranks outnumber the
+    GPUs (two gloo ranks sharing one GPU, as the CUDA DDP test runs them): GPU i would not exist."""
+
+    def test_ranks_wrap_onto_fewer_gpus(self):
+        from shardscope import record
+
+        def machine(gpus):
+            return types.SimpleNamespace(cuda=types.SimpleNamespace(device_count=lambda: gpus))
+        self.assertEqual([record.gpu_of(i, machine(1)) for i in range(3)], [0, 0, 0])
+        self.assertEqual([record.gpu_of(i, machine(2)) for i in range(4)], [0, 1, 0, 1])
+        self.assertEqual([record.gpu_of(i, machine(8)) for i in range(3)], [0, 1, 2])
+        self.assertEqual([record.gpu_of(i, machine(0)) for i in range(2)], [0, 1])  # no GPU: unchanged
 
 
 class CppReaderAcceptsRecordings(RecorderTest):
