@@ -7,7 +7,8 @@
 #   3. record_overhead.py: the Python recorder's cost on a GPU step (issue 37);
 #   4. tests/python/test_record_cuda.py: the recorder on CUDA, the MLP, DDP and 2-stage pipeline scripts recorded
 #      and held against our pytorch-2 prediction at every phase of every rank (issue 37), log record-cuda.log;
-#   5. time_checks.py's profile part: calibrate --backend cuda (issue 40);
+#   5. time_checks.py's profile part: calibrate --backend cuda (issue 40), then PyTorch's profile
+#      (python -m shardscope.calibrate --passes 2) in what is left of its share;
 #   6. run_gpu_checks.sh: the bundle's whole report, in what time is left.
 # Dry run on the build machine: SHARDSCOPE_GPU_CHECKS_BACKEND=cpu PYTHON=/usr/bin/python3 lease_checks.sh B OUT 120.
 #
@@ -55,6 +56,13 @@ step "5. calibrate --backend cuda (at most $profile_s s)"
 if [ "$profile_s" -gt 30 ]; then
   "$python" "$here/time_checks.py" "$bundle/bin/shardscope-cli" "$results/time-profile" --parts profile --passes 2 \
     --profile-timeout "$profile_s" --backend "$backend" >>"$results/lease.log" 2>&1
+  step "   exit $?"
+fi
+torch_profile_s=$(( $(left) - 90 < 200 ? $(left) - 90 : 200 ))
+if [ "$torch_profile_s" -gt 30 ] && [ "$backend" = cuda ]; then
+  step "5b. python -m shardscope.calibrate --passes 2 (at most $torch_profile_s s)"
+  PYTHONPATH="$here/../../python" timeout "$torch_profile_s" "$python" -m shardscope.calibrate --passes 2 \
+    --out "$results/time-profile/h200-torch.json" >>"$results/lease.log" 2>&1
   step "   exit $?"
 fi
 
