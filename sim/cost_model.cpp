@@ -9,6 +9,8 @@ namespace shardscope {
 CostModel::CostModel(ComputeRates rates, ClusterLinks links, std::shared_ptr<const ProfileCosts> profile)
     : rates_(rates), links_(std::move(links)), profile_(std::move(profile)) {
   flops_per_ns_ = rates_.peak_tflops * 1e3 * rates_.compute_efficiency;  // 1 TFLOP/s = 1000 FLOP per ns
+  fp32_flops_per_ns_ = rates_.fp32_tflops > 0 ? rates_.fp32_tflops * 1e3 * rates_.compute_efficiency : flops_per_ns_;
+  half_flops_per_ns_ = rates_.half_tflops > 0 ? rates_.half_tflops * 1e3 * rates_.compute_efficiency : flops_per_ns_;
   bytes_per_ns_ = rates_.hbm_gbps * rates_.memory_efficiency;           // 1 GB/s = 1 byte per ns
   if (profile_) {
     stats_.profile = profile_->profile().path.empty() ? "(in memory)" : profile_->profile().path;
@@ -22,6 +24,8 @@ CostModel CostModel::from_scenario(const ResolvedScenario& scenario) {
   // Mixed precision runs the model's matmuls on tensor cores; fp32 (allow_tf32 off, PyTorch's default for
   // matmuls since 1.12) runs them on the CUDA cores.
   rates.peak_tflops = scenario.settings.training.dtype == Dtype::Fp32 ? scenario.device.fp32_tflops : scenario.device.bf16_tflops;
+  rates.fp32_tflops = scenario.device.fp32_tflops;
+  rates.half_tflops = scenario.device.bf16_tflops;
   rates.compute_efficiency = sim.compute_efficiency;
   rates.hbm_gbps = scenario.device.hbm_gbps;
   rates.memory_efficiency = sim.memory_efficiency;
@@ -45,7 +49,11 @@ TimeNs CostModel::compute_ns(const Op& op) const {
 }
 
 TimeNs CostModel::roofline_ns(const Op& op) const {
-  const double math_ns = op.flops > 0 ? op.flops / flops_per_ns_ : 0;
+  const ElementType element = op.work.get().element;
+  const double flops_per_ns = element == ElementType::Fp32 ? fp32_flops_per_ns_
+                              : is_16_bit(element)         ? half_flops_per_ns_
+                                                           : flops_per_ns_;
+  const double math_ns = op.flops > 0 ? op.flops / flops_per_ns : 0;
   const double memory_ns = op.bytes_accessed > 0 ? static_cast<double>(op.bytes_accessed) / bytes_per_ns_ : 0;
   // Saturating: an op slower than kMaxTimeNs (an absurd efficiency or size) costs kMaxTimeNs, never a wrapped int64.
   return saturating_add(saturating_duration_ns(std::max(math_ns, memory_ns)), rates_.kernel_overhead_ns);

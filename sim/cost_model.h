@@ -22,6 +22,10 @@ namespace shardscope {
 
 struct ComputeRates {
   double peak_tflops = 0;         // the dtype's dense peak (fp32: no tensor cores; fp16/bf16: tensor cores)
+  // The peaks of ops that say the element type they compute in (Op::work: the eager pass, where torch.autocast runs
+  // a GEMM in 16-bit and a loss in fp32 while --dtype stays fp32); 0 for either: peak_tflops.
+  double fp32_tflops = 0;
+  double half_tflops = 0;
   double compute_efficiency = 1;  // achieved fraction of the peak
   double hbm_gbps = 0;            // device memory bandwidth, GB/s
   double memory_efficiency = 1;   // achieved fraction of it
@@ -34,7 +38,8 @@ class CostModel {
   static CostModel from_scenario(const ResolvedScenario& scenario);
 
   // Roofline: max(flops / (peak × efficiency), bytes / (HBM × efficiency)) + launch overhead, rounded to the
-  // nearest ns and saturating at kMaxTimeNs (core/units.h). An op with neither flops nor bytes (bookkeeping such
+  // nearest ns and saturating at kMaxTimeNs (core/units.h). The peak is the training dtype's, or the op's own
+  // element type's where the op says it (Op::work). An op with neither flops nor bytes (bookkeeping such
   // as "wait for all-reduces") launches no kernel and costs 0.
   // With a profile: its time for the op (launches included, no kernel_overhead added), the roofline where it has
   // none.
@@ -61,6 +66,7 @@ class CostModel {
   ComputeRates rates_;
   ClusterLinks links_;
   double flops_per_ns_ = 0;
+  double fp32_flops_per_ns_ = 0, half_flops_per_ns_ = 0;
   double bytes_per_ns_ = 0;
   std::shared_ptr<const ProfileCosts> profile_;
   mutable CostSource stats_;  // counted as compute_ns is asked (the simulator is single-threaded)

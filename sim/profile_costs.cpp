@@ -116,7 +116,12 @@ double ProfileCosts::slowdown(const std::string& kind, double threads) const {
 }
 
 std::optional<double> ProfileCosts::gemm_seconds(const std::string& layout, double m, double n, double k, double batch) const {
-  const auto found = profile_->gemm.find(dtype_);
+  return gemm_in(dtype_, layout, m, n, k, batch);
+}
+
+std::optional<double> ProfileCosts::gemm_in(const std::string& dtype, const std::string& layout, double m, double n,
+                                            double k, double batch) const {
+  const auto found = profile_->gemm.find(dtype);
   if (found == profile_->gemm.end()) return std::nullopt;
   if (layout == "batched") {
     // The nearest measured batch counts (in log) on either side; time per product interpolated between them.
@@ -142,15 +147,19 @@ std::optional<double> ProfileCosts::gemm_seconds(const std::string& layout, doub
   std::vector<GridPoint> points;
   for (const auto& g : found->second)
     if (g.layout == layout && g.batch == 1) points.push_back({{g.m, g.n, g.k}, 2 * g.m * g.n * g.k, g.seconds});
-  if (points.empty() && layout != "forward") return gemm_seconds("forward", m, n, k);  // the nearest layout measured
+  if (points.empty() && layout != "forward") return gemm_in(dtype, "forward", m, n, k, batch);  // the nearest layout measured
   return grid_seconds(points, {m, n, k}, 2 * m * n * k * batch);
 }
 
 std::optional<double> ProfileCosts::elementwise_seconds(const std::string& op, double bytes) const {
+  return elementwise_in(dtype_, op, bytes);
+}
+
+std::optional<double> ProfileCosts::elementwise_in(const std::string& dtype, const std::string& op, double bytes) const {
   if (bytes <= 0) return 0.0;
   const auto found = profile_->elementwise.find(op);
   if (found == profile_->elementwise.end()) return std::nullopt;
-  const auto curve = found->second.find(dtype_);
+  const auto curve = found->second.find(dtype);
   if (curve == found->second.end()) return std::nullopt;
   return curve_seconds(curve_of(curve->second), bytes);
 }
@@ -162,7 +171,12 @@ std::optional<double> ProfileCosts::optimizer_seconds(OptimizerKind kind, double
 }
 
 std::optional<double> ProfileCosts::attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const {
-  const auto found = profile_->attention.find(dtype_);
+  return attention_in(dtype_, batch_heads, seq, head_dim, backward);
+}
+
+std::optional<double> ProfileCosts::attention_in(const std::string& dtype, double batch_heads, double seq,
+                                                 double head_dim, bool backward) const {
+  const auto found = profile_->attention.find(dtype);
   if (found == profile_->attention.end() || found->second.empty()) return std::nullopt;
   // The points of the head width nearest this one's (in log); time scales with the head width from there.
   double nearest = found->second.front().head_dim;
@@ -178,7 +192,9 @@ std::optional<double> ProfileCosts::attention_seconds(double batch_heads, double
 }
 
 std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
-  if (op.kind != OpKind::Compute || model_ == nullptr) return std::nullopt;
+  if (op.kind != OpKind::Compute) return std::nullopt;
+  if (const ComputeWork& work = op.work.get(); work.kind != WorkKind::Unknown) return work_seconds(op, work);
+  if (model_ == nullptr) return std::nullopt;
   const Layer* layer = op.layer >= 0 && op.layer < static_cast<int>(model_->layers.size())
                            ? &model_->layers[static_cast<std::size_t>(op.layer)]
                            : nullptr;
@@ -199,6 +215,53 @@ std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
     case Kernel::LoadBatch: return 0.0;  // the batch is made apart from the step (as the executed step times it)
     default: return times(elementwise_kernel_seconds(op), elementwise_slowdown_);
   }
+}
+
+// One kernel of PyTorch's eager mode as the eager pass describes it: its kind's curve in its element type (the
+// profile's dtype names), at its shape (GEMMs, attention) or at the bytes it reads and writes (Op::bytes_accessed, as
+// the profile's elementwise curves count them: python/shardscope/calibrate.py elementwise_curves). Where the
+// profile has no curve of that name, the nearest kernel it has, as the Kernel switch below does.
+std::optional<double> ProfileCosts::work_seconds(const Op& op, const ComputeWork& work) const {
+  std::string dtype = dtype_;
+  switch (work.element) {
+    case ElementType::Fp32: dtype = "float32"; break;
+    case ElementType::Bf16: dtype = "bfloat16"; break;
+    case ElementType::Fp16: dtype = "float16"; break;
+    case ElementType::Opaque: break;  // integer ids and masks, or not said: the training dtype's curves
+  }
+  const double bytes = static_cast<double>(op.bytes_accessed);
+  const auto ew = [&](const char* name, double scale = 1) { return elementwise_in(dtype, name, bytes * scale); };
+  const auto first = [](std::initializer_list<std::optional<double>> choices) -> std::optional<double> {
+    for (const auto& c : choices)
+      if (c) return c;
+    return std::nullopt;
+  };
+  const auto m = static_cast<double>(work.m), n = static_cast<double>(work.n), k = static_cast<double>(work.k);
+  const auto batch = static_cast<double>(work.batch);
+  std::optional<double> seconds;
+  switch (work.kind) {
+    case WorkKind::Gemm: return times(gemm_in(dtype, gemm_layout_name(work.layout), m, n, k, batch), gemm_slowdown_);
+    // The profile's attention is causal self-attention (keys as long as queries), as GPT-2's and Llama's is.
+    case WorkKind::Attention:
+    case WorkKind::AttentionBackward:
+      return times(attention_in(dtype, batch, m, k, work.kind == WorkKind::AttentionBackward), gemm_slowdown_);
+    case WorkKind::Copy: seconds = ew("copy"); break;
+    case WorkKind::Unary: seconds = first({ew("gelu"), ew("mul")}); break;
+    case WorkKind::Binary: seconds = first({ew("add"), ew("mul")}); break;
+    case WorkKind::Relu: seconds = ew("relu"); break;
+    case WorkKind::ReluBackward: seconds = ew("relu_backward"); break;
+    case WorkKind::Reduction: seconds = ew("sum_rows"); break;
+    case WorkKind::Softmax: seconds = ew("softmax"); break;
+    case WorkKind::SoftmaxBackward: seconds = first({ew("softmax_backward"), ew("softmax")}); break;  // 3 passes
+    case WorkKind::LayerNorm: seconds = ew("layer_norm"); break;
+    // 3 passes (dy, x, dx): as two LayerNorm passes over the activation where the kernel was not measured
+    case WorkKind::LayerNormBackward: seconds = first({ew("layer_norm_backward"), times(ew("layer_norm", 2.0 / 3), 2)}); break;
+    // mse_loss: (x − y)² over 3 passes, then the mean's reduction over one
+    case WorkKind::MseLoss: seconds = first({ew("mse_loss"), sum({ew("mul"), ew("sum_rows", 1.0 / 3)})}); break;
+    case WorkKind::MseLossBackward: seconds = first({ew("mse_loss_backward"), ew("mul")}); break;
+    case WorkKind::Unknown: break;
+  }
+  return times(seconds, elementwise_slowdown_);
 }
 
 // nn.Linear: rows from the op's FLOPs (model_pass.cpp: forward 2·in·out a row; backward twice that when autograd

@@ -6,6 +6,9 @@
 // parameters; collectives by bytes and ranks). What runs inside an op depends on who runs it, so a profile made
 // through PyTorch (source "pytorch") is taken apart as PyTorch's modules run (HF GPT-2's eager attention and its
 // gelu_new as a chain of elementwise kernels), and one of our executor's kernels (source "shardscope") as ours do.
+// An op the lowering describes itself (Op::work, plan/compute_work.h: the eager pass, which runs PyTorch's ops one by
+// one) is one kernel, looked up on the curve of its kind in its own element type: under torch.autocast a GEMM on the
+// 16-bit curves, a loss and its casts on fp32's, while the training dtype (--dtype) stays fp32.
 // An op whose curves the profile lacks gets nullopt: the caller times it by the roofline and counts it.
 // Usage:
 //   ProfileCosts costs(profile, scenario);
@@ -58,6 +61,12 @@ class ProfileCosts {
   bool times_collectives() const { return collectives_usable_; }
 
  private:
+  std::optional<double> work_seconds(const Op& op, const ComputeWork& work) const;
+  std::optional<double> gemm_in(const std::string& dtype, const std::string& layout, double m, double n, double k,
+                                double batch) const;
+  std::optional<double> elementwise_in(const std::string& dtype, const std::string& op, double bytes) const;
+  std::optional<double> attention_in(const std::string& dtype, double batch_heads, double seq, double head_dim,
+                                     bool backward) const;
   std::optional<double> linear_seconds(const Op& op, const Layer& layer) const;
   std::optional<double> block_seconds(const Op& op, const Layer& layer) const;
   static double element_bytes_of(Dtype dtype) { return dtype == Dtype::Fp32 ? 4 : 2; }
@@ -76,8 +85,8 @@ class ProfileCosts {
   double element_bytes_ = 4;   // of activations
   bool pytorch_ = false;       // taken apart as PyTorch runs the modules (else as our executor's kernels)
   bool collectives_usable_ = false;
-  std::vector<bool> input_needs_grad_;
-  double gemm_slowdown_ = 1, elementwise_slowdown_ = 1;  // ranks computing at once on one host (concurrency)  // per layer: an earlier layer has parameters (autograd computes its dx)
+  std::vector<bool> input_needs_grad_;  // per layer: an earlier layer has parameters (autograd computes its dx)
+  double gemm_slowdown_ = 1, elementwise_slowdown_ = 1;  // ranks computing at once on one host (concurrency)
 };
 
 }  // namespace shardscope

@@ -9,6 +9,7 @@
 
 #include "core/category.h"
 #include "core/units.h"
+#include "plan/compute_work.h"
 #include "plan/kernel.h"
 #include "plan/op_args.h"
 #include "plan/op_deps.h"
@@ -41,6 +42,9 @@ struct Op {
   // For executors (plan/kernel.h): what the op computes and on which tensors (args, below); ignored by accounting
   // and simulation.
   Kernel kernel = Kernel::None;
+  // For the simulator (plan/compute_work.h): the kernel's kind, element type and shape, where the lowering says it
+  // op by op (the eager pass); 3 bytes, in what was padding.
+  WorkId work;
 
   int step = 0;       // 0 = set-up (model creation, wrapping); training steps count from 1
   int layer = -1;     // model layer index, where the op belongs to one

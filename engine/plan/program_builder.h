@@ -92,6 +92,8 @@ class ProgramBuilder {
     o.kernel = kernel;
     if (kernel_operands_) o.args = std::move(args);
   }
+  // Says what kind of kernel `op` is, in which element type and shape, for the simulator (plan/compute_work.h).
+  void set_work(OpIndex op, const ComputeWork& work) { program_.ops.at(op).work = WorkId(work); }
   OpIndex last_compute() const { return last_compute_; }
 
   Program finish();

@@ -21,6 +21,15 @@ std::string time_kind_name(TimeKind kind) {
 }
 
 TimeKind compute_time_kind(const Op& op) {
+  // An op that says what kernel it is (the eager pass, plan/compute_work.h): its GEMMs and attention cores are
+  // matmul work, everything else (casts, ReLU, reductions, losses) elementwise.
+  switch (op.work.get().kind) {
+    case WorkKind::Unknown: break;
+    case WorkKind::Gemm:
+    case WorkKind::Attention:
+    case WorkKind::AttentionBackward: return TimeKind::Gemm;
+    default: return TimeKind::Elementwise;
+  }
   switch (op.kernel) {
     case Kernel::LinearForward:
     case Kernel::LinearBackward:

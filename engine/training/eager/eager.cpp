@@ -95,8 +95,8 @@ int Eager::record(std::string node_name, const std::vector<const Tensor*>& input
   return static_cast<int>(nodes_.size()) - 1;
 }
 
-void Eager::compute(ComputeKind kind, const std::string& what, double flops, Bytes bytes) {
-  b.compute(kind, name(what), flops, bytes, layer);
+void Eager::compute(ComputeKind kind, const std::string& what, double flops, Bytes bytes, const ComputeWork& work) {
+  b.set_work(b.compute(kind, name(what), flops, bytes, layer), work);
 }
 
 void Eager::gemm(bool biased_addmm_rows) {
@@ -142,7 +142,8 @@ Tensor Eager::sum_to(const Tensor& grad, const Sizes& target, Category category)
   const std::int64_t outputs = numel_of(target);
   const std::int64_t per_output = outputs > 0 ? grad.numel() / outputs : 0;
   const auto scratch = reduction_scratch(outputs, per_output, /*along_rows=*/!inner_reduced);
-  compute(ComputeKind::Backward, "sum_to", static_cast<double>(grad.numel()), grad.bytes() + out.bytes());
+  compute(ComputeKind::Backward, "sum_to", static_cast<double>(grad.numel()), grad.bytes() + out.bytes(),
+          elementwise_work(WorkKind::Reduction, grad.dtype()));
   release_scratch(scratch);
   return out;
 }
@@ -157,7 +158,8 @@ void Eager::validate_outputs(const Node& n, std::vector<Tensor>& grads) {
     if (g.sizes() != meta.sizes) g = sum_to(g, meta.sizes, category);
     if (g.dtype() != meta.dtype) {
       Tensor cast = empty_like("gradient cast to its input's dtype", g, meta.dtype, category);
-      compute(ComputeKind::Backward, "to(" + dtype_name(meta.dtype) + ")", 0, g.bytes() + cast.bytes());
+      compute(ComputeKind::Backward, "to(" + dtype_name(meta.dtype) + ")", 0, g.bytes() + cast.bytes(),
+              elementwise_work(WorkKind::Copy, g.dtype()));
       g = std::move(cast);
     }
   }
@@ -172,7 +174,8 @@ void Eager::add_to_buffer(std::vector<Tensor>& buffer, const Edge& edge, Tensor 
     return;
   }
   if (b.holders(old.storage()) == 1 && !old.is_view()) {  // old_var.add_(var)
-    compute(ComputeKind::Backward, "accumulate gradient in place", static_cast<double>(old.numel()), 3 * old.bytes());
+    compute(ComputeKind::Backward, "accumulate gradient in place", static_cast<double>(old.numel()), 3 * old.bytes(),
+            elementwise_work(WorkKind::Binary, old.dtype()));
     grad.reset();
     return;
   }
@@ -180,7 +183,8 @@ void Eager::add_to_buffer(std::vector<Tensor>& buffer, const Edge& edge, Tensor 
   Category category = Category::Temporaries;
   if (target.is_accumulate() && settings.sink) category = settings.sink->grad_category(target.param_layer, target.param_index);
   Tensor sum = empty("gradients summed", old.sizes(), old.dtype(), category);
-  compute(ComputeKind::Backward, "sum gradients", static_cast<double>(old.numel()), 3 * old.bytes());
+  compute(ComputeKind::Backward, "sum gradients", static_cast<double>(old.numel()), 3 * old.bytes(),
+          elementwise_work(WorkKind::Binary, old.dtype()));
   old = std::move(sum);
   grad.reset();
 }

@@ -32,6 +32,10 @@ namespace shardscope::eager {
 
 class Eager;
 struct Node;
+
+// The work of an elementwise kernel (copy, add, softmax, …) computing in `dtype`.
+inline ComputeWork elementwise_work(WorkKind kind, Dtype dtype) { return ComputeWork::elementwise(kind, plan_element(dtype)); }
+
 // A node's gradient formula: the gradients of its forward outputs in (an undefined Tensor where none arrived), the
 // gradients of its forward inputs out, one per Node::next (undefined where an input needs none).
 using BackwardFn = std::function<std::vector<Tensor>(Eager&, const Node&, std::vector<Tensor>& grads)>;
@@ -100,8 +104,10 @@ class Eager {
   void connect(Tensor& output, int node, int slot = 0) const {
     if (node >= 0) output.grad_edge = Edge{node, slot};
   }
-  // A compute op (for the simulator's clock) attributed to the current layer.
-  void compute(ComputeKind kind, const std::string& what, double flops, Bytes bytes);
+  // A compute op (for the simulator's clock) attributed to the current layer. `work` says which kernel it is, in
+  // which element type and shape (plan/compute_work.h), so that the simulator times each op as it runs: under
+  // autocast a GEMM in 16-bit, a loss in fp32, a cast as a copy.
+  void compute(ComputeKind kind, const std::string& what, double flops, Bytes bytes, const ComputeWork& work);
   ComputeKind kind() const { return in_backward ? ComputeKind::Backward : ComputeKind::Forward; }
   // A cuBLAS GEMM is about to run (its output already allocated): the thread's workspace at its first GEMM, and the
   // cuBLASLt workspace for a biased addmm of more than one row (FrameworkBehaviour).

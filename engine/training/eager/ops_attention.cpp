@@ -25,6 +25,11 @@ double attention_flops(const Tensor& q, std::int64_t kv_seq) {
   return 4.0 * static_cast<double>(q.numel()) * static_cast<double>(kv_seq);
 }
 
+// q [b, h, s, d], k [b, h_kv, s_kv, d]: b·h query rows of s against s_kv keys, in q's type.
+ComputeWork attention_work(bool backward, const Tensor& q, const Tensor& k) {
+  return ComputeWork::attention(backward, q.size(0) * q.size(1), q.size(2), k.size(2), q.size(3), plan_element(q.dtype()));
+}
+
 // [b, h, s, d] -> the [b, s, h, d]-contiguous layout the fused kernels write, viewed back as [b, h, s, d]
 Tensor fresh_bshd(Eager& e, const std::string& what, const Sizes& bhsd, Dtype dtype, Category category) {
   Tensor t = e.empty(what, {bhsd[0], bhsd[2], bhsd[1], bhsd[3]}, dtype, category);
@@ -35,7 +40,8 @@ Tensor efficient(Eager& e, const Tensor& q, const Tensor& k, const Tensor& v) {
   const std::int64_t b = q.size(0), h = q.size(1), s = q.size(2);
   Tensor out = fresh_bshd(e, "scaled_dot_product_efficient_attention output", q.sizes(), q.dtype(), Category::Activations);
   Tensor lse = e.empty("scaled_dot_product_efficient_attention logsumexp", {b, h, (s + 31) / 32 * 32}, Dtype::F32);
-  e.compute(e.kind(), "scaled_dot_product_efficient_attention", attention_flops(q, k.size(2)), q.bytes() + k.bytes() + v.bytes() + out.bytes());
+  e.compute(e.kind(), "scaled_dot_product_efficient_attention", attention_flops(q, k.size(2)), q.bytes() + k.bytes() + v.bytes() + out.bytes(),
+            attention_work(false, q, k));
   const Sizes qs = q.sizes(), ks = k.sizes(), vs = v.sizes(), lse_sizes = lse.sizes();
   const Dtype dtype = q.dtype();
   const int node = e.record("ScaledDotProductEfficientAttentionBackward0", {&q, &k, &v}, {k, q, v, lse, out},
@@ -54,7 +60,7 @@ Tensor efficient(Eager& e, const Tensor& q, const Tensor& k, const Tensor& v) {
       const std::int64_t workspace = (qs[0] * qs[1] * qs[2] * qs[3] + qs[0] * qs[1] * 32) * 4;
       Tensor ws = eg.empty("efficient attention backward: workspace", {workspace}, Dtype::Bool, tmp);
       eg.compute(ComputeKind::Backward, "scaled_dot_product_efficient_attention backward",
-                 2.5 * attention_flops(gq, ks[2]), 4 * gq.bytes() + gk.bytes() + gv.bytes());
+                 2.5 * attention_flops(gq, ks[2]), 4 * gq.bytes() + gk.bytes() + gv.bytes(), attention_work(true, gq, gk));
       delta.reset();
       ws.reset();
     }
@@ -72,7 +78,8 @@ Tensor flash(Eager& e, const Tensor& q, const Tensor& k, const Tensor& v) {
   Tensor lse = e.empty("scaled_dot_product_attention logsumexp", {b, h, s, 1}, Dtype::F32);
   {
     Tensor scratch = e.empty("scaled_dot_product_attention scratch", {256}, Dtype::Bool, Category::Temporaries);
-    e.compute(e.kind(), "scaled_dot_product_cudnn_attention", attention_flops(q, k.size(2)), q.bytes() + k.bytes() + v.bytes() + out.bytes());
+    e.compute(e.kind(), "scaled_dot_product_cudnn_attention", attention_flops(q, k.size(2)), q.bytes() + k.bytes() + v.bytes() + out.bytes(),
+              attention_work(false, q, k));
   }
   const Sizes qs = q.sizes();
   const int node = e.record("ScaledDotProductCudnnAttentionBackward0", {&q, &k, &v}, {k, q, v, lse, out, offset, seed},
@@ -89,7 +96,7 @@ Tensor flash(Eager& e, const Tensor& q, const Tensor& k, const Tensor& v) {
       const std::int64_t workspace = qs[0] * qs[1] * qs[2] * qs[3] * 4 + qs[0] * qs[1] * qs[2] * 4 + 256;
       Tensor ws = eg.empty("cudnn attention backward: workspace", {workspace}, Dtype::Bool, tmp);
       eg.compute(ComputeKind::Backward, "scaled_dot_product_cudnn_attention backward", 2.5 * attention_flops(gq, gk.size(2)),
-                 4 * gq.bytes() + gk.bytes() + gv.bytes());
+                 4 * gq.bytes() + gk.bytes() + gv.bytes(), attention_work(true, gq, gk));
     }
     return std::vector<Tensor>{std::move(gq), std::move(gk), std::move(gv)};
   });
@@ -115,7 +122,8 @@ Tensor safe_softmax(Eager& e, const Tensor& scores) {
   rows.back() = 1;
   Tensor masked_rows = e.empty("_safe_softmax masked rows", rows, Dtype::Bool, Category::Temporaries);
   Tensor zero = e.empty("_safe_softmax zero", {}, out.dtype(), Category::Temporaries);
-  e.compute(e.kind(), "_safe_softmax where", static_cast<double>(scores.numel()), 2 * scores.bytes());
+  e.compute(e.kind(), "_safe_softmax where", static_cast<double>(scores.numel()), 2 * scores.bytes(),
+            elementwise_work(WorkKind::Binary, scores.dtype()));
   zero.reset();
   masked_rows.reset();
   masked.reset();
@@ -137,7 +145,7 @@ Tensor math(Eager& e, const Tensor& q, const Tensor& k, const Tensor& v, double 
     Tensor zero = e.empty("0.0", {}, q.dtype(), Category::Temporaries);
     Tensor minus_inf = e.empty("-inf", {}, q.dtype(), Category::Temporaries);
     mask = e.empty("causal mask", {s, kv_s}, q.dtype(), Category::Temporaries);
-    e.compute(e.kind(), "causal mask", static_cast<double>(mask.numel()), mask.bytes());
+    e.compute(e.kind(), "causal mask", static_cast<double>(mask.numel()), mask.bytes(), elementwise_work(WorkKind::Copy, mask.dtype()));
     minus_inf.reset();
     zero.reset();
     tril.reset();

@@ -57,7 +57,7 @@ inline Tensor reshape_grad(Eager& e, const Tensor& grad, const Sizes& sizes) {
   if (grad.sizes() == sizes) return grad;
   if (auto strides = view_strides(grad.sizes(), grad.strides(), sizes)) return grad.view_as(sizes, *strides);
   Tensor copy = e.empty("gradient reshaped (copy)", grad.sizes(), grad.dtype(), Category::Temporaries);
-  e.compute(ComputeKind::Backward, "reshape copy", 0, 2 * grad.bytes());
+  e.compute(ComputeKind::Backward, "reshape copy", 0, 2 * grad.bytes(), elementwise_work(WorkKind::Copy, grad.dtype()));
   return std::move(copy).with_layout(sizes, contiguous_strides(sizes));
 }
 

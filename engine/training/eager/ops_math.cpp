@@ -12,17 +12,19 @@ namespace {
 
 double numel_flops(const Tensor& t) { return static_cast<double>(t.numel()); }
 
-// An elementwise gradient term (grad ⊙ x) in the gradient's shape and the promoted type.
-Tensor grad_term(Eager& e, const std::string& what, const Tensor& grad, const Tensor& other) {
+// An elementwise gradient term (grad ⊙ x) in the gradient's shape and the promoted type, which it computes in.
+Tensor grad_term(Eager& e, const std::string& what, const Tensor& grad, const Tensor& other,
+                 WorkKind kind = WorkKind::Binary) {
   Tensor out = elementwise_result(e, what, grad.sizes(), promote(grad.dtype(), other.dtype()), {&grad, &other},
                                   Category::Temporaries);
-  e.compute(ComputeKind::Backward, what, numel_flops(out), grad.bytes() + other.bytes() + out.bytes());
+  e.compute(ComputeKind::Backward, what, numel_flops(out), grad.bytes() + other.bytes() + out.bytes(),
+            elementwise_work(kind, out.dtype()));
   return out;
 }
 
-Tensor unary_result(Eager& e, const std::string& what, const Tensor& a, Dtype dtype) {
+Tensor unary_result(Eager& e, const std::string& what, const Tensor& a, Dtype dtype, WorkKind kind = WorkKind::Unary) {
   Tensor out = elementwise_result(e, what, a.sizes(), dtype, {&a});
-  e.compute(e.kind(), what, numel_flops(a), a.bytes() + out.bytes());
+  e.compute(e.kind(), what, numel_flops(a), a.bytes() + out.bytes(), elementwise_work(kind, dtype));
   return out;
 }
 
@@ -30,7 +32,7 @@ Tensor unary_result(Eager& e, const std::string& what, const Tensor& a, Dtype dt
 
 Tensor add(Eager& e, const Tensor& a, const Tensor& b) {
   Tensor out = elementwise_result(e, "add", broadcast_sizes(a.sizes(), b.sizes()), promote(a.dtype(), b.dtype()), {&a, &b});
-  e.compute(e.kind(), "add", numel_flops(out), a.bytes() + b.bytes() + out.bytes());
+  e.compute(e.kind(), "add", numel_flops(out), a.bytes() + b.bytes() + out.bytes(), elementwise_work(WorkKind::Binary, out.dtype()));
   // AddBackward0: self: grad, other: grad (alpha 1); validate_outputs sums and casts each to its input
   const int n = e.record("AddBackward0", {&a, &b}, {}, [](Eager&, const Node&, std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0], g[0]};
@@ -48,7 +50,7 @@ Tensor add_scalar(Eager& e, const Tensor& a, double) {
 
 Tensor mul(Eager& e, const Tensor& a, const Tensor& b) {
   Tensor out = elementwise_result(e, "mul", broadcast_sizes(a.sizes(), b.sizes()), promote(a.dtype(), b.dtype()), {&a, &b});
-  e.compute(e.kind(), "mul", numel_flops(out), a.bytes() + b.bytes() + out.bytes());
+  e.compute(e.kind(), "mul", numel_flops(out), a.bytes() + b.bytes() + out.bytes(), elementwise_work(WorkKind::Binary, out.dtype()));
   // MulBackward0 saves other for self's gradient and self for other's (only those needed), alphabetically
   std::vector<Tensor> saved;
   const bool keep_other = a.requires_grad(), keep_self = b.requires_grad();
@@ -141,11 +143,12 @@ Tensor silu(Eager& e, const Tensor& a) {
 }
 
 Tensor relu(Eager& e, const Tensor& a, bool inplace) {
-  Tensor out = inplace ? a : unary_result(e, "relu", a, a.dtype());
-  if (inplace) e.compute(e.kind(), "relu_", numel_flops(a), 2 * a.bytes());
+  // Not on an autocast list: relu runs in its input's type (16-bit after a 16-bit GEMM).
+  Tensor out = inplace ? a : unary_result(e, "relu", a, a.dtype(), WorkKind::Relu);
+  if (inplace) e.compute(e.kind(), "relu_", numel_flops(a), 2 * a.bytes(), elementwise_work(WorkKind::Relu, a.dtype()));
   // ReluBackward0 saves result: threshold_backward(grad, result, 0)
   const int n = e.record("ReluBackward0", {&a}, {out}, [](Eager& eg, const Node& node, std::vector<Tensor>& g) {
-    return std::vector<Tensor>{g[0].defined() ? grad_term(eg, "threshold_backward", g[0], node.saved[0]) : Tensor()};
+    return std::vector<Tensor>{g[0].defined() ? grad_term(eg, "threshold_backward", g[0], node.saved[0], WorkKind::ReluBackward) : Tensor()};
   });
   e.connect(out, n);
   return out;
@@ -155,13 +158,14 @@ Tensor mean_last(Eager& e, const Tensor& a) {
   Sizes sizes = a.sizes();
   sizes.back() = 1;
   Tensor out = e.empty("mean", sizes, a.dtype());
-  e.compute(e.kind(), "mean", numel_flops(a), a.bytes() + out.bytes());
+  e.compute(e.kind(), "mean", numel_flops(a), a.bytes() + out.bytes(), elementwise_work(WorkKind::Reduction, a.dtype()));
   Sizes in = a.sizes();
   // MeanBackward1: grad.expand(self.sizes()) / n — one input-sized tensor
   const int n = e.record("MeanBackward1", {&a}, {}, [in](Eager& eg, const Node&, std::vector<Tensor>& g) {
     if (!g[0].defined()) return std::vector<Tensor>{Tensor()};
     Tensor grad = eg.empty("mean backward", in, g[0].dtype(), Category::Temporaries);
-    eg.compute(ComputeKind::Backward, "mean backward", static_cast<double>(grad.numel()), grad.bytes());
+    eg.compute(ComputeKind::Backward, "mean backward", static_cast<double>(grad.numel()), grad.bytes(),
+               elementwise_work(WorkKind::Copy, grad.dtype()));
     return std::vector<Tensor>{std::move(grad)};
   });
   e.connect(out, n);
@@ -187,7 +191,7 @@ Tensor softmax_like(Eager& e, const Tensor& a, std::optional<Dtype> dtype, bool 
     }
   }
   Tensor out = e.empty(name, input.sizes(), out_dtype);
-  e.compute(e.kind(), name, 5.0 * numel_flops(input), input.bytes() + out.bytes());
+  e.compute(e.kind(), name, 5.0 * numel_flops(input), input.bytes() + out.bytes(), elementwise_work(WorkKind::Softmax, out_dtype));
   const Dtype in_dtype = input.dtype();
   BackwardFn fn = [log, in_dtype](Eager& eg, const Node& node, std::vector<Tensor>& g) {
     if (!g[0].defined()) return std::vector<Tensor>{Tensor()};
@@ -197,9 +201,11 @@ Tensor softmax_like(Eager& e, const Tensor& a, std::optional<Dtype> dtype, bool 
       // Measured on PyTorch 2.11 (H200), every softmax backward of GPT-2's and Llama's eager attention: one more
       // gradient-sized buffer is allocated and freed inside _softmax_backward_data.
       Tensor scratch = eg.empty("_softmax_backward_data scratch", node.saved[0].sizes(), in_dtype, Category::Temporaries);
-      eg.compute(ComputeKind::Backward, "_softmax_backward_data", 3.0 * static_cast<double>(grad.numel()), 3 * grad.bytes());
+      eg.compute(ComputeKind::Backward, "_softmax_backward_data", 3.0 * static_cast<double>(grad.numel()), 3 * grad.bytes(),
+                 elementwise_work(WorkKind::SoftmaxBackward, in_dtype));
     } else {
-      eg.compute(ComputeKind::Backward, "_log_softmax_backward_data", 3.0 * static_cast<double>(grad.numel()), 3 * grad.bytes());
+      eg.compute(ComputeKind::Backward, "_log_softmax_backward_data", 3.0 * static_cast<double>(grad.numel()), 3 * grad.bytes(),
+                 elementwise_work(WorkKind::SoftmaxBackward, in_dtype));
     }
     return std::vector<Tensor>{std::move(grad)};
   };

@@ -42,6 +42,13 @@ struct LowPrecision {
 // A column-major 2-D tensor (a transposed contiguous one), which mm_mat1/mat2_backward treat apart.
 bool column_major(const Tensor& m) { return m.strides()[0] == 1 && m.strides()[1] == m.sizes()[0]; }
 
+// The GEMM a·b of a row-major `a` [m, k] computing in `dtype`, timed on the device profile's curve of its operand
+// layout: b a transposed view (nn.Linear's weight.t()) makes a·Wᵀ, the profile's "forward"; b row-major (Conv1D's
+// weight, a Linear's weight in its input gradient) a·b, "input_grad".
+ComputeWork product_work(std::int64_t m, std::int64_t n, std::int64_t k, bool b_transposed, Dtype dtype) {
+  return ComputeWork::gemm(b_transposed ? GemmLayout::Forward : GemmLayout::InputGrad, m, n, k, 1, plan_element(dtype));
+}
+
 // mm_mat2_backward(grad, mat1, ...): the gradient in mat2's layout, (grad.t() @ mat1).t() for a column-major mat2,
 // else mat1.t() @ grad.
 Tensor mat2_gradient(Eager& e, const Tensor& grad, const Tensor& mat1, const Sizes& mat2_sizes, bool mat2_column_major,
@@ -50,12 +57,16 @@ Tensor mat2_gradient(Eager& e, const Tensor& grad, const Tensor& mat1, const Siz
   if (mat2_column_major) {
     Tensor r = e.empty("mm backward (mat2)", {n, k}, grad.dtype(), category);
     e.gemm(false);
-    e.compute(ComputeKind::Backward, "mm backward (mat2)", gemm_flops(n, k, m), grad.bytes() + mat1.bytes() + r.bytes());
+    // grad.t() @ mat1: aᵀ·b, the profile's "weight_grad"
+    e.compute(ComputeKind::Backward, "mm backward (mat2)", gemm_flops(n, k, m), grad.bytes() + mat1.bytes() + r.bytes(),
+              ComputeWork::gemm(GemmLayout::WeightGrad, n, k, m, 1, plan_element(grad.dtype())));
     return transposed_view(r, 0, 1);
   }
   Tensor r = e.empty("mm backward (mat2)", {k, n}, grad.dtype(), category);
   e.gemm(false);
-  e.compute(ComputeKind::Backward, "mm backward (mat2)", gemm_flops(k, n, m), grad.bytes() + mat1.bytes() + r.bytes());
+  // mat1.t() @ grad: aᵀ·b
+  e.compute(ComputeKind::Backward, "mm backward (mat2)", gemm_flops(k, n, m), grad.bytes() + mat1.bytes() + r.bytes(),
+            ComputeWork::gemm(GemmLayout::WeightGrad, k, n, m, 1, plan_element(grad.dtype())));
   return r;
 }
 
@@ -63,8 +74,10 @@ Tensor mat2_gradient(Eager& e, const Tensor& grad, const Tensor& mat1, const Siz
 Tensor mat1_gradient(Eager& e, const Tensor& grad, const Sizes& mat1_sizes, const Tensor& mat2, Category category) {
   Tensor r = e.empty("mm backward (mat1)", mat1_sizes, grad.dtype(), category);
   e.gemm(false);
+  // mat2.t() is row-major where mat2 is column-major (a Linear's weight.t()), else a transposed view
   e.compute(ComputeKind::Backward, "mm backward (mat1)", gemm_flops(mat1_sizes[0], mat1_sizes[1], mat2.sizes()[1]),
-            grad.bytes() + mat2.bytes() + r.bytes());
+            grad.bytes() + mat2.bytes() + r.bytes(),
+            product_work(mat1_sizes[0], mat1_sizes[1], mat2.sizes()[1], !column_major(mat2), grad.dtype()));
   return r;
 }
 
@@ -72,7 +85,7 @@ Tensor mm_op(Eager& e, const Tensor& a, const Tensor& w) {
   const std::int64_t m = a.sizes()[0], k = a.sizes()[1], n = w.sizes()[1];
   Tensor out = e.empty("mm", {m, n}, a.dtype());
   e.gemm(false);
-  e.compute(e.kind(), "mm", gemm_flops(m, n, k), a.bytes() + w.bytes() + out.bytes());
+  e.compute(e.kind(), "mm", gemm_flops(m, n, k), a.bytes() + w.bytes() + out.bytes(), product_work(m, n, k, column_major(w), a.dtype()));
   // MmBackward0 saves mat2 (for self's gradient) and self (for mat2's), alphabetically; computes mat2's first
   std::vector<Tensor> saved;
   const bool keep_mat2 = a.requires_grad(), keep_self = w.requires_grad();
@@ -98,7 +111,8 @@ Tensor bmm_op(Eager& e, const Tensor& a, const Tensor& bm) {
   const std::int64_t batch = a.sizes()[0], m = a.sizes()[1], k = a.sizes()[2], n = bm.sizes()[2];
   Tensor out = e.empty("bmm", {batch, m, n}, a.dtype());
   e.gemm(false);
-  e.compute(e.kind(), "bmm", static_cast<double>(batch) * gemm_flops(m, n, k), a.bytes() + bm.bytes() + out.bytes());
+  e.compute(e.kind(), "bmm", static_cast<double>(batch) * gemm_flops(m, n, k), a.bytes() + bm.bytes() + out.bytes(),
+            ComputeWork::gemm(GemmLayout::Batched, m, n, k, batch, plan_element(a.dtype())));
   std::vector<Tensor> saved;
   const bool keep_mat2 = a.requires_grad(), keep_self = bm.requires_grad();
   if (keep_mat2) saved.push_back(bm);
@@ -112,12 +126,16 @@ Tensor bmm_op(Eager& e, const Tensor& a, const Tensor& bm) {
     if (nd.next[1].valid()) {
       grads[1] = eg.empty("bmm backward (mat2)", b_sizes, g[0].dtype(), Category::Temporaries);
       eg.gemm(false);
-      eg.compute(ComputeKind::Backward, "bmm backward (mat2)", flops, 2 * grads[1].bytes() + g[0].bytes());
+      // self.transpose(1, 2).bmm(grad): [k, m]·[m, n] per batch
+      eg.compute(ComputeKind::Backward, "bmm backward (mat2)", flops, 2 * grads[1].bytes() + g[0].bytes(),
+                 ComputeWork::gemm(GemmLayout::Batched, a_sizes[2], b_sizes[2], a_sizes[1], a_sizes[0], plan_element(g[0].dtype())));
     }
     if (nd.next[0].valid()) {
       grads[0] = eg.empty("bmm backward (self)", a_sizes, g[0].dtype(), Category::Temporaries);
       eg.gemm(false);
-      eg.compute(ComputeKind::Backward, "bmm backward (self)", flops, 2 * grads[0].bytes() + g[0].bytes());
+      // grad.bmm(mat2.transpose(1, 2)): [m, n]·[n, k] per batch
+      eg.compute(ComputeKind::Backward, "bmm backward (self)", flops, 2 * grads[0].bytes() + g[0].bytes(),
+                 ComputeWork::gemm(GemmLayout::Batched, a_sizes[1], a_sizes[2], b_sizes[2], a_sizes[0], plan_element(g[0].dtype())));
     }
     return grads;
   });
@@ -144,7 +162,7 @@ Tensor embedding(Eager& e, const Tensor& weight, const Tensor& ids) {
   const std::int64_t width = weight.sizes()[1];
   sizes.push_back(width);
   Tensor out = e.empty("embedding", sizes, weight.dtype());
-  e.compute(e.kind(), "embedding", static_cast<double>(out.numel()), 2 * out.bytes());
+  e.compute(e.kind(), "embedding", static_cast<double>(out.numel()), 2 * out.bytes(), elementwise_work(WorkKind::Copy, out.dtype()));
   const std::int64_t rows = weight.sizes()[0], indices = ids.numel();
   const Dtype dtype = weight.dtype();
   // EmbeddingBackward0 saves the indices; embedding_dense_backward_cuda (Embedding.cu, EmbeddingBackwardKernel.cu):
@@ -157,7 +175,8 @@ Tensor embedding(Eager& e, const Tensor& weight, const Tensor& ids) {
     const Category category = eg.grad_category(nd.next[0]);
     if (indices <= 3072) {
       Tensor grad = eg.empty("embedding backward", {rows, width}, dtype, category);
-      eg.compute(ComputeKind::Backward, "embedding backward", static_cast<double>(g[0].numel()), g[0].bytes() + grad.bytes());
+      eg.compute(ComputeKind::Backward, "embedding backward", static_cast<double>(g[0].numel()), g[0].bytes() + grad.bytes(),
+                 elementwise_work(WorkKind::Copy, g[0].dtype()));
       return std::vector<Tensor>{std::move(grad)};
     }
     const Category tmp = Category::Temporaries;
@@ -165,7 +184,8 @@ Tensor embedding(Eager& e, const Tensor& weight, const Tensor& ids) {
     Tensor original = eg.empty("embedding backward: original indices", {indices}, Dtype::I64, tmp);
     {
       Tensor range = eg.empty("embedding backward: arange", {indices}, Dtype::I64, tmp);
-      eg.compute(ComputeKind::Backward, "radix_sort_pairs", static_cast<double>(indices), 4 * range.bytes());
+      eg.compute(ComputeKind::Backward, "radix_sort_pairs", static_cast<double>(indices), 4 * range.bytes(),
+                 elementwise_work(WorkKind::Copy, range.dtype()));
     }
     Tensor grad = eg.empty("embedding backward", {rows, width}, dtype, category);
     {
@@ -180,7 +200,8 @@ Tensor embedding(Eager& e, const Tensor& weight, const Tensor& ids) {
       Tensor partial_count = eg.empty("embedding backward: partial count", {}, Dtype::I64, tmp);
       Tensor partial_segment_offset = eg.empty("embedding backward: partial segment offsets", {partial_segments}, Dtype::I64, tmp);
       Tensor per_segment = eg.empty("embedding backward: per-segment sums", {partial_segments, warped}, dtype, tmp);
-      eg.compute(ComputeKind::Backward, "embedding backward", static_cast<double>(g[0].numel()), g[0].bytes() + per_segment.bytes() + grad.bytes());
+      eg.compute(ComputeKind::Backward, "embedding backward", static_cast<double>(g[0].numel()), g[0].bytes() + per_segment.bytes() + grad.bytes(),
+                 elementwise_work(WorkKind::Copy, g[0].dtype()));
       // destroyed newest first when embedding_backward_cuda_kernel returns
       per_segment.reset();
       partial_segment_offset.reset();
@@ -206,7 +227,7 @@ Tensor layer_norm(Eager& e, const Tensor& x_in, const Tensor& weight, const Tens
   stat.back() = 1;
   Tensor mean = e.empty("layer_norm mean", stat, Dtype::F32);
   Tensor rstd = e.empty("layer_norm rstd", stat, Dtype::F32);
-  e.compute(e.kind(), "layer_norm", 8.0 * static_cast<double>(x.numel()), x.bytes() + out.bytes());
+  e.compute(e.kind(), "layer_norm", 8.0 * static_cast<double>(x.numel()), x.bytes() + out.bytes(), elementwise_work(WorkKind::LayerNorm, x.dtype()));
   // NativeLayerNormBackward0 saves bias, input, weight, result1 (mean), result2 (rstd)
   const Sizes x_sizes = x.sizes(), w_sizes = weight.sizes();
   const Dtype x_dtype = x.dtype(), w_dtype = weight.dtype();
@@ -218,7 +239,8 @@ Tensor layer_norm(Eager& e, const Tensor& x_in, const Tensor& weight, const Tens
     if (nd.next[0].valid()) grads[0] = eg.empty("layer_norm backward (input)", x_sizes, x_dtype, eg.grad_category(nd.next[0]));
     if (nd.next[1].valid()) grads[1] = eg.empty("layer_norm backward (weight)", w_sizes, w_dtype, eg.grad_category(nd.next[1]));
     if (nd.next[2].valid()) grads[2] = eg.empty("layer_norm backward (bias)", w_sizes, w_dtype, eg.grad_category(nd.next[2]));
-    eg.compute(ComputeKind::Backward, "native_layer_norm_backward", 10.0 * static_cast<double>(g[0].numel()), 3 * g[0].bytes());
+    eg.compute(ComputeKind::Backward, "native_layer_norm_backward", 10.0 * static_cast<double>(g[0].numel()), 3 * g[0].bytes(),
+               elementwise_work(WorkKind::LayerNormBackward, x_dtype));
     return grads;
   });
   e.connect(out, node);
@@ -233,7 +255,8 @@ Tensor addmm(Eager& e, const Tensor& bias_in, const Tensor& x_in, const Tensor& 
   const std::int64_t rows = x.sizes()[0], in = x.sizes()[1], outf = w.sizes()[1];
   Tensor out = e.empty("addmm", {rows, outf}, x.dtype());
   e.gemm(/*biased_addmm_rows=*/rows > 1);
-  e.compute(e.kind(), "addmm", gemm_flops(rows, outf, in), x.bytes() + w.bytes() + out.bytes());
+  e.compute(e.kind(), "addmm", gemm_flops(rows, outf, in), x.bytes() + w.bytes() + out.bytes(),
+            product_work(rows, outf, in, column_major(w), x.dtype()));
   // AddmmBackward0 saves mat1 (for mat2's gradient) and mat2 (for mat1's); gradients mat1, mat2, then self (grad,
   // which validate_outputs sums over the rows into the bias's shape: a CUDA reduction)
   std::vector<Tensor> saved;
@@ -313,11 +336,12 @@ Tensor dropout(Eager& e, const Tensor& x, double p, bool training) {
   // native_dropout: the output and a bool keep mask; NativeDropoutBackward0 saves the mask
   Tensor out = e.empty_like("dropout", x, x.dtype());
   Tensor mask = e.empty_like("dropout mask", x, Dtype::Bool);
-  e.compute(e.kind(), "native_dropout", static_cast<double>(x.numel()), 2 * x.bytes() + mask.bytes());
+  e.compute(e.kind(), "native_dropout", static_cast<double>(x.numel()), 2 * x.bytes() + mask.bytes(), elementwise_work(WorkKind::Binary, x.dtype()));
   const int node = e.record("NativeDropoutBackward0", {&x}, {mask}, [](Eager& eg, const Node&, std::vector<Tensor>& g) {
     if (!g[0].defined()) return std::vector<Tensor>{Tensor()};
     Tensor grad = eg.empty_like("native_dropout_backward", g[0], g[0].dtype(), Category::Temporaries);
-    eg.compute(ComputeKind::Backward, "native_dropout_backward", static_cast<double>(grad.numel()), 3 * grad.bytes());
+    eg.compute(ComputeKind::Backward, "native_dropout_backward", static_cast<double>(grad.numel()), 3 * grad.bytes(),
+               elementwise_work(WorkKind::Binary, grad.dtype()));
     return std::vector<Tensor>{std::move(grad)};
   });
   e.connect(out, node);
@@ -334,7 +358,7 @@ Tensor mse_loss(Eager& e, const Tensor& x_in, const Tensor& y_in) {
     Tensor elementwise = e.empty("mse_loss elementwise", x.sizes(), x.dtype(), Category::Temporaries);
     if (!input_sized) loss = e.empty("mse_loss", {}, Dtype::F32, Category::Activations, true);
     const auto scratch = e.reduction_scratch(1, x.numel(), /*along_rows=*/false);
-    e.compute(ComputeKind::Loss, "mse_loss", 3.0 * static_cast<double>(x.numel()), 3 * x.bytes());
+    e.compute(ComputeKind::Loss, "mse_loss", 3.0 * static_cast<double>(x.numel()), 3 * x.bytes(), elementwise_work(WorkKind::MseLoss, x.dtype()));
     e.release_scratch(scratch);
   }
   // MseLossBackward0 saves self and target; mse_loss_backward: an input-sized gradient
@@ -343,7 +367,8 @@ Tensor mse_loss(Eager& e, const Tensor& x_in, const Tensor& y_in) {
   const int node = e.record("MseLossBackward0", {&x, &y}, {x, y}, [in, dtype](Eager& eg, const Node&, std::vector<Tensor>& g) {
     if (!g[0].defined()) return std::vector<Tensor>(2);
     Tensor grad = eg.empty("mse_loss_backward", in, dtype, Category::Temporaries);
-    eg.compute(ComputeKind::LossBackward, "mse_loss_backward", 3.0 * static_cast<double>(grad.numel()), 3 * grad.bytes());
+    eg.compute(ComputeKind::LossBackward, "mse_loss_backward", 3.0 * static_cast<double>(grad.numel()), 3 * grad.bytes(),
+               elementwise_work(WorkKind::MseLossBackward, dtype));
     return std::vector<Tensor>{std::move(grad), Tensor()};
   });
   e.connect(loss, node);
@@ -356,14 +381,16 @@ Tensor cross_entropy(Eager& e, const Tensor& logits, const Tensor& target) {
   const Tensor input = autocast_arg(e, log_probs, Dtype::F32);
   Tensor loss = e.empty("nll_loss", {}, input.dtype(), Category::Activations, /*persistent=*/true);
   Tensor total_weight = e.empty("nll_loss total_weight", {}, input.dtype());
-  e.compute(ComputeKind::Loss, "nll_loss", static_cast<double>(target.numel()), input.bytes() / 64 + target.bytes());
+  e.compute(ComputeKind::Loss, "nll_loss", static_cast<double>(target.numel()), input.bytes() / 64 + target.bytes(),
+            elementwise_work(WorkKind::Reduction, input.dtype()));
   // NllLossBackward0 saves self, target, total_weight; nll_loss_backward: zeros of the input's size
   const Sizes in = input.sizes();
   const Dtype dtype = input.dtype();
   const int node = e.record("NllLossBackward0", {&input}, {input, target, total_weight}, [in, dtype](Eager& eg, const Node&, std::vector<Tensor>& g) {
     if (!g[0].defined()) return std::vector<Tensor>{Tensor()};
     Tensor grad = eg.empty("nll_loss_backward", in, dtype, Category::Temporaries);
-    eg.compute(ComputeKind::LossBackward, "nll_loss_backward", static_cast<double>(numel_of(in)), grad.bytes());
+    eg.compute(ComputeKind::LossBackward, "nll_loss_backward", static_cast<double>(numel_of(in)), grad.bytes(),
+               elementwise_work(WorkKind::Copy, dtype));
     return std::vector<Tensor>{std::move(grad)};
   });
   e.connect(loss, node);

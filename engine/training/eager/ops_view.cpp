@@ -83,14 +83,14 @@ Tensor slice(Eager& e, const Tensor& x, int dim, std::int64_t start, std::int64_
   return record_view(e, x, x.view_as(sizes, x.strides()), "SliceBackward0", [in](Eager& eg, const Node&, std::vector<Tensor>& g) {
     // slice_backward: zeros of the input's size, the gradient copied into its slice
     Tensor full = eg.empty("slice_backward zeros", in, g[0].dtype(), Category::Temporaries);
-    eg.compute(ComputeKind::Backward, "slice_backward", 0, full.bytes() + g[0].bytes());
+    eg.compute(ComputeKind::Backward, "slice_backward", 0, full.bytes() + g[0].bytes(), elementwise_work(WorkKind::Copy, g[0].dtype()));
     return std::vector<Tensor>{std::move(full)};
   });
 }
 
 Tensor clone(Eager& e, const Tensor& x) {
   Tensor out = e.empty("copy", x.sizes(), x.dtype());
-  e.compute(e.kind(), "clone", 0, 2 * x.bytes());
+  e.compute(e.kind(), "clone", 0, 2 * x.bytes(), elementwise_work(WorkKind::Copy, x.dtype()));
   const int n = e.record("CloneBackward0", {&x}, {}, [](Eager&, const Node&, std::vector<Tensor>& g) { return std::vector<Tensor>{g[0]}; });
   e.connect(out, n);
   return out;
@@ -101,13 +101,15 @@ Tensor contiguous(Eager& e, const Tensor& x) { return x.is_contiguous() ? x : cl
 Tensor to(Eager& e, const Tensor& x, Dtype dtype) {
   if (x.dtype() == dtype) return x;
   Tensor out = e.empty_like("cast to " + dtype_name(dtype), x, dtype);
-  e.compute(e.kind(), "to(" + dtype_name(dtype) + ")", 0, x.bytes() + out.bytes());
+  // A cast is a copy kernel; timed on the copy curve of the type it reads, at the bytes it reads and writes.
+  e.compute(e.kind(), "to(" + dtype_name(dtype) + ")", 0, x.bytes() + out.bytes(), elementwise_work(WorkKind::Copy, x.dtype()));
   const Dtype from = x.dtype();
   const int n = e.record("ToCopyBackward0", {&x}, {}, [from](Eager& eg, const Node& node, std::vector<Tensor>& g) {
     if (!g[0].defined()) return std::vector<Tensor>{Tensor()};
     // grad.to(self's dtype): the gradient in the input's type
     Tensor cast = eg.empty_like("gradient cast to " + dtype_name(from), g[0], from, eg.grad_category(node.next[0]));
-    eg.compute(ComputeKind::Backward, "to(" + dtype_name(from) + ")", 0, g[0].bytes() + cast.bytes());
+    eg.compute(ComputeKind::Backward, "to(" + dtype_name(from) + ")", 0, g[0].bytes() + cast.bytes(),
+               elementwise_work(WorkKind::Copy, g[0].dtype()));
     return std::vector<Tensor>{std::move(cast)};
   });
   e.connect(out, n);
@@ -128,7 +130,7 @@ std::vector<Tensor> split(Eager& e, const Tensor& x, std::int64_t size, int dim)
     for (const Tensor& piece : g)
       if (!piece.defined()) zeros.push_back(eg.empty("split_backward zeros", piece_sizes, dtype, Category::Temporaries));
     Tensor whole = eg.empty("split_backward cat", in, g.front().defined() ? g.front().dtype() : dtype, Category::Temporaries);
-    eg.compute(ComputeKind::Backward, "split_backward cat", 0, 2 * whole.bytes());
+    eg.compute(ComputeKind::Backward, "split_backward cat", 0, 2 * whole.bytes(), elementwise_work(WorkKind::Copy, whole.dtype()));
     return std::vector<Tensor>{std::move(whole)};
   }, static_cast<int>(pieces));
   std::vector<Tensor> out;
@@ -153,7 +155,7 @@ Tensor cat(Eager& e, const std::vector<const Tensor*>& xs, int dim, std::optiona
     dtype = promote(dtype, x->dtype());
   }
   Tensor out = e.empty("cat", sizes, dtype);
-  e.compute(e.kind(), "cat", 0, 2 * out.bytes());
+  e.compute(e.kind(), "cat", 0, 2 * out.bytes(), elementwise_work(WorkKind::Copy, out.dtype()));
   std::vector<std::int64_t> offsets;
   std::int64_t at = 0;
   for (const Tensor* x : xs) {

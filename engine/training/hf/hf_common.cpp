@@ -25,7 +25,7 @@ Tensor parameter(const CausalLm& lm, int layer, int index, eager::Sizes sizes) {
 Tensor position_ids(eager::Eager& e, std::int64_t seq) {
   Tensor first = e.empty("arange", {seq}, Dtype::I64);
   Tensor cache_position = e.empty("cache_position", {seq}, Dtype::I64);
-  e.compute(e.kind(), "arange", 0, 2 * cache_position.bytes());
+  e.compute(e.kind(), "arange", 0, 2 * cache_position.bytes(), eager::elementwise_work(WorkKind::Copy, cache_position.dtype()));
   first.reset();
   return std::move(cache_position).with_layout({1, seq}, {seq, 1});  // cache_position.unsqueeze(0)
 }
@@ -49,7 +49,7 @@ Tensor eager_causal_mask(eager::Eager& e, std::int64_t batch, std::int64_t seq, 
   Tensor zero = e.empty("mask 0.0", {}, dtype);
   Tensor minimum = e.empty("mask finfo.min", {}, dtype);
   Tensor mask = e.empty("causal mask", {batch, 1, seq, seq}, dtype);
-  e.compute(e.kind(), "causal mask", static_cast<double>(mask.numel()), mask.bytes());
+  e.compute(e.kind(), "causal mask", static_cast<double>(mask.numel()), mask.bytes(), eager::elementwise_work(WorkKind::Copy, mask.dtype()));
   minimum.reset();
   zero.reset();
   allowed.reset();
@@ -65,7 +65,7 @@ Tensor for_causal_lm_loss(eager::Eager& e, const Tensor& logits_in, const Tensor
   // labels = nn.functional.pad(labels, (0, 1), value=ignore_index); shift_labels = labels[..., 1:].contiguous()
   Tensor padded = e.empty("labels padded", {batch, seq + 1}, Dtype::I64);
   Tensor shift_labels = e.empty("shift_labels", {batch, seq}, Dtype::I64);
-  e.compute(e.kind(), "pad and shift labels", 0, 2 * shift_labels.bytes());
+  e.compute(e.kind(), "pad and shift labels", 0, 2 * shift_labels.bytes(), eager::elementwise_work(WorkKind::Copy, shift_labels.dtype()));
   logits = eager::ops::view(e, logits, {batch * seq, vocab});
   shift_labels = std::move(shift_labels).with_layout({batch * seq}, {1});
   Tensor loss = eager::ops::cross_entropy(e, logits, shift_labels);

@@ -90,7 +90,8 @@ class Llama {
       Tensor raw = e_.empty("emb.sin()", {1, seq_, hd}, Dtype::F32);
       sin = e_.empty("sin", {1, seq_, hd}, Dtype::F32);
     }
-    e_.compute(e_.kind(), "rotary embedding", static_cast<double>(4 * emb.numel()), 4 * emb.bytes());
+    e_.compute(e_.kind(), "rotary embedding", static_cast<double>(4 * emb.numel()), 4 * emb.bytes(),
+               eager::elementwise_work(WorkKind::Unary, emb.dtype()));
     positions.reset();
     freqs.reset();
     emb.reset();
