@@ -50,6 +50,9 @@ def table(title, rows):
 
 
 def main():
+    if len(sys.argv) < 5:
+        print(__doc__.strip().splitlines()[-2], file=sys.stderr)
+        return 2
     cli, time_dir, ours, theirs = sys.argv[1:5]
     measured = json.load(open(os.path.join(time_dir, "time-checks.json")))
     pytorch = json.load(open(os.path.join(time_dir, "pytorch-steptime.json")))

@@ -4,8 +4,10 @@ on the same GPU, and our kernels' device profile. Measures only; the comparison 
 is made afterwards on the build machine from what comes back (the flags of every job are in the report).
 
 Parts, in this order (each writes as it goes, so a run cut short keeps what it measured):
-  executor  shardscope-cli run --backend cuda --json on each held-out job of pytorch_truth.steptime_jobs (the MLPs
-            and GPT-2 small), fp32 and --dtype bf16: every step's time (step_times_ns, batch loading apart).
+  executor  shardscope-cli run --backend cuda --json --simulate-beside on each held-out job of
+            pytorch_truth.steptime_jobs (the MLPs and GPT-2 small), fp32 and --dtype bf16: every step's time
+            (step_times_ns, batch loading apart), the step per kind of time beside the shipped h200-shardscope
+            profile's, and the executed trace as a gzipped Chrome export (JOB.json.gz).
   pytorch   pytorch_truth.py's steptime worker on the same jobs: PyTorch eager fp32 and autocast-bf16.
   profile   shardscope-cli calibrate --backend cuda --passes N: the profile of our own kernels.
 
@@ -66,7 +68,14 @@ def executor_part(cli, backend, out_dir, toy, report):
             continue
         seen.add(tuple(flags))
         steps = 6 if job["kind"] == "hf" else 10
-        cmd = [cli, "run", *flags, "--steps", str(steps), "--backend", backend, "--json"]
+        # The executed trace comes back too (a Chrome export, gzipped): where each op's time went, per op, beside
+        # `simulate --chrome` of the same job on the build machine; --simulate-beside gives the same per kind of time
+        # against the shipped profile of our kernels (or the one this lease measures, on the build machine later).
+        trace = os.path.join(out_dir, job["name"] + ".sstrace")
+        cmd = [cli, "run", *flags, "--steps", str(steps), "--backend", backend, "--json", "--out", trace,
+               "--simulate-beside"]
+        if backend == "cuda":  # by path: the bundle's CLI was built from another checkout than the one that travels
+            cmd += ["--device-profile", os.path.join(ROOT, "assets", "devices", "h200-shardscope.json")]
         begin = time.monotonic()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
@@ -81,11 +90,17 @@ def executor_part(cli, backend, out_dir, toy, report):
             entry["ok"] = run.get("ok")
             entry["error"] = run.get("error")
             entry["load_batch_ns"] = run.get("load_batch_ns")
+            entry["simulate_beside"] = run.get("simulate_beside")
             times = entry["step_times_ns"]
             if times and len(times) > 2:  # the first two steps warm cuBLAS and the caching allocator
                 entry["median_step_s"] = statistics.median(times[2:]) / 1e9
         except (json.JSONDecodeError, TypeError):
             entry["error"] = (err or out)[-1500:]
+        chrome = os.path.join(out_dir, job["name"] + ".json")
+        if os.path.exists(trace):
+            if subprocess.run([cli, "trace", "export", trace, "--chrome", chrome], capture_output=True).returncode == 0:
+                subprocess.run(["gzip", "-f", chrome])
+            os.remove(trace)
         report["executor"].append(entry)
         log(f"executor {job['name']}: exit {rc}, median {entry.get('median_step_s')} s")
         write(report, out_dir)
