@@ -57,7 +57,9 @@ copy_needed_libraries() {
 for binary in "$out"/bin/*; do copy_needed_libraries "$binary"; done
 # OpenBLAS is opened with dlopen by the CPU backend's first GEMM (engine/exec/cpu/blas_gemm.cpp), so ldd does not
 # list it: carry it and what it needs (gfortran, quadmath), found where the dynamic loader finds it here.
-openblas=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ {print $NF; exit}')
+# (awk reads to the end: exiting at the first match would leave ldconfig writing to a closed pipe, and pipefail would
+# fail the script whenever it had not finished first.)
+openblas=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ && !found {print $NF; found = 1}')
 [ -f "$openblas" ] || { echo "make_bundle.sh: libopenblas.so.0 not found here (install libopenblas0)" >&2; exit 1; }
 cp -L "$openblas" "$out/lib/libopenblas.so.0"
 copy_needed_libraries "$out/lib/libopenblas.so.0"
