@@ -222,13 +222,9 @@ std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
 // the profile's elementwise curves count them: python/shardscope/calibrate.py elementwise_curves). Where the
 // profile has no curve of that name, the nearest kernel it has, as the Kernel switch below does.
 std::optional<double> ProfileCosts::work_seconds(const Op& op, const ComputeWork& work) const {
-  std::string dtype = dtype_;
-  switch (work.element) {
-    case ElementType::Fp32: dtype = "float32"; break;
-    case ElementType::Bf16: dtype = "bfloat16"; break;
-    case ElementType::Fp16: dtype = "float16"; break;
-    case ElementType::Opaque: break;  // integer ids and masks, or not said: the training dtype's curves
-  }
+  // Integer ids and masks, or not said (opaque): the training dtype's curves.
+  const std::optional<Dtype> typed = dtype_of(work.element);
+  const std::string dtype = typed ? profile_dtype_name(*typed) : dtype_;
   const double bytes = static_cast<double>(op.bytes_accessed);
   const auto ew = [&](const char* name, double scale = 1) { return elementwise_in(dtype, name, bytes * scale); };
   const auto first = [](std::initializer_list<std::optional<double>> choices) -> std::optional<double> {

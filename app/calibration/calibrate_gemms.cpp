@@ -32,7 +32,7 @@ double difference(double with, double without) { return std::max(with - without,
 }  // namespace
 
 void calibrate_gemms(Context& c, ElementType element) {
-  const std::string dtype = element == ElementType::Fp32 ? "float32" : element == ElementType::Bf16 ? "bfloat16" : "float16";
+  const std::string dtype = profile_dtype_name(dtype_of(element).value());
   const double eb = static_cast<double>(element_bytes(element));
   // Modest on the CPU (2 shared cores in CI): products above the cut-off are left out, where throughput is flat
   // (the simulator holds the best measured throughput beyond the grid).

@@ -4,6 +4,7 @@
 // the simulator read only bytes.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/dtype.h"
@@ -19,6 +20,17 @@ inline ElementType element_type_of(Dtype dtype) {
     case Dtype::Fp32: break;
   }
   return ElementType::Fp32;
+}
+
+// The dtype whose values an element type holds (element_type_of's inverse); none for opaque bytes.
+inline std::optional<Dtype> dtype_of(ElementType element) {
+  switch (element) {
+    case ElementType::Fp32: return Dtype::Fp32;
+    case ElementType::Bf16: return Dtype::Bf16;
+    case ElementType::Fp16: return Dtype::Fp16;
+    case ElementType::Opaque: break;
+  }
+  return std::nullopt;
 }
 
 inline bool is_16_bit(ElementType element) { return element == ElementType::Bf16 || element == ElementType::Fp16; }
