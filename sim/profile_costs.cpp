@@ -307,8 +307,14 @@ std::optional<double> ProfileCosts::elementwise_kernel_seconds(const Op& op) con
     case Kernel::MseLoss: return first({ew("mse_loss"), sum({ew("mul"), ew("sum_rows", 1.0 / 3)})});
     case Kernel::MseLossBackward: return first({ew("mse_loss_backward"), ew("mul", 1.5)});
     case Kernel::CrossEntropyLoss: return first({ew("cross_entropy"), sum({ew("softmax"), ew("sum_rows", 0.5)})});
-    case Kernel::NllLossBackward: return first({ew("nll_loss_backward"), ew("copy")});
-    case Kernel::LogSoftmaxBackward: return first({ew("log_softmax_backward"), ew("softmax", 1.5)});
+    // Vocabulary-parallel cross-entropy's parts, each by the bytes its share of the loss moves.
+    case Kernel::VocabParallelLossMax:
+    case Kernel::VocabParallelLossSums:
+    case Kernel::VocabParallelLossFinish: return first({ew("cross_entropy"), ew("softmax")});
+    case Kernel::NllLossBackward:
+    case Kernel::VocabParallelNllLossBackward: return first({ew("nll_loss_backward"), ew("copy")});
+    case Kernel::LogSoftmaxBackward:
+    case Kernel::VocabParallelLogSoftmaxBackward: return first({ew("log_softmax_backward"), ew("softmax", 1.5)});
     case Kernel::Accumulate: return first({ew("accumulate"), ew("add")});
     case Kernel::Copy: return ew("copy");
     case Kernel::Scale: return first({ew("scale"), ew("mul")});

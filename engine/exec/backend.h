@@ -68,6 +68,10 @@ struct KernelLaunch {
   bool training = false;
   std::uint64_t dropout_key = 0;
   GlobalSamples samples = {};  // which samples of the step's global batch the pass holds (dropout masks)
+  // Tensor parallelism (Megatron-LM's, tp fastest): the group's size and this rank's index in it. A GPT model's
+  // kernels then run the rank's shard: its heads and MLP columns, its vocab/tp ids (ids tp_rank · vocab/tp on).
+  int tp = 1;
+  int tp_rank = 0;
   // UnscaleGradients: set to true when a gradient is inf or NaN (left alone otherwise).
   bool* found_non_finite = nullptr;
 };

@@ -33,6 +33,11 @@ void check_backend_support(const ResolvedScenario& scenario, const Plan& plan, c
       message.replace(at, cpu.size(), "the CUDA backend");
     throw UnsupportedPlanError(message);
   }
+  if (scenario.settings.strategy.tp > 1 && scenario.model.transformer)
+    throw UnsupportedPlanError("--tp " + std::to_string(scenario.settings.strategy.tp) + " with '" + scenario.model.spec +
+                               "': the CUDA backend executes tensor parallelism for MLP Linear pairs only; a GPT model's "
+                               "tensor-parallel kernels (the block's parts, the vocabulary-parallel embedding and "
+                               "cross-entropy) run on the CPU backend (--backend cpu)");
 }
 
 void check_plan(const ResolvedScenario& scenario, const Plan& plan, const ExecutionOptions& options) {

@@ -76,11 +76,14 @@ void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex ind
       launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LayerNormForward ? 0 : 1, c.hidden);
       break;
     case Kernel::GptAttentionRecompute:
-      launch.rows = saved_rows(program, index, ops, gpt_block_layout(c, 1, model_.seq, 4).saved_bytes,
-                               gpt_block_layout(c, 1, model_.seq, 2).saved_bytes);
+      launch.rows = saved_rows(program, index, ops, gpt_block_layout(c, 1, model_.seq, 4, tp_).saved_bytes,
+                               gpt_block_layout(c, 1, model_.seq, 2, tp_).saved_bytes);
       break;
-    default:
-      launch.rows = rows_of(program, index, ops, op.kernel == Kernel::GptBlockForward ? 0 : 1, model_.seq * c.hidden);
+    default: {  // a block (or part): forward from its input (operand 0), backward from its input (operand 1)
+      const bool forward = op.kernel == Kernel::GptBlockForward || op.kernel == Kernel::GptBlockAttentionForward ||
+                           op.kernel == Kernel::GptBlockMlpForward;
+      launch.rows = rows_of(program, index, ops, forward ? 0 : 1, model_.seq * c.hidden);
+    }
   }
   // Which samples of the step's global batch the pass holds, for the dropout masks, as exec/data/batch_loading.cpp
   // loads them: the program's share data.index of data.count is global samples index + count · j (DistributedSampler),
@@ -94,6 +97,8 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
   KernelLaunch launch;
   launch.kernel = op.kernel;
   launch.scale = op.scale;
+  launch.tp = tp_;
+  launch.tp_rank = program.rank % tp_;
   launch.operands = std::move(operands);
   const auto& ops = launch.operands;
   switch (op.kernel) {
@@ -111,12 +116,18 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
       break;
     }
     // A language model's cross-entropy has a row per token (logits.view(-1, V), targets.view(-1)).
+    // Vocabulary-parallel: the rank's logits (the shard's output_numel).
     case Kernel::CrossEntropyLoss:
     case Kernel::LogSoftmaxBackward:
+    case Kernel::VocabParallelLossMax:
+    case Kernel::VocabParallelLossSums:
+    case Kernel::VocabParallelLossFinish:
+    case Kernel::VocabParallelLogSoftmaxBackward:
       launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
       launch.rows = rows_of(program, index, ops, 0, launch.classes);
       break;
     case Kernel::NllLossBackward:  // target: one int64 class id per row
+    case Kernel::VocabParallelNllLossBackward:
       launch.classes = static_cast<int>(model_.output_numel / model_.target_positions);
       launch.rows = rows_of(program, index, ops, 0, 8);
       break;

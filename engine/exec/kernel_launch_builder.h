@@ -3,6 +3,7 @@
 // optimizer's hyperparameters and per-parameter step counts. One per rank; used by the thread running the op.
 #pragma once
 #include "exec/exec_layer.h"
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -26,7 +27,8 @@ class KernelLaunchBuilder {
   KernelLaunchBuilder(const ResolvedScenario& scenario, OptimizerSettings optimizer, std::uint64_t seed)
       : model_(tensor_parallel_shard(scenario.model, scenario.settings.strategy.tp,
                                      scenario.settings.strategy.sequence_parallel && scenario.model.transformer)),
-        optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad) {}
+        optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad),
+        tp_(std::max(1, scenario.settings.strategy.tp)) {}
 
   // Throws LoweringBug (exec/tensor_table.h) when the op's operands do not fit its layer's shape. Counts one more
   // step for every parameter of an OptimizerStep (keyed by its tensor and offset, so ZeRO shards count apart).
@@ -43,6 +45,7 @@ class KernelLaunchBuilder {
   OptimizerSettings optimizer_;
   std::uint64_t seed_;
   bool training_;
+  int tp_;  // the tensor-parallel group's size; rank r is its member r mod tp_ (tp fastest)
   std::mutex mutex_;  // guards steps_ (an optimizer op may run on a stream thread)
   std::map<std::pair<TensorId, Bytes>, std::int64_t> steps_;
 };

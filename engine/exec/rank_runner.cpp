@@ -232,7 +232,10 @@ std::optional<TimeNs> RankRunner::run_compute(OpIndex index, const Op& op, std::
     result_.loss_scale = scaler_->scale();
     result_.skipped_steps = scaler_->skipped_steps();
   }
-  const std::size_t loss_operand = op.kernel == Kernel::MseLoss ? 2 : op.kernel == Kernel::CrossEntropyLoss ? 3 : 0;
+  const std::size_t loss_operand = op.kernel == Kernel::MseLoss            ? 2
+                                   : op.kernel == Kernel::CrossEntropyLoss ? 3
+                                   : op.kernel == Kernel::VocabParallelLossFinish ? 4
+                                                                                   : 0;
   if (loss_operand == 0) return device_time;
   float loss = 0;
   backend_.copy_to_host(std::as_writable_bytes(std::span<float>(&loss, 1)), launch.operands.at(loss_operand));

@@ -53,6 +53,24 @@
 //   GptBlockBackward     grad_out, input, params×12, saved, attention, grad_input, grads×12
 //                                                      grad_input and the 12 gradients written; saved and attention
 //                                                      are scratch afterwards (they are freed next)
+// A tensor-parallel GPT-2 block (Megatron-LM's split; exec/cpu/gpt_block_kernels.h) runs in parts with the
+// tensor-parallel all-reduces between them (strategy/tensor_parallel_split.h), each part with its whole kernel's
+// operands:
+//   GptBlockAttentionForward, GptBlockMlpForward               GptBlockForward's
+//   GptBlockMlpBackward, GptBlockAttentionBackward, GptBlockInputNormBackward   GptBlockBackward's
+// Under tensor parallelism the embedding and the loss are vocabulary-parallel (each rank holds vocab/tp rows of wte,
+// and the logits of those ids): EmbeddingForward / EmbeddingBackward take the rank's rows, and
+//   VocabParallelLossMax    logits, stats             stats' chunk 0: each row's largest logit / tp (the all-reduce
+//                                                      sums them: the shift, the mean of the ranks' maxima)
+//   VocabParallelLossSums   logits, target, stats     after it: chunk 1 the target logit less the shift (0 where
+//                                                      another rank holds it), chunk 2 Σ exp(logit − shift) here
+//   VocabParallelLossFinish logits, target, stats, log_probs, loss   after both are all-reduced: the rank's
+//                                                      log_probs, and the loss (mean NLL × Op::scale)
+//   VocabParallelNllLossBackward  target, grad_log_probs   NllLossBackward on the rank's ids only
+//   VocabParallelLogSoftmaxBackward grad_log_probs, log_probs, grad_logits   LogSoftmaxBackward with each row's
+//                                                      Σ grad_log_probs over the whole vocabulary, −Op::scale/rows
+//                                                      (one target a row), rather than the rank's own part
+//   (stats: fp32, rows × 3 elements; a chunk is rows elements; exec/cpu/vocab_parallel_loss_kernels.h)
 // Collectives, Send and Recv take their buffer(s) in `args` too: all-reduce / broadcast / reduce: [buffer...] (one
 // coalesced call over the listed buffers, in order);
 // reduce-scatter: [input, output] (output = this member's chunk of the reduced input: member i of n owns elements
@@ -101,15 +119,26 @@ enum class Kernel : std::uint8_t {
   LayerNormBackward,
   GptBlockForward,
   GptAttentionRecompute,
+  GptBlockAttentionForward,
+  GptBlockMlpForward,
+  GptBlockMlpBackward,
+  GptBlockAttentionBackward,
+  GptBlockInputNormBackward,
   GptBlockBackward,
   UnscaleGradients,
   BiasAdd,
   BiasBackward,
+  VocabParallelLossMax,
+  VocabParallelLossSums,
+  VocabParallelLossFinish,
+  VocabParallelNllLossBackward,
+  VocabParallelLogSoftmaxBackward,
 };
 
 std::string kernel_name(Kernel kernel);
 
-// The GPT-2 kernels (EmbeddingForward … GptBlockBackward), which take their shapes from the model's config.
+// The GPT-2 kernels (EmbeddingForward … GptBlockBackward, the block's tensor-parallel parts among them), which take
+// their shapes from the model's config.
 inline bool is_transformer_kernel(Kernel kernel) {
   return kernel >= Kernel::EmbeddingForward && kernel <= Kernel::GptBlockBackward;
 }

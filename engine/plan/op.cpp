@@ -75,10 +75,20 @@ std::string kernel_name(Kernel kernel) {
     case Kernel::LayerNormBackward: return "layer_norm_backward";
     case Kernel::GptBlockForward: return "gpt_block_forward";
     case Kernel::GptAttentionRecompute: return "gpt_attention_recompute";
+    case Kernel::GptBlockAttentionForward: return "gpt_block_attention_forward";
+    case Kernel::GptBlockMlpForward: return "gpt_block_mlp_forward";
+    case Kernel::GptBlockMlpBackward: return "gpt_block_mlp_backward";
+    case Kernel::GptBlockAttentionBackward: return "gpt_block_attention_backward";
+    case Kernel::GptBlockInputNormBackward: return "gpt_block_input_norm_backward";
     case Kernel::GptBlockBackward: return "gpt_block_backward";
     case Kernel::UnscaleGradients: return "unscale_gradients";
     case Kernel::BiasAdd: return "bias_add";
     case Kernel::BiasBackward: return "bias_backward";
+    case Kernel::VocabParallelLossMax: return "vocab_parallel_loss_max";
+    case Kernel::VocabParallelLossSums: return "vocab_parallel_loss_sums";
+    case Kernel::VocabParallelLossFinish: return "vocab_parallel_loss_finish";
+    case Kernel::VocabParallelNllLossBackward: return "vocab_parallel_nll_loss_backward";
+    case Kernel::VocabParallelLogSoftmaxBackward: return "vocab_parallel_log_softmax_backward";
   }
   return "?";
 }

@@ -35,6 +35,10 @@ TimeKind compute_time_kind(const Op& op) {
     case Kernel::LinearBackward:
     case Kernel::GptBlockForward:
     case Kernel::GptBlockBackward:
+    case Kernel::GptBlockAttentionForward:
+    case Kernel::GptBlockMlpForward:
+    case Kernel::GptBlockMlpBackward:
+    case Kernel::GptBlockAttentionBackward:
     case Kernel::GptAttentionRecompute: return TimeKind::Gemm;
     case Kernel::OptimizerStep: return TimeKind::Optimizer;
     case Kernel::None:

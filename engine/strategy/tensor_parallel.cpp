@@ -7,6 +7,7 @@
 #include "model/tensor_parallel_shard.h"
 #include "scenario/parallel_layout.h"
 #include "strategy/tensor_parallel_params.h"
+#include "strategy/tensor_parallel_split.h"
 #include "training/model_pass.h"
 
 namespace shardscope {
@@ -39,6 +40,8 @@ class Collectives {
     const auto& s = scenario.settings;
     micro_batch_ = s.training.batch / (is_pipeline(s.strategy.kind) ? s.strategy.micro_batches : 1);
   }
+
+  std::int64_t micro_batch() const { return micro_batch_; }
 
   // Megatron-LM's all-gather buffer under sequence parallelism (core/utils.py GlobalMemoryBuffer, taken by
   // LinearWithGradAccumulationAndAsyncCommunication.forward and .backward in core/tensor_parallel/layers.py through
@@ -108,9 +111,12 @@ class Collectives {
       }
       case TensorParallelRole::VocabEmbedding: {
         const Bytes hidden = bytes(layer.out_numel * seq_split);
+        // EmbeddingForward's output (operand 4) holds this rank's lookups, summed in place.
         if (forward)
           out.push_back(sp_ ? TpCollective{CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " output"}
-                            : TpCollective{CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " output"});
+                            : TpCollective{CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " output",
+                                           op.kernel == Kernel::EmbeddingForward && op.args.size() > 4 ? op.args[4]
+                                                                                                      : TensorSlice{}});
         else if (sp_)
           out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " grad output"});
         break;
@@ -120,7 +126,8 @@ class Collectives {
         if (forward) {
           if (sp_) out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " input"});
         } else if (!sp_) {
-          out.push_back({CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " grad input"});
+          out.push_back({CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " grad input",
+                         linear_operand(op, Kernel::LinearBackward)});
         } else {
           out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " input again"});
           out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " grad input"});
@@ -159,9 +166,11 @@ OpArgs without_bias(const OpArgs& args) {
   return out;
 }
 
-// One base program with the tensor-parallel collectives in place; groups, peers and roots still the base plan's,
-// the new collectives on group -1 (set per rank below). Takes the base program's ops and tensors (moved, not copied).
-Program with_collectives(Program base, const Collectives& collectives, ElementType activation) {
+// One base program with the tensor-parallel collectives in place, and the ops they fall inside split around them
+// (strategy/tensor_parallel_split.h); groups, peers and roots still the base plan's, the new collectives on group -1
+// (set per rank below). Takes the base program's ops and tensors (moved, not copied).
+Program with_collectives(Program base, const Collectives& collectives, const TensorParallelSplit& split,
+                         ElementType activation) {
   Program out;
   out.rank = base.rank;
   out.tensors = std::move(base.tensors);
@@ -176,6 +185,11 @@ Program with_collectives(Program base, const Collectives& collectives, ElementTy
   OpIndex next = 0;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
     if (i == first_gather) ++next;
+    if (const TensorParallelSplit::Parts parts = split.parts_of(base.ops[i]); parts.count > 1) {
+      new_index[i] = next + static_cast<OpIndex>(parts.stands_for);
+      next += static_cast<OpIndex>(parts.count);
+      continue;
+    }
     new_index[i] = next++;
     inserted[i] = collectives.after(base.ops[i]);
     next += static_cast<OpIndex>(inserted[i].size());
@@ -184,6 +198,7 @@ Program with_collectives(Program base, const Collectives& collectives, ElementTy
   // The tensor-parallel group's collectives, numbered in program order: those inserted here and those the pass put
   // in (group -1 in the base plan: sequence parallelism on an MLP).
   std::int32_t sequence = 0;
+  double nll_scale = 1;
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
     for (OpIndex& dep : base.ops[i].deps) dep = new_index[static_cast<std::size_t>(dep)];
     if (base.ops[i].kind == OpKind::Collective && base.ops[i].group < 0) base.ops[i].sequence = sequence++;
@@ -201,6 +216,14 @@ Program with_collectives(Program base, const Collectives& collectives, ElementTy
       alloc.micro_batch = micro_batch;
       alloc.label = "alloc " + out.tensors.back().name.str();
       out.ops.push_back(std::move(alloc));
+    }
+    split.use_vocab_parallel_backward(base.ops[i], nll_scale);
+    if (split.parts_of(base.ops[i]).count > 1) {
+      const std::size_t from = out.ops.size();
+      split.append_parts(std::move(base.ops[i]), out.tensors, out.ops);
+      for (std::size_t k = from; k < out.ops.size(); ++k)
+        if (out.ops[k].kind == OpKind::Collective) out.ops[k].sequence = sequence++;
+      continue;
     }
     out.ops.push_back(std::move(base.ops[i]));
     for (auto& collective : inserted[i]) {
@@ -227,6 +250,7 @@ Program with_collectives(Program base, const Collectives& collectives, ElementTy
 Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const Model& shard) {
   const int tp = scenario.settings.strategy.tp;
   const Collectives collectives(scenario, shard);
+  const TensorParallelSplit split(shard, tp, scenario.settings.strategy.sequence_parallel, collectives.micro_batch());
   const auto roles = tensor_parallel_roles(shard);
   const bool places_inits = tensor_parallel_inits_placed(scenario.model);
   const ElementType activation = activation_element(shard, element_type_of(scenario.settings.training.dtype));
@@ -253,7 +277,7 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
     const int base_rank = base_program.rank;
     const DataShard data = base_program.data;
     // The base program's memory is given back as it is used, for the copies to reuse.
-    Program shaped = with_collectives(std::move(base_program), collectives, activation);
+    Program shaped = with_collectives(std::move(base_program), collectives, split, activation);
     const int tp_group = base_groups * tp + base_rank;
     for (int k = 0; k < tp; ++k) {
       Program program;

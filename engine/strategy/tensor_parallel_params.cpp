@@ -21,8 +21,7 @@ struct Split {
 
 // The MLP Linear pairs' splits (nn.Linear's weight is out × in, row-major): a column-parallel layer keeps rows
 // k·out/tp.. of weight and bias, one run; a row-parallel weight keeps columns k·in/tp.. of each of its out rows.
-std::map<std::string, Split> linear_splits(const Model& whole, int tp) {
-  std::map<std::string, Split> splits;
+void add_linear_splits(const Model& whole, int tp, std::map<std::string, Split>& splits) {
   const auto roles = tensor_parallel_roles(whole);
   for (std::size_t l = 0; l < whole.layers.size(); ++l) {
     const Layer& layer = whole.layers[l];
@@ -34,17 +33,53 @@ std::map<std::string, Split> linear_splits(const Model& whole, int tp) {
       splits[layer.name + "." + param.name] = split;
     }
   }
+}
+
+// A GPT-2 model's (model/tensor_parallel_shard.h splits it): Conv1D weights are in × out. c_attn's columns are Q, K
+// and V side by side, and a rank keeps its heads' columns of each, so its run is hidden/tp (three a row; its bias
+// likewise); mlp.c_fc's columns (and bias) run inner/tp; the row-parallel attn.c_proj and mlp.c_proj weights and the
+// vocabulary-parallel wte and lm_head keep whole rows k·rows/tp.., one run; norms, wpe and the c_proj biases whole.
+void add_gpt2_splits(const Model& whole, int tp, std::map<std::string, Split>& splits) {
+  const auto roles = tensor_parallel_roles(whole);
+  const TransformerConfig& c = *whole.transformer;
+  for (std::size_t l = 0; l < whole.layers.size(); ++l) {
+    const Layer& layer = whole.layers[l];
+    for (std::size_t p = 0; p < layer.params.size(); ++p) {
+      const ParamSpec& param = layer.params[p];
+      std::int64_t run = 0;
+      if (roles[l] == TensorParallelRole::Block) {
+        if (param.name.starts_with("attn.c_attn.")) run = c.hidden / tp;
+        else if (param.name.starts_with("mlp.c_fc.")) run = c.intermediate / tp;
+        else if (param.name.ends_with("c_proj.weight")) run = param.numel / tp;
+      } else if ((roles[l] == TensorParallelRole::VocabEmbedding && p == 0) || roles[l] == TensorParallelRole::VocabHead) {
+        run = param.numel / tp;
+      }
+      splits[layer.name + "." + param.name] = Split{run, param.numel, 0};
+    }
+  }
+}
+
+std::map<std::string, Split> parameter_splits(const Model& whole, int tp) {
+  std::map<std::string, Split> splits;
+  if (whole.transformer) add_gpt2_splits(whole, tp, splits);
+  else add_linear_splits(whole, tp, splits);
   return splits;
 }
 
 }  // namespace
 
-bool tensor_parallel_inits_placed(const Model& whole) { return !whole.transformer; }
+bool tensor_parallel_inits_placed(const Model& whole) {
+  if (!whole.transformer) return true;
+  if (whole.transformer->family != TransformerFamily::Gpt2) return false;
+  for (const Layer& layer : whole.layers)  // a block's parameters as one flat tensor cannot be placed piece by piece
+    if (layer.kind == LayerKind::TransformerBlock && layer.params.size() != 12) return false;
+  return true;
+}
 
 ParameterInits tensor_parallel_inits(const ParameterInits& shard_inits, Bytes element_bytes, const Model& whole, int tp,
                                      int k) {
   if (!tensor_parallel_inits_placed(whole)) return shard_inits;
-  const auto splits = linear_splits(whole, tp);
+  const auto splits = parameter_splits(whole, tp);
   ParameterInits out;
   for (const ParameterInit& init : shard_inits) {
     const auto found = splits.find(init.copy_of.empty() ? init.name : init.copy_of);
@@ -54,7 +89,7 @@ ParameterInits tensor_parallel_inits(const ParameterInits& shard_inits, Bytes el
     }
     const Split& split = found->second;
     ParameterInit base = init;
-    base.fan_in = split.fan_in;
+    if (split.fan_in > 0) base.fan_in = split.fan_in;
     base.parameter_numel = split.whole_numel;
     if (split.run == 0) {  // whole on every rank
       out.push_back(base);

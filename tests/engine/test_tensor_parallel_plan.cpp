@@ -268,6 +268,79 @@ TEST(TensorParallelPlan, TinyGptBytesAndCollectives) {
   }
 }
 
+// Without sequence parallelism a block's collectives fall inside it, and the plan says so (Megatron-LM's
+// transformer_layer.py order): its forward is the attention part, the all-reduce of attn.c_proj's partial output,
+// the MLP part and the all-reduce of mlp.c_proj's; its backward the MLP part, the all-reduce of d(ln_2 output), the
+// attention part, the all-reduce of d(ln_1 output) and ln_1's backward. Each all-reduce names the b·s·h fp32 it
+// sums: in the block's saved buffer (model/gpt_block_layout.h: ln_1's output b·s·h, Q, K, V 3b·s·h/t and the
+// attention output b·s·h/t precede residual_1, which precedes ln_2's output), or the block's output. The loss is
+// three parts with its three all-reduces of b·s fp32 between, over a statistics tensor of 3·b·s fp32 allocated and
+// freed around them.
+TEST(TensorParallelPlan, TinyGptCollectivesFallInsideTheBlockAndTheLoss) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(T::h, T::a, T::layers, T::vocab, T::positions));
+  const Plan plan = lower_validated_plan(resolve_scenario(tiny_gpt(config, StrategyKind::Single, 2, 2, false)));
+  const Program& program = plan.programs[1];
+  const Bytes bsh = T::b * T::positions * T::h * 4, t = 2;
+  const Bytes residual_1 = bsh + 3 * bsh / t + bsh / t, ln_2_output = residual_1 + bsh;
+  std::map<std::string, TensorId> ids;
+  for (std::size_t i = 0; i < program.tensors.size(); ++i) ids[program.tensors[i].name.str()] = static_cast<TensorId>(i);
+  const TensorId saved = ids.at("h.0 saved activations");
+  auto find = [&](const std::string& label) {
+    for (std::size_t i = 0; i < program.ops.size(); ++i)
+      if (program.ops[i].label.str() == label) return i;
+    ADD_FAILURE() << "no op '" << label << "'";
+    return program.ops.size();
+  };
+  auto expect_buffer = [&](std::size_t op, TensorId tensor, Bytes offset) {
+    ASSERT_LT(op, program.ops.size());
+    ASSERT_EQ(program.ops[op].args.size(), 1u) << program.ops[op].label.str();
+    EXPECT_EQ(program.ops[op].args[0].tensor, tensor) << program.ops[op].label.str();
+    EXPECT_EQ(program.ops[op].args[0].offset, offset) << program.ops[op].label.str();
+    EXPECT_EQ(program.ops[op].args[0].bytes, bsh) << program.ops[op].label.str();
+    EXPECT_EQ(program.ops[op].payload, bsh) << program.ops[op].label.str();
+  };
+  const std::size_t forward = find("h.0 forward (attention)");
+  ASSERT_LT(forward + 3, program.ops.size());
+  EXPECT_EQ(program.ops[forward + 1].label.str(), "tp all-reduce h.0 attention output");
+  expect_buffer(forward + 1, saved, residual_1);
+  EXPECT_EQ(program.ops[forward + 2].label.str(), "h.0 forward (mlp)");
+  EXPECT_EQ(program.ops[forward + 3].label.str(), "tp all-reduce h.0 mlp output");
+  ASSERT_EQ(program.ops[forward + 2].args.size(), 16u);
+  EXPECT_EQ(program.ops[forward + 3].args[0].tensor, program.ops[forward + 2].args[15].tensor);  // the output
+  const std::size_t backward = find("h.0 backward (mlp)");
+  ASSERT_LT(backward + 4, program.ops.size());
+  EXPECT_EQ(program.ops[backward + 1].label.str(), "tp all-reduce h.0 mlp grad input");
+  expect_buffer(backward + 1, saved, ln_2_output);
+  EXPECT_EQ(program.ops[backward + 2].label.str(), "h.0 backward (attention)");
+  EXPECT_EQ(program.ops[backward + 3].label.str(), "tp all-reduce h.0 attention grad input");
+  expect_buffer(backward + 3, saved, residual_1);
+  EXPECT_EQ(program.ops[backward + 4].label.str(), "h.0 backward (ln_1)");
+  // The parts share the whole op's FLOPs: the MLP 2 GEMMs of 2·h·4h/t a token of the whole block's.
+  const double mlp = program.ops[forward + 2].flops, whole = mlp + program.ops[forward].flops;
+  EXPECT_NEAR(mlp, 2.0 * 2 * T::h * 4 * T::h / t * T::b * T::positions, 1e-6 * whole);
+
+  const TensorId stats = ids.at("vocab-parallel cross-entropy statistics");
+  EXPECT_EQ(program.tensors[static_cast<std::size_t>(stats)].bytes, 3 * T::b * T::positions * 4);
+  const std::size_t loss = find("cross-entropy loss (row maxima)");
+  ASSERT_GE(loss, 1u);
+  EXPECT_EQ(program.ops[loss - 1].kind, OpKind::Alloc);
+  EXPECT_EQ(program.ops[loss - 1].tensor, stats);
+  const char* labels[] = {"tp all-reduce cross-entropy logits max", "cross-entropy loss (target logit, sum of exp)",
+                          "tp all-reduce cross-entropy target logit", "tp all-reduce cross-entropy sum of exp",
+                          "cross-entropy loss (log_probs, loss)"};
+  for (std::size_t k = 0; k < 5; ++k) EXPECT_EQ(program.ops.at(loss + 1 + k).label.str(), labels[k]);
+  for (const std::size_t k : {1u, 3u, 4u}) {
+    const Op& reduce = program.ops.at(loss + k);
+    EXPECT_EQ(reduce.payload, T::b * T::positions * 4) << reduce.label.str();
+    ASSERT_EQ(reduce.args.size(), 1u);
+    EXPECT_EQ(reduce.args[0].tensor, stats) << reduce.label.str();
+  }
+  EXPECT_EQ(program.ops.at(loss + 6).kind, OpKind::Free);
+  EXPECT_EQ(program.ops.at(loss + 6).tensor, stats);
+}
+
 // A block under sequence parallelism all-gathers each tensor-parallel region's [s/t, b, h] input into Megatron-LM's
 // global memory buffer (core/utils.py GlobalMemoryBuffer.get_tensor(..., "mpu"), from
 // LinearWithGradAccumulationAndAsyncCommunication in core/tensor_parallel/layers.py): one [s, b, h] tensor of the

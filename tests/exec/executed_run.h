@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "engine/run_helpers.h"
@@ -66,6 +67,20 @@ inline void expect_same_model(const ExecutionResult& run, const ExecutionResult&
   }
 }
 
+// The largest |run − reference| over every parameter element, for the record (the assertion is expect_same_model's).
+inline double largest_difference(const ExecutionResult& run, const ExecutionResult& reference) {
+  const ModelParameters model = assemble_model_parameters(run.ranks);
+  const ModelParameters expected = assemble_model_parameters(reference.ranks);
+  double largest = 0;
+  for (const auto& [name, values] : expected.values) {
+    const auto it = model.values.find(name);
+    if (it == model.values.end() || it->second.size() != values.size()) continue;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      largest = std::max(largest, static_cast<double>(std::fabs(it->second[i] - values[i])));
+  }
+  return largest;
+}
+
 // Every rank's measured peak and per-phase bytes by category equal the exact accounting of the plan.
 inline void expect_measured_equals_predicted(const Executed& executed) {
   ASSERT_EQ(executed.result.ranks.size(), executed.predicted.ranks.size());
@@ -82,6 +97,15 @@ inline void expect_measured_equals_predicted(const Executed& executed) {
             << predicted.phases[p].name << " " << category_key(c);
     }
   }
+}
+
+// The run trains as the reference (expect_same_model) with measured memory equal to the prediction, and prints the
+// largest parameter difference it saw under `what`.
+inline void expect_trains_as(const Executed& executed, const Executed& reference, const std::string& what) {
+  expect_same_model(executed.result, reference.result);
+  expect_measured_equals_predicted(executed);
+  std::printf("[ trains as ] %s: largest parameter difference %.3g\n", what.c_str(),
+              largest_difference(executed.result, reference.result));
 }
 
 }  // namespace shardscope::exec::test

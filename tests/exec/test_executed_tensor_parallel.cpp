@@ -33,6 +33,7 @@ namespace shardscope::exec {
 namespace {
 
 using test::Executed;
+using test::expect_trains_as;
 using test::Variant;
 using test::expect_measured_equals_predicted;
 using test::expect_same_model;
@@ -47,28 +48,6 @@ const std::vector<Variant>& variants() {
       {"adam, cross-entropy", [](Scenario& s) { s.training.loss = LossKind::CrossEntropy; }},
   };
   return all;
-}
-
-// The largest |tensor-parallel − single| over every parameter element, for the record (the assertion is
-// expect_same_model's).
-double largest_difference(const ExecutionResult& run, const ExecutionResult& reference) {
-  const ModelParameters model = assemble_model_parameters(run.ranks);
-  const ModelParameters expected = assemble_model_parameters(reference.ranks);
-  double largest = 0;
-  for (const auto& [name, values] : expected.values) {
-    const auto it = model.values.find(name);
-    if (it == model.values.end() || it->second.size() != values.size()) continue;
-    for (std::size_t i = 0; i < values.size(); ++i)
-      largest = std::max(largest, static_cast<double>(std::fabs(it->second[i] - values[i])));
-  }
-  return largest;
-}
-
-void expect_trains_as(const Executed& executed, const Executed& reference, const std::string& what) {
-  expect_same_model(executed.result, reference.result);
-  expect_measured_equals_predicted(executed);
-  std::printf("[ tp ] %s: largest parameter difference from single %.3g\n", what.c_str(),
-              largest_difference(executed.result, reference.result));
 }
 
 // The loss each rank that computes one reports, against the losses of the reference's ranks it should repeat:

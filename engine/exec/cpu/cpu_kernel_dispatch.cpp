@@ -18,6 +18,7 @@
 #include "exec/cpu/operand_spans.h"
 #include "exec/cpu/optimizer_kernels.h"
 #include "exec/cpu/transformer_dispatch.h"
+#include "exec/cpu/vocab_parallel_loss_kernels.h"
 #include "exec/shared_kernels/gpt_block_staging.h"
 
 namespace shardscope::exec::cpu {
@@ -71,6 +72,33 @@ void cross_entropy_launch(const KernelLaunch& l) {
   log_softmax_forward(l.rows, l.classes, logits, log_probs);
   write_scalar(operand(l, 3, "loss"),
                nll_loss_forward(l.rows, l.classes, log_probs, targets) * static_cast<float>(l.scale), "CrossEntropyLoss");
+}
+
+// Cross-entropy's parts over vocabulary-parallel logits (kernel.h lists the operands).
+void vocab_parallel_loss_launch(const KernelLaunch& l) {
+  const VocabShard shard{l.rows, l.classes, l.tp, l.tp_rank};
+  switch (l.kernel) {
+    case Kernel::VocabParallelLossMax:
+      return vocab_parallel_loss_max(shard, floats(operand(l, 0, "logits")), floats(operand(l, 1, "stats")));
+    case Kernel::VocabParallelLossSums:
+      return vocab_parallel_loss_sums(shard, floats(operand(l, 0, "logits")), int64s(operand(l, 1, "target")),
+                                      floats(operand(l, 2, "stats")));
+    case Kernel::VocabParallelLossFinish:
+      return write_scalar(operand(l, 4, "loss"),
+                          vocab_parallel_loss_finish(shard, floats(operand(l, 0, "logits")), floats(operand(l, 2, "stats")),
+                                                     floats(operand(l, 3, "log_probs"))) *
+                              static_cast<float>(l.scale),
+                          "VocabParallelLossFinish");
+    case Kernel::VocabParallelNllLossBackward:
+      return vocab_parallel_nll_loss_backward(shard, int64s(operand(l, 0, "target")),
+                                              floats(operand(l, 1, "grad_log_probs")), l.scale);
+    case Kernel::VocabParallelLogSoftmaxBackward:
+      return vocab_parallel_log_softmax_backward(shard, floats(operand(l, 0, "grad_log_probs")),
+                                                 floats(operand(l, 1, "log_probs")), floats(operand(l, 2, "grad_logits")),
+                                                 l.scale);
+    default:
+      throw std::invalid_argument(kernel_name(l.kernel) + " is not a vocabulary-parallel loss kernel");
+  }
 }
 
 // (param, grad, state...) × k; the state count per parameter follows the optimizer kind.
@@ -165,6 +193,11 @@ void run_fp32_kernel(const KernelLaunch& l) {
     case Kernel::LogSoftmaxBackward:
       return log_softmax_backward(l.rows, l.classes, floats(operand(l, 0, "grad_log_probs")),
                                   floats(operand(l, 1, "log_probs")), floats(operand(l, 2, "grad_logits")));
+    case Kernel::VocabParallelLossMax:
+    case Kernel::VocabParallelLossSums:
+    case Kernel::VocabParallelLossFinish:
+    case Kernel::VocabParallelNllLossBackward:
+    case Kernel::VocabParallelLogSoftmaxBackward: return vocab_parallel_loss_launch(l);
     case Kernel::Accumulate:
       return for_each_pair(l, [](std::span<float> dst, std::span<const float> src) {
         for (std::size_t i = 0; i < dst.size(); ++i) dst[i] += src[i];

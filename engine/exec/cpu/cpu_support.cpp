@@ -28,20 +28,24 @@ void check_transformer(const Model& model) {
 }
 
 // Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h), with or without
-// sequence parallelism; a GPT model's sharded block, vocabulary-parallel embedding and cross-entropy, and its
-// sequence parallelism have no kernels yet.
+// sequence parallelism, and GPT-2 models without it in fp32 (the block's parts, vocabulary-parallel embedding and
+// cross-entropy: strategy/tensor_parallel_split.h); a GPT model's sequence parallelism, full recomputation under tp
+// (the recomputed forward's mid-block all-reduce) and 16-bit blocks under tp have no kernels yet.
 void check_tensor_parallel(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
-  if (strategy.tp == 1) return;
+  if (strategy.tp == 1 || !scenario.model.transformer) return;
   const std::string tp = "--tp " + std::to_string(strategy.tp);
-  if (strategy.sequence_parallel && scenario.model.transformer)
-    throw UnsupportedPlanError(tp + " --sequence-parallel with '" + scenario.model.spec + "': the backends execute "
-                               "sequence parallelism for MLP Linear pairs only; a GPT model's sequence-parallel "
-                               "LayerNorms, dropout and blocks are modelled for memory and simulate but not executed yet");
-  if (scenario.model.transformer)
-    throw UnsupportedPlanError(tp + " with '" + scenario.model.spec + "': the backends execute tensor parallelism for "
-                               "MLP Linear pairs only; a GPT model's sharded blocks, vocabulary-parallel embedding and "
-                               "cross-entropy are modelled for memory and simulate but not executed yet");
+  const std::string modelled = " is modelled for memory and simulate but not executed yet";
+  if (strategy.sequence_parallel)
+    throw UnsupportedPlanError(tp + " --sequence-parallel with '" + scenario.model.spec + "': a GPT model's sequence-"
+                               "parallel LayerNorms, dropout and blocks are modelled for memory and simulate but not executed yet (run it "
+                               "without --sequence-parallel; MLP Linear pairs run with it)");
+  if (scenario.model.checkpoint == CheckpointMode::Full)
+    throw UnsupportedPlanError(tp + " with --checkpoint full: a GPT block's recomputed forward under tensor parallelism" +
+                               modelled + " (use --checkpoint selective or none)");
+  if (scenario.settings.training.dtype != Dtype::Fp32)
+    throw UnsupportedPlanError(tp + " with --dtype " + dtype_name(scenario.settings.training.dtype) + ": a GPT model's "
+                               "tensor-parallel blocks run in fp32 only; 16-bit" + modelled);
 }
 
 // What is modelled for memory and simulate but has no kernels: refused by the option's name, never run otherwise.

@@ -34,6 +34,17 @@ void check_tables(const EmbeddingShape& s, std::size_t wte, std::size_t wpe, con
                                 std::to_string(wpe) + ", expected vocab × hidden and positions × hidden");
 }
 
+// The row of wte holding `id` on this rank, or −1 when another rank holds it. Throws on an id outside the whole
+// vocabulary.
+std::int64_t table_row(const EmbeddingShape& s, std::int64_t id, std::size_t token, const char* kernel) {
+  const std::int64_t whole = s.whole_vocab > 0 ? s.whole_vocab : s.vocab;
+  if (id < 0 || id >= whole)
+    throw std::invalid_argument(std::string(kernel) + ": token id " + std::to_string(id) + " at position " +
+                                std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(whole) + ")");
+  const std::int64_t row = id - s.first_id;
+  return row >= 0 && row < s.vocab ? row : -1;
+}
+
 }  // namespace
 
 void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> ids, std::span<const float> wte,
@@ -44,14 +55,13 @@ void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> id
   const auto h = static_cast<std::size_t>(s.hidden);
   require_size(output, tokens * h, kernel, "output");
   for (std::size_t t = 0; t < tokens; ++t) {
-    const std::int64_t id = ids[t];
-    if (id < 0 || id >= s.vocab)
-      throw std::invalid_argument(std::string(kernel) + ": token id " + std::to_string(id) + " at position " +
-                                  std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(s.vocab) + ")");
-    const float* token = wte.data() + static_cast<std::size_t>(id) * h;
+    const std::int64_t row = table_row(s, ids[t], t, kernel);
     const float* position = wpe.data() + (t % static_cast<std::size_t>(s.seq)) * h;
     float* out = output.data() + t * h;
-    for (std::size_t j = 0; j < h; ++j) out[j] = token[j] + position[j];
+    if (row < 0) std::fill(out, out + h, 0.0f);
+    else std::copy_n(wte.data() + static_cast<std::size_t>(row) * h, h, out);
+    if (s.adds_positions)
+      for (std::size_t j = 0; j < h; ++j) out[j] += position[j];
   }
   if (mask.empty()) {
     if (s.dropout > 0) throw std::invalid_argument(std::string(kernel) + ": dropout needs a mask operand");
@@ -75,17 +85,14 @@ void embedding_backward(const EmbeddingShape& s, std::span<const float> grad_out
   const float scale = keep_scale(s.dropout);
   std::vector<float> row(h);
   for (std::size_t t = 0; t < tokens; ++t) {
-    const std::int64_t id = ids[t];
-    if (id < 0 || id >= s.vocab)
-      throw std::invalid_argument(std::string(kernel) + ": token id " + std::to_string(id) + " is outside the vocabulary");
+    const std::int64_t table = table_row(s, ids[t], t, kernel);
     const float* g = grad_out.data() + t * h;
     for (std::size_t j = 0; j < h; ++j) row[j] = mask.empty() ? g[j] : (mask[t * h + j] ? g[j] * scale : 0.0f);
-    float* token = grad_wte.data() + static_cast<std::size_t>(id) * h;
     float* position = grad_wpe.data() + (t % static_cast<std::size_t>(s.seq)) * h;
-    for (std::size_t j = 0; j < h; ++j) {
-      token[j] += row[j];
-      position[j] += row[j];
-    }
+    for (std::size_t j = 0; j < h; ++j) position[j] += row[j];
+    if (table < 0) continue;
+    float* token = grad_wte.data() + static_cast<std::size_t>(table) * h;
+    for (std::size_t j = 0; j < h; ++j) token[j] += row[j];
   }
 }
 

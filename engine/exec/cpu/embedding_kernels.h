@@ -20,10 +20,16 @@ struct EmbeddingShape {
   double dropout = 0;  // embd_pdrop; 0 in eval
   std::uint64_t dropout_key = 0;
   GlobalSamples samples = {};  // which samples of the global batch the pass holds, for the mask
+  // Vocabulary-parallel (Megatron-LM's VocabParallelEmbedding): wte holds `vocab` rows, ids first_id on, of a
+  // vocabulary of whole_vocab; an id outside them looks up zeros (and gets no gradient), the plan's all-reduce adds
+  // the ranks' lookups. Only the rank with adds_positions adds wpe (once in the sum; its gradient is every rank's).
+  std::int64_t first_id = 0;
+  std::int64_t whole_vocab = 0;  // 0: vocab
+  bool adds_positions = true;
 };
 
 // output[tokens×hidden]; mask (tokens×hidden bytes) may be empty only when dropout is 0. Throws on an id outside
-// [0, vocab), naming it.
+// the whole vocabulary, naming it.
 void embedding_forward(const EmbeddingShape& shape, std::span<const std::int64_t> ids, std::span<const float> wte,
                        std::span<const float> wpe, std::span<std::uint8_t> mask, std::span<float> output);
 

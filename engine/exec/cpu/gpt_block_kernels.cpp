@@ -30,7 +30,7 @@ GptBlockLayout layout_of(const GptBlockShape& shape) {
   c.hidden = shape.hidden;
   c.heads = shape.heads;
   c.intermediate = shape.inner;
-  return gpt_block_layout(c, shape.rows, shape.seq, sizeof(float));
+  return gpt_block_layout(c, shape.rows, shape.seq, sizeof(float), shape.tp);
 }
 
 template <typename Byte>
@@ -49,9 +49,11 @@ Views views_of(const GptBlockShape& shape, std::span<Byte> saved, std::span<Byte
           f(att, l.dropped_probabilities), u(base, l.attention_mask), u(base, l.mlp_mask), u(att, l.probability_mask)};
 }
 
+// Under tensor parallelism the rank's shard: c_attn's columns of its heads (Q, K, V, w each), attn.c_proj's rows of
+// them, mlp.c_fc's columns and mlp.c_proj's rows of its i; norms and the two c_proj biases whole.
 void check_params(const GptBlockDims& d, const GptBlockParams& p) {
-  const auto h = static_cast<std::size_t>(d.h), i = static_cast<std::size_t>(d.i);
-  const std::size_t expected[12] = {h, h, h * 3 * h, 3 * h, h * h, h, h, h, h * i, i, i * h, h};
+  const auto h = static_cast<std::size_t>(d.h), i = static_cast<std::size_t>(d.i), w = static_cast<std::size_t>(d.w);
+  const std::size_t expected[12] = {h, h, h * 3 * w, 3 * w, w * h, h, h, h, h * i, i, i * h, h};
   for (int k = 0; k < 12; ++k)
     if (p[static_cast<std::size_t>(k)].size() != expected[k])
       throw std::invalid_argument("gpt_block: parameter " + std::to_string(k) + " has " +
@@ -59,9 +61,10 @@ void check_params(const GptBlockDims& d, const GptBlockParams& p) {
                                   std::to_string(expected[k]));
 }
 
-// Conv1D: y[n×out] = x[n×in]·W[in×out] + bias.
+// Conv1D: y[n×out] = x[n×in]·W[in×out] + bias (an empty bias: none).
 void conv1d(int n, int in, int out, const float* x, std::span<const float> w, std::span<const float> bias, float* y) {
   gemm_f32(Transpose::No, Transpose::No, n, out, in, 1.0f, x, w.data(), 0.0f, y);
+  if (bias.empty()) return;
   for (int r = 0; r < n; ++r) {
     float* row = y + static_cast<std::size_t>(r) * out;
     for (int j = 0; j < out; ++j) row[j] += bias[static_cast<std::size_t>(j)];
@@ -83,16 +86,16 @@ std::span<std::uint8_t> span_of(std::uint8_t* p, std::size_t n) { return {p, n};
 
 // Scores, causal softmax, attn_dropout's mask and the dropped probabilities, for every sample and head.
 void attention_probabilities(const GptBlockShape& shape, const GptBlockDims& d, const Views& v) {
-  const int ld = 3 * d.h;
+  const int ld = 3 * d.w;
   const float scale = std::sqrt(static_cast<float>(d.d));
   fill_pass_keep_mask(shape.dropout_key, kAttentionDropoutSite, shape.attn_dropout, shape.samples, d.b,
-                      span_of(v.prob_mask, d.scores));
+                      span_of(v.prob_mask, d.scores), shape.tp_rank, shape.tp);
   for (int b = 0; b < d.b; ++b)
     for (int head = 0; head < d.a; ++head) {
       const float* q = v.qkv + static_cast<std::size_t>(b) * d.s * ld + static_cast<std::size_t>(head) * d.d;
       const std::size_t at = (static_cast<std::size_t>(b) * d.a + head) * d.s * d.s;
       float* p = v.probs + at;
-      gemm_f32_strided(Transpose::No, Transpose::Yes, d.s, d.s, d.d, 1.0f, q, ld, q + d.h, ld, 0.0f, p, d.s);
+      gemm_f32_strided(Transpose::No, Transpose::Yes, d.s, d.s, d.d, 1.0f, q, ld, q + d.w, ld, 0.0f, p, d.s);
       for (int t = 0; t < d.s; ++t) {  // matmul, then / sqrt(head width) and the causal mask, as GPT2Attention
         float* row = p + static_cast<std::size_t>(t) * d.s;
         float max = -INFINITY;
@@ -113,25 +116,26 @@ void residual_dropout(const GptBlockShape& shape, int site, std::span<float> x, 
   apply_keep_mask(x, mask, shape.resid_dropout);
 }
 
-// Attention backward for every sample and head: from d(attention output) to d(Q, K, V) (tokens × 3h at dqkv).
+// Attention backward for every sample and head: from d(attention output) (tokens × w) to d(Q, K, V) (tokens × 3w
+// at dqkv).
 void attention_backward(const GptBlockShape& shape, const GptBlockDims& d, const Views& v, const float* d_out, float* dqkv) {
-  const int ld = 3 * d.h;
+  const int ld = 3 * d.w;
   const float inverse_scale = 1.0f / std::sqrt(static_cast<float>(d.d));
   const float kept_scale = keep_scale(shape.attn_dropout);
   for (int b = 0; b < d.b; ++b)
     for (int head = 0; head < d.a; ++head) {
       const std::size_t token0 = static_cast<std::size_t>(b) * d.s;
       const float* q = v.qkv + token0 * ld + static_cast<std::size_t>(head) * d.d;
-      const float* k = q + d.h;
-      const float* val = q + 2 * d.h;
-      const float* g = d_out + token0 * d.h + static_cast<std::size_t>(head) * d.d;
+      const float* k = q + d.w;
+      const float* val = q + 2 * d.w;
+      const float* g = d_out + token0 * d.w + static_cast<std::size_t>(head) * d.d;
       float* dq = dqkv + token0 * ld + static_cast<std::size_t>(head) * d.d;
       const std::size_t at = (static_cast<std::size_t>(b) * d.a + head) * d.s * d.s;
       float* dropped = v.dropped + at;
       const float* p = v.probs + at;
       const std::uint8_t* mask = v.prob_mask + at;
-      gemm_f32_strided(Transpose::Yes, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, g, d.h, 0.0f, dq + 2 * d.h, ld);
-      gemm_f32_strided(Transpose::No, Transpose::Yes, d.s, d.s, d.d, 1.0f, g, d.h, val, ld, 0.0f, dropped, d.s);
+      gemm_f32_strided(Transpose::Yes, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, g, d.w, 0.0f, dq + 2 * d.w, ld);
+      gemm_f32_strided(Transpose::No, Transpose::Yes, d.s, d.s, d.d, 1.0f, g, d.w, val, ld, 0.0f, dropped, d.s);
       for (int t = 0; t < d.s; ++t) {  // dropout, then softmax backward, then the 1/sqrt(head width), in place
         float* row = dropped + static_cast<std::size_t>(t) * d.s;
         const float* prow = p + static_cast<std::size_t>(t) * d.s;
@@ -146,7 +150,7 @@ void attention_backward(const GptBlockShape& shape, const GptBlockDims& d, const
         std::fill(row + t + 1, row + d.s, 0.0f);
       }
       gemm_f32_strided(Transpose::No, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, k, ld, 0.0f, dq, ld);
-      gemm_f32_strided(Transpose::Yes, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, q, ld, 0.0f, dq + d.h, ld);
+      gemm_f32_strided(Transpose::Yes, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, q, ld, 0.0f, dq + d.w, ld);
     }
 }
 
@@ -171,29 +175,39 @@ void gelu_tanh_backward(std::span<const float> x, std::span<float> grad) {
   }
 }
 
-void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input, const GptBlockParams& p,
-                       std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> output) {
+void gpt_block_attention_forward(const GptBlockShape& shape, std::span<const float> input, const GptBlockParams& p,
+                                 std::span<std::byte> saved, std::span<std::byte> attention, bool adds_replicated) {
   const GptBlockDims d = gpt_block_dims(shape);
   check_params(d, p);
-  const std::size_t nh = d.nh, ni = d.ni;
+  const std::size_t nh = d.nh;
   require_size(input, nh, "gpt_block_forward", "input");
-  if (!output.empty()) require_size(output, nh, "gpt_block_forward", "output");
   const Views v = views_of(shape, saved, attention);
   const LayerNormShape norm{d.n, d.h, shape.eps};
   layer_norm_forward(norm, input, p[Ln1W], p[Ln1B], span_of(v.ln1, nh));
-  conv1d(d.n, d.h, 3 * d.h, v.ln1, p[AttnW], p[AttnB], v.qkv);
+  conv1d(d.n, d.h, 3 * d.w, v.ln1, p[AttnW], p[AttnB], v.qkv);
   attention_probabilities(shape, d, v);
   for (int b = 0; b < d.b; ++b)
     for (int head = 0; head < d.a; ++head) {
       const std::size_t token0 = static_cast<std::size_t>(b) * d.s;
-      const float* val = v.qkv + token0 * 3 * d.h + 2 * static_cast<std::size_t>(d.h) + static_cast<std::size_t>(head) * d.d;
+      const float* val = v.qkv + token0 * 3 * d.w + 2 * static_cast<std::size_t>(d.w) + static_cast<std::size_t>(head) * d.d;
       const float* dropped = v.dropped + (static_cast<std::size_t>(b) * d.a + head) * d.s * d.s;
-      gemm_f32_strided(Transpose::No, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, val, 3 * d.h, 0.0f,
-                       v.attn_out + token0 * d.h + static_cast<std::size_t>(head) * d.d, d.h);
+      gemm_f32_strided(Transpose::No, Transpose::No, d.s, d.d, d.s, 1.0f, dropped, d.s, val, 3 * d.w, 0.0f,
+                       v.attn_out + token0 * d.w + static_cast<std::size_t>(head) * d.d, d.w);
     }
-  conv1d(d.n, d.h, d.h, v.attn_out, p[ProjW], p[ProjB], v.resid1);
+  conv1d(d.n, d.w, d.h, v.attn_out, p[ProjW], adds_replicated ? p[ProjB] : std::span<const float>{}, v.resid1);
   residual_dropout(shape, kResidualDropoutSite1, span_of(v.resid1, nh), span_of(v.attn_mask, nh));
-  for (std::size_t k = 0; k < nh; ++k) v.resid1[k] += input[k];
+  if (adds_replicated)
+    for (std::size_t k = 0; k < nh; ++k) v.resid1[k] += input[k];
+}
+
+void gpt_block_mlp_forward(const GptBlockShape& shape, const GptBlockParams& p, std::span<std::byte> saved,
+                           std::span<std::byte> attention, std::span<float> output, bool adds_replicated) {
+  const GptBlockDims d = gpt_block_dims(shape);
+  check_params(d, p);
+  const std::size_t nh = d.nh, ni = d.ni;
+  if (!output.empty()) require_size(output, nh, "gpt_block_forward", "output");
+  const Views v = views_of(shape, saved, attention);
+  const LayerNormShape norm{d.n, d.h, shape.eps};
   layer_norm_forward(norm, span_of(v.resid1, nh), p[Ln2W], p[Ln2B], span_of(v.ln2, nh));
   conv1d(d.n, d.h, d.i, v.ln2, p[FcW], p[FcB], v.fc);
   gelu_tanh_forward(span_of(v.fc, ni), span_of(v.gelu, ni));
@@ -202,9 +216,17 @@ void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input,
                         span_of(v.mlp_mask, nh));
     return;
   }
-  conv1d(d.n, d.i, d.h, v.gelu, p[MlpProjW], p[MlpProjB], output.data());
+  conv1d(d.n, d.i, d.h, v.gelu, p[MlpProjW], adds_replicated ? p[MlpProjB] : std::span<const float>{}, output.data());
   residual_dropout(shape, kResidualDropoutSite2, output, span_of(v.mlp_mask, nh));
-  for (std::size_t k = 0; k < nh; ++k) output[k] += v.resid1[k];
+  if (adds_replicated)
+    for (std::size_t k = 0; k < nh; ++k) output[k] += v.resid1[k];
+}
+
+void gpt_block_forward(const GptBlockShape& shape, std::span<const float> input, const GptBlockParams& p,
+                       std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> output) {
+  if (shape.tp != 1) throw std::invalid_argument("gpt_block_forward: a tensor-parallel shard runs in two parts");
+  gpt_block_attention_forward(shape, input, p, saved, attention, true);
+  gpt_block_mlp_forward(shape, p, saved, attention, output, true);
 }
 
 void gpt_attention_recompute(const GptBlockShape& shape, std::span<const std::byte> saved, std::span<std::byte> attention) {
@@ -213,41 +235,77 @@ void gpt_attention_recompute(const GptBlockShape& shape, std::span<const std::by
   attention_probabilities(shape, d, views_of(shape, saved, std::span<const std::byte>(attention)));
 }
 
-void gpt_block_backward(const GptBlockShape& shape, std::span<const float> grad_out, std::span<const float> input,
-                        const GptBlockParams& p, std::span<std::byte> saved, std::span<std::byte> attention,
-                        std::span<float> grad_input, const GptBlockGrads& g) {
+namespace {
+
+struct BackwardPass {
+  GptBlockDims d;
+  Views v;
+  LayerNormShape norm;
+};
+
+BackwardPass backward_pass(const GptBlockShape& shape, const GptBlockParams& p, std::span<std::byte> saved,
+                           std::span<std::byte> attention, std::span<float> grad_input, const GptBlockGrads& g) {
   const GptBlockDims d = gpt_block_dims(shape);
   check_params(d, p);
   for (int k = 0; k < 12; ++k)
     require_size(g[static_cast<std::size_t>(k)], p[static_cast<std::size_t>(k)].size(), "gpt_block_backward", "gradient");
-  const std::size_t nh = d.nh, ni = d.ni;
-  require_size(grad_out, nh, "gpt_block_backward", "grad_out");
-  require_size(input, nh, "gpt_block_backward", "input");
-  require_size(grad_input, nh, "gpt_block_backward", "grad_input");
-  if (2 * d.i < 3 * d.h)
+  require_size(grad_input, d.nh, "gpt_block_backward", "grad_input");
+  if (2 * d.i < 3 * d.w)
     throw std::invalid_argument("gpt_block_backward: the MLP width must be at least 1.5 × hidden (its two saved "
                                 "tensors hold the Q, K, V gradient)");
-  const Views v = views_of(shape, saved, attention);
-  const LayerNormShape norm{d.n, d.h, shape.eps};
+  return {d, views_of(shape, saved, attention), LayerNormShape{d.n, d.h, shape.eps}};
+}
+
+}  // namespace
+
+void gpt_block_mlp_backward(const GptBlockShape& shape, std::span<const float> grad_out, const GptBlockParams& p,
+                            std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> grad_input,
+                            const GptBlockGrads& g) {
+  const auto [d, v, norm] = backward_pass(shape, p, saved, attention, grad_input, g);
+  require_size(grad_out, d.nh, "gpt_block_backward", "grad_out");
   float* dx = grad_input.data();
-  // MLP: d(mlp.c_proj output) through resid_dropout, kept in grad_input until the residual path needs it.
+  // d(mlp.c_proj output) through resid_dropout, kept in grad_input until the attention part's residual path.
   apply_keep_mask(grad_out, v.mlp_mask, shape.resid_dropout, dx);
   conv1d_param_grads(d.n, d.i, d.h, v.gelu, dx, g[MlpProjW], g[MlpProjB]);
   gemm_f32(Transpose::No, Transpose::Yes, d.n, d.i, d.h, 1.0f, dx, p[MlpProjW].data(), 0.0f, v.gelu);  // d(gelu) over gelu
-  gelu_tanh_backward(span_of(v.fc, ni), span_of(v.gelu, ni));                                       // d(fc) there too
+  gelu_tanh_backward(span_of(v.fc, d.ni), span_of(v.gelu, d.ni));                                     // d(fc) there too
   conv1d_param_grads(d.n, d.h, d.i, v.ln2, v.gelu, g[FcW], g[FcB]);
   gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, d.i, 1.0f, v.gelu, p[FcW].data(), 0.0f, v.ln2);    // d(ln_2 output)
-  std::copy(grad_out.begin(), grad_out.end(), dx);  // the residual path, then ln_2's share added
+}
+
+void gpt_block_attention_backward(const GptBlockShape& shape, std::span<const float> grad_out, const GptBlockParams& p,
+                                  std::span<std::byte> saved, std::span<std::byte> attention,
+                                  std::span<float> grad_input, const GptBlockGrads& g) {
+  const auto [d, v, norm] = backward_pass(shape, p, saved, attention, grad_input, g);
+  require_size(grad_out, d.nh, "gpt_block_backward", "grad_out");
+  const std::size_t nh = d.nh;
+  std::copy(grad_out.begin(), grad_out.end(), grad_input.begin());  // the residual path, then ln_2's share added
   layer_norm_backward(norm, span_of(v.ln2, nh), span_of(v.resid1, nh), p[Ln2W], grad_input, true, g[Ln2W], g[Ln2B]);
-  // Attention: d(attn.c_proj output) through resid_dropout, over residual_1; d(attention output) over ln_2's.
+  // d(attn.c_proj output) through resid_dropout, over residual_1; d(attention output) over ln_2's.
   apply_keep_mask(grad_input, v.attn_mask, shape.resid_dropout, v.resid1);
-  conv1d_param_grads(d.n, d.h, d.h, v.attn_out, v.resid1, g[ProjW], g[ProjB]);
-  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, d.h, 1.0f, v.resid1, p[ProjW].data(), 0.0f, v.ln2);
+  conv1d_param_grads(d.n, d.w, d.h, v.attn_out, v.resid1, g[ProjW], g[ProjB]);
+  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.w, d.h, 1.0f, v.resid1, p[ProjW].data(), 0.0f, v.ln2);
   float* dqkv = v.fc;  // fc and gelu outputs are adjacent: 2·inner ≥ 3·hidden columns a token
   attention_backward(shape, d, v, v.ln2, dqkv);
-  conv1d_param_grads(d.n, d.h, 3 * d.h, v.ln1, dqkv, g[AttnW], g[AttnB]);
-  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, 3 * d.h, 1.0f, dqkv, p[AttnW].data(), 0.0f, v.resid1);  // d(ln_1 output)
-  layer_norm_backward(norm, span_of(v.resid1, nh), input, p[Ln1W], grad_input, true, g[Ln1W], g[Ln1B]);
+  conv1d_param_grads(d.n, d.h, 3 * d.w, v.ln1, dqkv, g[AttnW], g[AttnB]);
+  gemm_f32(Transpose::No, Transpose::Yes, d.n, d.h, 3 * d.w, 1.0f, dqkv, p[AttnW].data(), 0.0f, v.resid1);  // d(ln_1 output)
+}
+
+void gpt_block_input_norm_backward(const GptBlockShape& shape, std::span<const float> input, const GptBlockParams& p,
+                                   std::span<std::byte> saved, std::span<std::byte> attention,
+                                   std::span<float> grad_input, const GptBlockGrads& g) {
+  const auto [d, v, norm] = backward_pass(shape, p, saved, attention, grad_input, g);
+  require_size(input, d.nh, "gpt_block_backward", "input");
+  layer_norm_backward(norm, span_of(v.resid1, d.nh), input, p[Ln1W], grad_input, true, g[Ln1W], g[Ln1B]);
+}
+
+void gpt_block_backward(const GptBlockShape& shape, std::span<const float> grad_out, std::span<const float> input,
+                        const GptBlockParams& p, std::span<std::byte> saved, std::span<std::byte> attention,
+                        std::span<float> grad_input, const GptBlockGrads& g) {
+  if (shape.tp != 1) throw std::invalid_argument("gpt_block_backward: a tensor-parallel shard runs in three parts");
+  gpt_block_mlp_backward(shape, grad_out, p, saved, attention, grad_input, g);
+  gpt_block_attention_backward(shape, grad_out, p, saved, attention, grad_input, g);
+  gpt_block_input_norm_backward(shape, input, p, saved, attention, grad_input, g);
 }
 
 }  // namespace shardscope::exec::cpu

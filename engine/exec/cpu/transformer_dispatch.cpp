@@ -20,7 +20,10 @@ std::span<std::uint8_t> masks(const KernelLaunch& l, std::size_t index) {
 }
 
 GptBlockShape block_shape(const KernelLaunch& l) {
-  return gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key, l.samples);
+  GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key, l.samples);
+  shape.tp = l.tp;
+  shape.tp_rank = l.tp_rank;
+  return shape;
 }
 
 LayerNormShape layer_norm_shape(const KernelLaunch& l) {
@@ -28,10 +31,15 @@ LayerNormShape layer_norm_shape(const KernelLaunch& l) {
   return {l.rows, static_cast<int>(c.hidden), static_cast<float>(c.layer_norm_epsilon)};
 }
 
+// Under tensor parallelism the rank's vocab/tp rows of wte (VocabParallelEmbedding); rank 0 adds the positions.
 EmbeddingShape embedding_shape(const KernelLaunch& l) {
   const TransformerConfig& c = transformer_config(l);
-  return {l.rows, l.seq, static_cast<int>(c.hidden), c.vocab, c.max_positions, l.training ? c.embd_pdrop : 0.0,
-          l.dropout_key, l.samples};
+  EmbeddingShape shape{l.rows, l.seq, static_cast<int>(c.hidden), c.vocab / l.tp, c.max_positions,
+                       l.training ? c.embd_pdrop : 0.0, l.dropout_key, l.samples};
+  shape.first_id = shape.vocab * l.tp_rank;
+  shape.whole_vocab = c.vocab;
+  shape.adds_positions = l.tp_rank == 0;
+  return shape;
 }
 
 GptBlockParams block_params(const KernelLaunch& l, std::size_t first) {
@@ -50,13 +58,40 @@ void embedding_backward_launch(const KernelLaunch& l) {
   for (std::size_t k = 0; k < tied.size(); ++k) tied[k] += grad_wte[k];
 }
 
+// GptBlockForward's operands (input, params×12, saved, attention, output-), for the whole block or a part.
+void block_forward_launch(const KernelLaunch& l) {
+  const GptBlockShape shape = block_shape(l);
+  const auto input = floats(operand(l, 0, "input"));
+  const GptBlockParams params = block_params(l, 1);
+  const auto saved = raw_bytes(operand(l, 13, "saved")), attention = raw_bytes(operand(l, 14, "attention"));
+  const auto output = has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{};
+  const bool adds_replicated = l.tp_rank == 0;
+  switch (l.kernel) {
+    case Kernel::GptBlockAttentionForward:
+      return gpt_block_attention_forward(shape, input, params, saved, attention, adds_replicated);
+    case Kernel::GptBlockMlpForward: return gpt_block_mlp_forward(shape, params, saved, attention, output, adds_replicated);
+    default: return gpt_block_forward(shape, input, params, saved, attention, output);
+  }
+}
+
+// GptBlockBackward's operands (grad_out, input, params×12, saved, attention, grad_input, grads×12), whole or a part.
 void block_backward_launch(const KernelLaunch& l) {
   const GptBlockShape shape = block_shape(l);
   GptBlockGrads grads;
   for (std::size_t k = 0; k < grads.size(); ++k) grads[k] = floats(operand(l, 17 + k, "gradient"));
-  gpt_block_backward(shape, floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")), block_params(l, 2),
-                     raw_bytes(operand(l, 14, "saved")), raw_bytes(operand(l, 15, "attention")),
-                     floats(operand(l, 16, "grad_input")), grads);
+  const auto grad_out = floats(operand(l, 0, "grad_out")), input = floats(operand(l, 1, "input"));
+  const GptBlockParams params = block_params(l, 2);
+  const auto saved = raw_bytes(operand(l, 14, "saved")), attention = raw_bytes(operand(l, 15, "attention"));
+  const auto grad_input = floats(operand(l, 16, "grad_input"));
+  switch (l.kernel) {
+    case Kernel::GptBlockMlpBackward:
+      return gpt_block_mlp_backward(shape, grad_out, params, saved, attention, grad_input, grads);
+    case Kernel::GptBlockAttentionBackward:
+      return gpt_block_attention_backward(shape, grad_out, params, saved, attention, grad_input, grads);
+    case Kernel::GptBlockInputNormBackward:
+      return gpt_block_input_norm_backward(shape, input, params, saved, attention, grad_input, grads);
+    default: return gpt_block_backward(shape, grad_out, input, params, saved, attention, grad_input, grads);
+  }
 }
 
 }  // namespace
@@ -74,16 +109,17 @@ void run_transformer_kernel(const KernelLaunch& l) {
       return layer_norm_backward(layer_norm_shape(l), floats(operand(l, 0, "grad_out")), floats(operand(l, 1, "input")),
                                  floats(operand(l, 2, "weight")), has_operand(l, 3) ? floats(l.operands[3]) : std::span<float>{},
                                  false, floats(operand(l, 4, "grad_weight")), floats(operand(l, 5, "grad_bias")));
-    case Kernel::GptBlockForward: {
-      const GptBlockShape shape = block_shape(l);
-      return gpt_block_forward(shape, floats(operand(l, 0, "input")), block_params(l, 1), raw_bytes(operand(l, 13, "saved")),
-                               raw_bytes(operand(l, 14, "attention")), has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{});
-    }
+    case Kernel::GptBlockForward:
+    case Kernel::GptBlockAttentionForward:
+    case Kernel::GptBlockMlpForward: return block_forward_launch(l);
     case Kernel::GptAttentionRecompute: {
       const GptBlockShape shape = block_shape(l);
       return gpt_attention_recompute(shape, raw_bytes(operand(l, 0, "saved")), raw_bytes(operand(l, 1, "attention")));
     }
-    case Kernel::GptBlockBackward: return block_backward_launch(l);
+    case Kernel::GptBlockBackward:
+    case Kernel::GptBlockMlpBackward:
+    case Kernel::GptBlockAttentionBackward:
+    case Kernel::GptBlockInputNormBackward: return block_backward_launch(l);
     default:
       throw std::invalid_argument(kernel_name(l.kernel) + " is not a transformer kernel");
   }

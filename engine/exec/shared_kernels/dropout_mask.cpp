@@ -23,15 +23,18 @@ void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, s
   }
 }
 
-void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask) {
+void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask,
+                         int part, int parts) {
   if (rows <= 0 || mask.size() % static_cast<std::size_t>(rows) != 0)
     throw std::invalid_argument("dropout mask of " + std::to_string(mask.size()) + " elements is not " + std::to_string(rows) +
                                 " samples' worth");
-  const std::size_t per_sample = mask.size() / static_cast<std::size_t>(rows);
+  if (parts <= 0 || part < 0 || part >= parts)
+    throw std::invalid_argument("dropout mask part " + std::to_string(part) + " of " + std::to_string(parts));
+  const auto per_sample = static_cast<std::int64_t>(mask.size() / static_cast<std::size_t>(rows));
+  const std::int64_t whole_per_sample = per_sample * parts;
   for (int s = 0; s < rows; ++s)
-    fill_keep_mask(key, site, p, whole_batch_element(samples, static_cast<std::int64_t>(s) * static_cast<std::int64_t>(per_sample),
-                                                     static_cast<std::int64_t>(per_sample)),
-                   mask.subspan(static_cast<std::size_t>(s) * per_sample, per_sample));
+    fill_keep_mask(key, site, p, whole_batch_element(samples, s * whole_per_sample, whole_per_sample) + part * per_sample,
+                   mask.subspan(static_cast<std::size_t>(s * per_sample), static_cast<std::size_t>(per_sample)));
 }
 
 void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p) {

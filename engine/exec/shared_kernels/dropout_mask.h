@@ -36,7 +36,10 @@ inline std::int64_t whole_batch_element(GlobalSamples samples, std::int64_t i, s
 }
 
 // A pass's mask of `rows` samples (mask.size() / rows elements each), every element drawn at its whole-batch place.
-void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask);
+// A tensor-parallel rank's share (part `part` of `parts` equal slices of each sample's whole mask: its attention
+// heads) is drawn where those elements lie in the whole layer's mask, so that its heads drop what `single`'s drop.
+void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask,
+                         int part = 0, int parts = 1);
 
 // mask[i] = 1 with probability 1 − p (kept), else 0, for elements first + i of the site's mask (torch's
 // bernoulli_(1 − p) in native_dropout). p = 0 keeps everything.

@@ -21,17 +21,23 @@ GptBlockDims gpt_block_dims(const GptBlockShape& shape) {
   require_positive(shape.hidden, "hidden");
   require_positive(shape.heads, "heads");
   require_positive(shape.inner, "inner");
+  require_positive(shape.tp, "tp");
   if (shape.hidden % shape.heads != 0) throw std::invalid_argument("gpt_block: heads must divide hidden");
+  if (shape.heads % shape.tp != 0 || shape.inner % shape.tp != 0)
+    throw std::invalid_argument("gpt_block: tp " + std::to_string(shape.tp) + " must divide the heads (" +
+                                std::to_string(shape.heads) + ") and the inner width (" + std::to_string(shape.inner) + ")");
   GptBlockDims d;
   d.b = shape.rows;
   d.s = shape.seq;
   d.n = shape.rows * shape.seq;
   d.h = shape.hidden;
-  d.i = shape.inner;
-  d.a = shape.heads;
+  d.i = shape.inner / shape.tp;
+  d.a = shape.heads / shape.tp;
   d.d = shape.hidden / shape.heads;
+  d.w = d.a * d.d;
   d.nh = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.h);
   d.ni = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.i);
+  d.nw = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.w);
   d.scores = static_cast<std::size_t>(d.b) * static_cast<std::size_t>(d.a) * static_cast<std::size_t>(d.s) * static_cast<std::size_t>(d.s);
   return d;
 }

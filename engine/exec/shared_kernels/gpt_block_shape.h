@@ -21,17 +21,22 @@ struct GptBlockShape {
   double attn_dropout = 0, resid_dropout = 0;  // 0 in eval
   std::uint64_t dropout_key = 0;
   GlobalSamples samples = {};  // which samples of the global batch the pass holds, for the masks
+  int tp = 1;  // tensor-parallel size: this rank holds heads/tp heads and inner/tp MLP columns (Megatron-LM's split)
+  int tp_rank = 0;  // which: heads tp_rank · heads/tp on
 };
 
 GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key,
                               GlobalSamples samples);
 
 // Sizes of one block pass, in elements.
+// Under tensor parallelism i, a and w are the rank's: its MLP columns, its heads and their width (a · d = hidden/tp).
 struct GptBlockDims {
   int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
-  std::size_t nh = 0, ni = 0, scores = 0;                // tokens × hidden, tokens × inner, b·a·s² attention elements
+  int w = 0;                                             // the attention's width on this rank: a · d
+  std::size_t nh = 0, ni = 0, nw = 0, scores = 0;        // tokens × hidden, × inner, × w; b·a·s² attention elements
 };
-// Throws std::invalid_argument when a size is not positive or the heads do not divide hidden.
+// Throws std::invalid_argument when a size is not positive, the heads do not divide hidden or tp does not divide
+// the heads and the inner width.
 GptBlockDims gpt_block_dims(const GptBlockShape& shape);
 
 }  // namespace shardscope::exec

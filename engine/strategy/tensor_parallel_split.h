@@ -1,0 +1,57 @@
+// A GPT model's ops whose tensor-parallel collectives fall inside them, rewritten as parts with those collectives
+// between (Megatron-LM's order, core/transformer/transformer_layer.py and core/tensor_parallel/cross_entropy.py):
+// - a block's forward (without sequence parallelism): its attention part, the all-reduce of the row-parallel
+//   attn.c_proj's output, its MLP part, the all-reduce of mlp.c_proj's output;
+// - its backward: the MLP part, the all-reduce of d(ln_2 output) (fc1's column-parallel input gradient), the
+//   attention part, the all-reduce of d(ln_1 output), then ln_1's backward;
+// - the vocabulary-parallel cross-entropy: the row maxima, the target logit and Σ exp, each all-reduced (b·s fp32;
+//   the maxima summed into their mean where Megatron's all-reduce takes the MAX: exec/cpu/
+//   vocab_parallel_loss_kernels.h), then log_probs and the loss, over a small fp32 statistics tensor (3 · b·s) it
+//   allocates and frees around them.
+// The parts keep their whole op's operands (plan/kernel.h) and share its FLOPs and bytes; the collectives carry the
+// buffers they reduce, so the executors run the plan as it is drawn. Blocks split only in plans with operands (what
+// an executor runs; the same time and memory as the whole op with its collectives after it, in fewer ops); the loss
+// splits in every plan, since its statistics tensor is memory the accounting must count alike. The loss backward
+// keeps its ops and takes the vocabulary-parallel kernels. Used by strategy/tensor_parallel.cpp.
+#pragma once
+#include <vector>
+
+#include "model/model.h"
+#include "plan/plan.h"
+
+namespace shardscope {
+
+class TensorParallelSplit {
+ public:
+  // `shard`: the tensor-parallel rank's model (model/tensor_parallel_shard.h); `micro_batch`: samples an op holds.
+  TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch);
+
+  // How many ops `op` becomes (1: it stays as it is, with strategy/tensor_parallel.cpp's collectives after it), and
+  // which of them stands for it (the part later ops' dependencies on `op` point to: the last compute part).
+  struct Parts {
+    std::size_t count = 1;
+    std::size_t stands_for = 0;
+  };
+  Parts parts_of(const Op& op) const;
+  // Appends `op`'s parts and collectives (collectives on group −1, unnumbered) to `out`; a tensor it needs is added to
+  // `tensors`.
+  void append_parts(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
+  // The loss backward's ops take the vocabulary-parallel kernels (the softmax's with the NLL's loss gradient, which
+  // `nll_scale` carries from one to the other, in program order).
+  void use_vocab_parallel_backward(Op& op, double& nll_scale) const;
+
+ private:
+  enum class Kind { None, BlockForward, BlockBackward, Loss };
+  Kind kind_of(const Op& op) const;
+  Bytes hidden_bytes() const;  // one whole [b, s, h] activation
+  void append_block_forward(Op op, std::vector<Op>& out) const;
+  void append_block_backward(Op op, std::vector<Op>& out) const;
+  void append_loss(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
+
+  const Model& shard_;
+  int tp_;
+  bool sp_;
+  std::int64_t micro_batch_;
+};
+
+}  // namespace shardscope
