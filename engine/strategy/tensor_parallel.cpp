@@ -36,7 +36,8 @@ class Collectives {
  public:
   Collectives(const ResolvedScenario& scenario, const Model& shard)
       : shard_(shard), roles_(tensor_parallel_roles(shard)), tp_(scenario.settings.strategy.tp),
-        sp_(scenario.settings.strategy.sequence_parallel), e_(shard.activation_element_bytes) {
+        sp_(scenario.settings.strategy.sequence_parallel), e_(shard.activation_element_bytes),
+        grad_element_bytes_(element_bytes(element_type_of(scenario.settings.training.dtype))) {
     const auto& s = scenario.settings;
     micro_batch_ = s.training.batch / (is_pipeline(s.strategy.kind) ? s.strategy.micro_batches : 1);
   }
@@ -92,21 +93,11 @@ class Collectives {
           out.push_back({CollectiveKind::AllReduce, bytes(layer.in_numel), "tp all-reduce " + name + " grad input",
                          linear_operand(op, Kernel::LinearBackward)});
         break;
-      case TensorParallelRole::Block: {
-        const Bytes hidden = bytes(layer.in_numel * seq_split);  // b·s·h, whole
-        for (const char* region : {"attention", "mlp"}) {
-          const std::string where = name + " " + region;
-          if (!sp_) {
-            out.push_back({CollectiveKind::AllReduce, hidden, "tp all-reduce " + where + (forward ? " output" : " grad input")});
-          } else if (forward) {
-            out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + where + " input"});
-            out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " output"});
-          } else {
-            out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + where + " grad output"});
-            out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + where + " input again"});
-            out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " grad input"});
-          }
-        }
+      case TensorParallelRole::Block: {  // without sp, where the block is not split (strategy/tensor_parallel_split.h)
+        const Bytes hidden = bytes(layer.in_numel);  // b·s·h, whole
+        for (const char* region : {"attention", "mlp"})
+          out.push_back({CollectiveKind::AllReduce, hidden,
+                         "tp all-reduce " + name + " " + region + (forward ? " output" : " grad input")});
         break;
       }
       case TensorParallelRole::VocabEmbedding: {
@@ -135,6 +126,14 @@ class Collectives {
         break;
       }
       case TensorParallelRole::Replicated:
+        // The final norm under sequence parallelism: its gradients are partial sums over this rank's rows, all-reduced
+        // over the group (Megatron's _allreduce_layernorm_grads, as the blocks' in tensor_parallel_split.h).
+        if (!forward && sp_ && shard_.transformer) {
+          std::int64_t numel = 0;
+          for (const ParamSpec& param : layer.params) numel += param.numel;
+          out.push_back({CollectiveKind::AllReduce, numel * grad_element_bytes_,
+                         "tp all-reduce " + name + " grads (sequence-parallel parameters)"});
+        }
         break;
     }
     return out;
@@ -148,6 +147,7 @@ class Collectives {
   int tp_;
   bool sp_;
   std::int64_t e_;
+  std::int64_t grad_element_bytes_;
   std::int64_t micro_batch_ = 1;
 };
 
@@ -250,10 +250,12 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
 Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const Model& shard) {
   const int tp = scenario.settings.strategy.tp;
   const Collectives collectives(scenario, shard);
-  const TensorParallelSplit split(shard, tp, scenario.settings.strategy.sequence_parallel, collectives.micro_batch());
   const auto roles = tensor_parallel_roles(shard);
   const bool places_inits = tensor_parallel_inits_placed(scenario.model);
-  const ElementType activation = activation_element(shard, element_type_of(scenario.settings.training.dtype));
+  const ElementType parameter = element_type_of(scenario.settings.training.dtype);
+  const ElementType activation = activation_element(shard, parameter);
+  const TensorParallelSplit split(shard, tp, scenario.settings.strategy.sequence_parallel, collectives.micro_batch(),
+                                  activation, element_bytes(parameter));
   Plan plan;
   plan.strategy = base.strategy;
   plan.behaviour = base.behaviour;
@@ -316,7 +318,10 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
                               "reduce-scattered buffers counted as temporaries"
                             : "; Megatron-LM's all-gather buffer (b·s·h of the activation dtype, allocated at the "
                               "first block's forward and kept: GlobalMemoryBuffer) counted as a communication buffer; "
-                              "the other collectives' outputs are the blocks' own tensors"));
+                              "each block's row-parallel partial output (forward) and all-gathered output gradient "
+                              "(backward), b·s·h, as a temporary for the block and its collectives; the norms' and "
+                              "row-parallel biases' gradients, partial over a rank's rows, all-reduced over the group "
+                              "(Megatron's _allreduce_layernorm_grads)"));
   return plan;
 }
 

@@ -27,6 +27,18 @@ Op collective(const Op& at, CollectiveKind kind, Bytes payload, std::string labe
   return c;
 }
 
+// The Alloc (or Free) of `tensor` where `at` runs.
+Op memory_op(const Op& at, OpKind kind, TensorId tensor, const std::string& name) {
+  Op m;
+  m.kind = kind;
+  m.tensor = tensor;
+  m.step = at.step;
+  m.layer = at.layer;
+  m.micro_batch = at.micro_batch;
+  m.label = (kind == OpKind::Alloc ? "alloc " : "free ") + name;
+  return m;
+}
+
 // A later part of `op`: the same op with another kernel and share of the work, after the part before it on the
 // same stream (no deps of its own).
 Op part(const Op& op, Kernel kernel, double share, const std::string& what) {
@@ -41,14 +53,24 @@ Op part(const Op& op, Kernel kernel, double share, const std::string& what) {
 
 }  // namespace
 
-TensorParallelSplit::TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch)
-    : shard_(shard), tp_(tp), sp_(sequence_parallel), micro_batch_(micro_batch) {}
+TensorParallelSplit::TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch,
+                                         ElementType activation, std::int64_t grad_element_bytes)
+    : shard_(shard), tp_(tp), sp_(sequence_parallel), micro_batch_(micro_batch), activation_(activation),
+      grad_element_bytes_(grad_element_bytes) {}
 
 TensorParallelSplit::Kind TensorParallelSplit::kind_of(const Op& op) const {
   if (tp_ == 1 || op.kind != OpKind::Compute || !shard_.transformer) return Kind::None;
   if (op.compute_kind == ComputeKind::Loss && shard_.language_model && op.kernel == Kernel::CrossEntropyLoss)
     return Kind::Loss;
-  if (sp_ || shard_.transformer->family != TransformerFamily::Gpt2) return Kind::None;
+  if (sp_) {  // any transformer family: a block's forward (a recomputed one too) or backward
+    const bool block = op.layer >= 0 && static_cast<std::size_t>(op.layer) < shard_.layers.size() &&
+                       shard_.layers[static_cast<std::size_t>(op.layer)].kind == LayerKind::TransformerBlock;
+    if (!block || op.label.str().ends_with("attention recompute")) return Kind::None;
+    if (op.compute_kind == ComputeKind::Forward) return Kind::SequenceParallelForward;
+    if (op.compute_kind == ComputeKind::Backward) return Kind::SequenceParallelBackward;
+    return Kind::None;
+  }
+  if (shard_.transformer->family != TransformerFamily::Gpt2) return Kind::None;
   // Blocks split only in plans an executor runs (ops with operands): a simulated or accounted plan keeps each block one
   // op with its all-reduces after it, the same time and memory in a fifth fewer ops (the 1,024-rank 3-D plan: 314
   // against 375 MiB). A full recomputation's forward (GptBlockForward without its output) keeps its collectives after
@@ -63,6 +85,8 @@ TensorParallelSplit::Parts TensorParallelSplit::parts_of(const Op& op) const {
   switch (kind_of(op)) {
     case Kind::BlockForward: return {4, 2};   // attention, all-reduce, MLP, all-reduce
     case Kind::BlockBackward: return {5, 4};  // MLP, all-reduce, attention, all-reduce, ln_1
+    case Kind::SequenceParallelForward: return {7, 1};   // alloc, block, (all-gather, reduce-scatter) × 2, free
+    case Kind::SequenceParallelBackward: return {10, 1};  // alloc, block, (2 all-gathers, reduce-scatter) × 2, all-reduce, free
     case Kind::Loss: return {8, 6};           // alloc, maxima, all-reduce, sums, 2 all-reduces, finish, free
     case Kind::None: return {};
   }
@@ -77,6 +101,8 @@ void TensorParallelSplit::append_parts(Op op, std::vector<TensorInfo>& tensors, 
   switch (kind_of(op)) {
     case Kind::BlockForward: return append_block_forward(std::move(op), out);
     case Kind::BlockBackward: return append_block_backward(std::move(op), out);
+    case Kind::SequenceParallelForward: return append_sequence_parallel(std::move(op), true, tensors, out);
+    case Kind::SequenceParallelBackward: return append_sequence_parallel(std::move(op), false, tensors, out);
     case Kind::Loss: return append_loss(std::move(op), tensors, out);
     case Kind::None: out.push_back(std::move(op)); return;
   }
@@ -150,6 +176,37 @@ void TensorParallelSplit::append_block_backward(Op op, std::vector<Op>& out) con
   out.push_back(std::move(norm));
 }
 
+void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, std::vector<TensorInfo>& tensors,
+                                                   std::vector<Op>& out) const {
+  const Bytes hidden = hidden_bytes(), shard = hidden / tp_;
+  const std::string name = shard_.layers.at(static_cast<std::size_t>(op.layer)).name;
+  const auto transient = static_cast<TensorId>(tensors.size());
+  const std::string what = forward ? name + " row-parallel output before its reduce-scatter (sequence parallel)"
+                                   : name + " all-gathered gradient (sequence parallel)";
+  tensors.push_back({what, hidden, Category::Temporaries, false, activation_, 0, false, {}});
+  out.push_back(memory_op(op, OpKind::Alloc, transient, what));
+  const Op block = op;
+  out.push_back(std::move(op));
+  for (const char* region : {"attention", "mlp"}) {
+    const std::string where = name + " " + region;
+    if (forward) {
+      out.push_back(collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + where + " input"));
+      out.push_back(collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " output"));
+    } else {
+      out.push_back(collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + where + " grad output"));
+      out.push_back(collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + where + " input again"));
+      out.push_back(collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " grad input"));
+    }
+  }
+  if (!forward) {  // the norms' (and GPT-2's row-parallel biases') gradients, partial sums over this rank's rows
+    const TransformerConfig& c = *shard_.transformer;
+    const std::int64_t whole = (c.family == TransformerFamily::Gpt2 ? 6 : 2) * c.hidden;
+    out.push_back(collective(block, CollectiveKind::AllReduce, whole * grad_element_bytes_,
+                             "tp all-reduce " + name + " norm and bias grads (sequence-parallel parameters)"));
+  }
+  out.push_back(memory_op(block, OpKind::Free, transient, what));
+}
+
 void TensorParallelSplit::append_loss(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const {
   const bool operands = !op.args.empty();
   const std::int64_t rows = micro_batch_ * shard_.target_positions;
@@ -157,16 +214,8 @@ void TensorParallelSplit::append_loss(Op op, std::vector<TensorInfo>& tensors, s
   const auto stats = static_cast<TensorId>(tensors.size());
   tensors.push_back({"vocab-parallel cross-entropy statistics", 3 * chunk, Category::Temporaries, false,
                      ElementType::Fp32, 0, false, {}});
-  Op alloc;
-  alloc.kind = OpKind::Alloc;
-  alloc.tensor = stats;
-  alloc.step = op.step;
-  alloc.layer = op.layer;
-  alloc.micro_batch = op.micro_batch;
-  alloc.label = "alloc " + tensors.back().name.str();
-  Op free = alloc;
-  free.kind = OpKind::Free;
-  free.label = "free " + tensors.back().name.str();
+  Op alloc = memory_op(op, OpKind::Alloc, stats, tensors.back().name.str());
+  Op free = memory_op(op, OpKind::Free, stats, tensors.back().name.str());
   // exp dominates: the maxima and the finish read the logits once each, the sums once with an exp a logit.
   Op maxima = part(op, Kernel::VocabParallelLossMax, 0.2, "row maxima");
   maxima.deps = op.deps;

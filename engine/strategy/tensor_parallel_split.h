@@ -4,6 +4,14 @@
 //   attn.c_proj's output, its MLP part, the all-reduce of mlp.c_proj's output;
 // - its backward: the MLP part, the all-reduce of d(ln_2 output) (fc1's column-parallel input gradient), the
 //   attention part, the all-reduce of d(ln_1 output), then ln_1's backward;
+// - under sequence parallelism a block's forward and backward stay one op each, their all-gathers and reduce-scatters
+//   after it (the order is Megatron's within each region), with the transient [s, b, h] tensor Megatron's
+//   region makes around them: the row-parallel layers' partial output before its reduce-scatter (forward), the
+//   all-gathered output gradient and the partial input gradient before its reduce-scatter (backward), counted as one
+//   b·s·h temporary alive for the op and its collectives (an upper bound on the true lifetimes inside it); and after
+//   the backward the all-reduce of the gradients sequence parallelism leaves partial on each rank, the norms' and the
+//   row-parallel biases' (Megatron's finalize_model_grads._allreduce_layernorm_grads; once a block as autograd makes
+//   them, as the MLP pairs' biases, where Megatron coalesces them once a step);
 // - the vocabulary-parallel cross-entropy: the row maxima, the target logit and Σ exp, each all-reduced (b·s fp32;
 //   the maxima summed into their mean where Megatron's all-reduce takes the MAX: exec/cpu/
 //   vocab_parallel_loss_kernels.h), then log_probs and the loss, over a small fp32 statistics tensor (3 · b·s) it
@@ -24,7 +32,9 @@ namespace shardscope {
 class TensorParallelSplit {
  public:
   // `shard`: the tensor-parallel rank's model (model/tensor_parallel_shard.h); `micro_batch`: samples an op holds.
-  TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch);
+  // `activation`: the activations' element type; `grad_element_bytes`: a gradient element's (the parameters' dtype).
+  TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch,
+                      ElementType activation, std::int64_t grad_element_bytes);
 
   // How many ops `op` becomes (1: it stays as it is, with strategy/tensor_parallel.cpp's collectives after it), and
   // which of them stands for it (the part later ops' dependencies on `op` point to: the last compute part).
@@ -41,17 +51,20 @@ class TensorParallelSplit {
   void use_vocab_parallel_backward(Op& op, double& nll_scale) const;
 
  private:
-  enum class Kind { None, BlockForward, BlockBackward, Loss };
+  enum class Kind { None, BlockForward, BlockBackward, SequenceParallelForward, SequenceParallelBackward, Loss };
   Kind kind_of(const Op& op) const;
   Bytes hidden_bytes() const;  // one whole [b, s, h] activation
   void append_block_forward(Op op, std::vector<Op>& out) const;
   void append_block_backward(Op op, std::vector<Op>& out) const;
+  void append_sequence_parallel(Op op, bool forward, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
   void append_loss(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
 
   const Model& shard_;
   int tp_;
   bool sp_;
   std::int64_t micro_batch_;
+  ElementType activation_;
+  std::int64_t grad_element_bytes_;
 };
 
 }  // namespace shardscope
