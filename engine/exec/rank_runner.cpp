@@ -216,8 +216,11 @@ std::optional<TimeNs> RankRunner::run_compute(OpIndex index, const Op& op, std::
   if (op.kernel == Kernel::OptimizerStep && op.step == skipped_step_.load()) return std::nullopt;
   KernelLaunch launch = launches_.build(program_, index, std::move(operands));
   bool found_non_finite = false;
-  if (scaler_ && (op.kernel == Kernel::MseLossBackward || op.kernel == Kernel::NllLossBackward))
-    launch.scale *= scaler_->scale();  // scaler.scale(loss).backward()
+  // scaler.scale(loss).backward(): the loss gradient's ops (a vocabulary-parallel softmax's too: it carries the loss
+  // gradient its rows sum to).
+  if (scaler_ && (op.kernel == Kernel::MseLossBackward || op.kernel == Kernel::NllLossBackward ||
+                  op.kernel == Kernel::VocabParallelNllLossBackward || op.kernel == Kernel::VocabParallelLogSoftmaxBackward))
+    launch.scale *= scaler_->scale();
   if (scaler_ && op.kernel == Kernel::UnscaleGradients) {
     launch.scale = 1.0 / scaler_->scale();
     launch.found_non_finite = &found_non_finite;

@@ -28,9 +28,9 @@ void check_transformer(const Model& model) {
 }
 
 // Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h), with or without
-// sequence parallelism, and GPT-2 models without it in fp32 (the block's parts, vocabulary-parallel embedding and
-// cross-entropy: strategy/tensor_parallel_split.h); a GPT model's sequence parallelism, full recomputation under tp
-// (the recomputed forward's mid-block all-reduce) and 16-bit blocks under tp have no kernels yet.
+// sequence parallelism, and GPT-2 models without it (the block's parts, vocabulary-parallel embedding and
+// cross-entropy: strategy/tensor_parallel_split.h); a GPT model's sequence parallelism and full recomputation under
+// tp (the recomputed forward's mid-block all-reduce) have no kernels yet.
 void check_tensor_parallel(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
   if (strategy.tp == 1 || !scenario.model.transformer) return;
@@ -43,9 +43,6 @@ void check_tensor_parallel(const ResolvedScenario& scenario) {
   if (scenario.model.checkpoint == CheckpointMode::Full)
     throw UnsupportedPlanError(tp + " with --checkpoint full: a GPT block's recomputed forward under tensor parallelism" +
                                modelled + " (use --checkpoint selective or none)");
-  if (scenario.settings.training.dtype != Dtype::Fp32)
-    throw UnsupportedPlanError(tp + " with --dtype " + dtype_name(scenario.settings.training.dtype) + ": a GPT model's "
-                               "tensor-parallel blocks run in fp32 only; 16-bit" + modelled);
 }
 
 // What is modelled for memory and simulate but has no kernels: refused by the option's name, never run otherwise.

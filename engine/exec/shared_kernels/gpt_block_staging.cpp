@@ -11,14 +11,19 @@ namespace shardscope::exec {
 
 Bytes gpt_block_value_bytes(const KernelLaunch* l, std::size_t operand, const DeviceBuffer& buffer) {
   std::size_t saved = 0;
-  switch (l->kernel) {
-    case Kernel::GptBlockForward: saved = 13; break;
+  switch (l->kernel) {  // the block's and its tensor-parallel parts' (plan/kernel.h: the whole kernel's operands)
+    case Kernel::GptBlockForward:
+    case Kernel::GptBlockAttentionForward:
+    case Kernel::GptBlockMlpForward: saved = 13; break;
     case Kernel::GptAttentionRecompute: saved = 0; break;
-    case Kernel::GptBlockBackward: saved = 14; break;
+    case Kernel::GptBlockBackward:
+    case Kernel::GptBlockMlpBackward:
+    case Kernel::GptBlockAttentionBackward:
+    case Kernel::GptBlockInputNormBackward: saved = 14; break;
     default: return buffer.bytes;
   }
   if (operand != saved && operand != saved + 1) return buffer.bytes;
-  const GptBlockLayout layout = gpt_block_layout(transformer_config(*l), l->rows, l->seq, 2);
+  const GptBlockLayout layout = gpt_block_layout(transformer_config(*l), l->rows, l->seq, 2, l->tp);
   const bool attention = operand == saved + 1;
   const Bytes expected = attention ? layout.attention_bytes : layout.saved_bytes;
   if (buffer.bytes != expected)
