@@ -72,6 +72,8 @@ struct KernelLaunch {
   // kernels then run the rank's shard: its heads and MLP columns, its vocab/tp ids (ids tp_rank · vocab/tp on).
   int tp = 1;
   int tp_rank = 0;
+  // With sequence parallelism (a GPT model's): the rank holds chunk tp_rank of the tokens outside the regions.
+  bool sequence_parallel = false;
   // UnscaleGradients: set to true when a gradient is inf or NaN (left alone otherwise).
   bool* found_non_finite = nullptr;
 };

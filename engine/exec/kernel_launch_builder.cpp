@@ -76,13 +76,17 @@ void KernelLaunchBuilder::transformer_launch(const Program& program, OpIndex ind
       launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LayerNormForward ? 0 : 1, c.hidden);
       break;
     case Kernel::GptAttentionRecompute:
-      launch.rows = saved_rows(program, index, ops, gpt_block_layout(c, 1, model_.seq, 4, tp_).saved_bytes,
-                               gpt_block_layout(c, 1, model_.seq, 2, tp_).saved_bytes);
+      launch.rows = saved_rows(program, index, ops, gpt_block_layout(c, 1, model_.seq, 4, tp_, sequence_parallel_).saved_bytes,
+                               gpt_block_layout(c, 1, model_.seq, 2, tp_, sequence_parallel_).saved_bytes);
       break;
-    default: {  // a block (or part): forward from its input (operand 0), backward from its input (operand 1)
+    default: {  // a block (or part): forward from its input (operand 0), backward from its input (operand 1); a
+                // sequence-parallel shard's input is its share of the tokens (the layer's in_numel a sample)
       const bool forward = op.kernel == Kernel::GptBlockForward || op.kernel == Kernel::GptBlockAttentionForward ||
-                           op.kernel == Kernel::GptBlockMlpForward;
-      launch.rows = rows_of(program, index, ops, forward ? 0 : 1, model_.seq * c.hidden);
+                           op.kernel == Kernel::GptBlockMlpForward || op.kernel == Kernel::GptBlockResidualNorm ||
+                           op.kernel == Kernel::GptBlockResidual;
+      if (op.layer < 0 || op.layer >= static_cast<int>(model_.layers.size()))
+        throw LoweringBug("lowering bug: " + where(program, index) + " runs a GPT block kernel but names no layer");
+      launch.rows = rows_of(program, index, ops, forward ? 0 : 1, model_.layers[static_cast<std::size_t>(op.layer)].in_numel);
     }
   }
   // Which samples of the step's global batch the pass holds, for the dropout masks, as exec/data/batch_loading.cpp
@@ -99,6 +103,7 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
   launch.scale = op.scale;
   launch.tp = tp_;
   launch.tp_rank = program.rank % tp_;
+  launch.sequence_parallel = sequence_parallel_;
   launch.operands = std::move(operands);
   const auto& ops = launch.operands;
   switch (op.kernel) {
@@ -111,6 +116,9 @@ KernelLaunch KernelLaunchBuilder::build(const Program& program, OpIndex index, s
       const std::int64_t tokens = model_.language_model && model_.seq > 0 ? model_.seq : 1;
       launch.in_features = static_cast<int>(layer.in_numel / tokens);
       launch.out_features = static_cast<int>(layer.out_numel / tokens);
+      // A transformer's head under sequence parallelism keeps this rank's share of the sequence as its input (the
+      // shard's in_numel) but runs its GEMM on the all-gathered tokens: whole rows of h.
+      if (sequence_parallel_ && model_.transformer) launch.in_features *= tp_;
       // forward: input is operand 0; backward: operand 1 (operand 0 is grad_out)
       launch.rows = rows_of(program, index, ops, op.kernel == Kernel::LinearForward ? 0 : 1, launch.in_features);
       break;

@@ -28,7 +28,8 @@ class KernelLaunchBuilder {
       : model_(tensor_parallel_shard(scenario.model, scenario.settings.strategy.tp,
                                      scenario.settings.strategy.sequence_parallel && scenario.model.transformer)),
         optimizer_(optimizer), seed_(seed), training_(!scenario.settings.training.no_grad),
-        tp_(std::max(1, scenario.settings.strategy.tp)) {}
+        tp_(std::max(1, scenario.settings.strategy.tp)),
+        sequence_parallel_(scenario.settings.strategy.sequence_parallel && scenario.model.transformer) {}
 
   // Throws LoweringBug (exec/tensor_table.h) when the op's operands do not fit its layer's shape. Counts one more
   // step for every parameter of an OptimizerStep (keyed by its tensor and offset, so ZeRO shards count apart).
@@ -46,6 +47,7 @@ class KernelLaunchBuilder {
   std::uint64_t seed_;
   bool training_;
   int tp_;  // the tensor-parallel group's size; rank r is its member r mod tp_ (tp fastest)
+  bool sequence_parallel_;  // a transformer's sequence parallelism (an MLP's moves rows, not the kernels' shapes)
   std::mutex mutex_;  // guards steps_ (an optimizer op may run on a stream thread)
   std::map<std::pair<TensorId, Bytes>, std::int64_t> steps_;
 };

@@ -3,7 +3,8 @@
 // keeps exactly what the accounting counts. Tensors in the order the block's forward produces them; fp32 elements
 // at `element_bytes`, dropout keep masks at 1 byte an element. On tensor-parallel rank of `tp` (Megatron-LM's split,
 // model/tensor_parallel_costs.h) the tensors inside the attention and MLP regions hold the rank's heads and MLP
-// columns (1/tp), the rest stays whole. No dependency beyond the config.
+// columns (1/tp), the rest stays whole, or with `sequence_parallel` the rank's 1/tp of the tokens (the norms'
+// outputs, residual_1 and the residual dropout masks). No dependency beyond the config.
 #pragma once
 #include <cstdint>
 
@@ -31,22 +32,23 @@ struct GptBlockLayout {
 };
 
 inline GptBlockLayout gpt_block_layout(const TransformerConfig& c, std::int64_t batch, std::int64_t seq,
-                                       std::int64_t element_bytes, int tp = 1) {
+                                       std::int64_t element_bytes, int tp = 1, bool sequence_parallel = false) {
   const std::int64_t th = batch * seq * c.hidden, ti = batch * seq * c.intermediate / tp;
+  const std::int64_t outside = sequence_parallel ? th / tp : th;  // tokens × h outside the tensor-parallel regions
   const std::int64_t split_th = th / tp;
   const std::int64_t scores = batch * (c.heads / tp) * seq * seq;
   GptBlockLayout l;
   std::int64_t at = 0;
   auto place = [&at](std::int64_t bytes) { const std::int64_t start = at; at += bytes; return start; };
-  l.ln_1_output = place(th * element_bytes);
+  l.ln_1_output = place(outside * element_bytes);
   l.qkv = place(3 * split_th * element_bytes);
   l.attention_output = place(split_th * element_bytes);
-  l.residual_1 = place(th * element_bytes);
-  l.ln_2_output = place(th * element_bytes);
+  l.residual_1 = place(outside * element_bytes);
+  l.ln_2_output = place(outside * element_bytes);
   l.fc_output = place(ti * element_bytes);
   l.gelu_output = place(ti * element_bytes);
-  l.attention_mask = place(th);
-  l.mlp_mask = place(th);
+  l.attention_mask = place(outside);
+  l.mlp_mask = place(outside);
   l.saved_bytes = at;
   at = 0;
   l.probabilities = place(scores * element_bytes);

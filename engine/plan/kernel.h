@@ -58,6 +58,13 @@
 // operands:
 //   GptBlockAttentionForward, GptBlockMlpForward               GptBlockForward's
 //   GptBlockMlpBackward, GptBlockAttentionBackward, GptBlockInputNormBackward   GptBlockBackward's
+// Under sequence parallelism as well (exec/cpu/gpt_block_sequence_parallel.h), each part's operands are its whole
+// kernel's and two more, `gathered` (Megatron's all-gather buffer) and `partial` (a whole [b, s, h] temporary):
+//   ln_1 is LayerNormForward on this rank's tokens; GptBlockAttentionForward, GptBlockResidualNorm,
+//   GptBlockMlpForward, GptBlockResidual: GptBlockForward's, gathered, partial
+//   GptBlockMlpDropoutBackward, GptBlockMlpBackward, GptBlockAttentionDropoutBackward, GptBlockAttentionBackward,
+//   GptBlockInputNormBackward: GptBlockBackward's, gathered, partial
+// and the embedding writes a whole [b, s, h] output (reduce-scattered next), its backward reads one (all-gathered).
 // Under tensor parallelism the embedding and the loss are vocabulary-parallel (each rank holds vocab/tp rows of wte,
 // and the logits of those ids): EmbeddingForward / EmbeddingBackward take the rank's rows, and
 //   VocabParallelLossMax    logits, stats             stats' chunk 0: each row's largest logit / tp (the all-reduce
@@ -124,6 +131,10 @@ enum class Kernel : std::uint8_t {
   GptBlockMlpBackward,
   GptBlockAttentionBackward,
   GptBlockInputNormBackward,
+  GptBlockResidualNorm,
+  GptBlockResidual,
+  GptBlockMlpDropoutBackward,
+  GptBlockAttentionDropoutBackward,
   GptBlockBackward,
   UnscaleGradients,
   BiasAdd,

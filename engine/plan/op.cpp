@@ -80,6 +80,10 @@ std::string kernel_name(Kernel kernel) {
     case Kernel::GptBlockMlpBackward: return "gpt_block_mlp_backward";
     case Kernel::GptBlockAttentionBackward: return "gpt_block_attention_backward";
     case Kernel::GptBlockInputNormBackward: return "gpt_block_input_norm_backward";
+    case Kernel::GptBlockResidualNorm: return "gpt_block_residual_norm";
+    case Kernel::GptBlockResidual: return "gpt_block_residual";
+    case Kernel::GptBlockMlpDropoutBackward: return "gpt_block_mlp_dropout_backward";
+    case Kernel::GptBlockAttentionDropoutBackward: return "gpt_block_attention_dropout_backward";
     case Kernel::GptBlockBackward: return "gpt_block_backward";
     case Kernel::UnscaleGradients: return "unscale_gradients";
     case Kernel::BiasAdd: return "bias_add";

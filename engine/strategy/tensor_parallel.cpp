@@ -19,6 +19,7 @@ struct TpCollective {
   Bytes payload;  // what each member contributes: the whole buffer for all-reduce and reduce-scatter, the shard for all-gather
   std::string label;
   TensorSlice buffer = {};  // what it reduces in place, where the base op names its operands (executed plans)
+  std::vector<TensorSlice> buffers = {};  // or several, one coalesced call
 };
 
 // The operand an MLP Linear's collective works on, in place: LinearForward's output (operand 3) for the
@@ -78,7 +79,6 @@ class Collectives {
     const auto l = static_cast<std::size_t>(op.layer);
     const Layer& layer = shard_.layers[l];
     const std::string name = layer.name;
-    const std::int64_t seq_split = sp_ ? tp_ : 1;
     // An MLP's pairs under sequence parallelism: the pass put their all-gathers and reduce-scatters in place
     // (training/model_pass_sequence_parallel.cpp), each beside the buffers it reads and writes.
     if (shard_.sequence_parallel_ranks > 1) return out;
@@ -100,39 +100,29 @@ class Collectives {
                          "tp all-reduce " + name + " " + region + (forward ? " output" : " grad input")});
         break;
       }
-      case TensorParallelRole::VocabEmbedding: {
-        const Bytes hidden = bytes(layer.out_numel * seq_split);
-        // EmbeddingForward's output (operand 4) holds this rank's lookups, summed in place.
-        if (forward)
-          out.push_back(sp_ ? TpCollective{CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " output"}
-                            : TpCollective{CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " output",
-                                           op.kernel == Kernel::EmbeddingForward && op.args.size() > 4 ? op.args[4]
-                                                                                                      : TensorSlice{}});
-        else if (sp_)
-          out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " grad output"});
+      // Under sequence parallelism the embedding's and the head's collectives come from tensor_parallel_split.h
+      // (some before the op). EmbeddingForward's output (operand 4) holds this rank's lookups, summed in place.
+      case TensorParallelRole::VocabEmbedding:
+        if (forward && !sp_)
+          out.push_back({CollectiveKind::AllReduce, bytes(layer.out_numel), "tp all-reduce " + name + " output",
+                         op.kernel == Kernel::EmbeddingForward && op.args.size() > 4 ? op.args[4] : TensorSlice{}});
         break;
-      }
-      case TensorParallelRole::VocabHead: {
-        const Bytes hidden = bytes(layer.in_numel * seq_split);
-        if (forward) {
-          if (sp_) out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " input"});
-        } else if (!sp_) {
-          out.push_back({CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " grad input",
+      case TensorParallelRole::VocabHead:
+        if (!forward && !sp_)
+          out.push_back({CollectiveKind::AllReduce, bytes(layer.in_numel), "tp all-reduce " + name + " grad input",
                          linear_operand(op, Kernel::LinearBackward)});
-        } else {
-          out.push_back({CollectiveKind::AllGather, hidden / tp_, "tp all-gather " + name + " input again"});
-          out.push_back({CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " grad input"});
-        }
         break;
-      }
       case TensorParallelRole::Replicated:
         // The final norm under sequence parallelism: its gradients are partial sums over this rank's rows, all-reduced
         // over the group (Megatron's _allreduce_layernorm_grads, as the blocks' in tensor_parallel_split.h).
         if (!forward && sp_ && shard_.transformer) {
           std::int64_t numel = 0;
           for (const ParamSpec& param : layer.params) numel += param.numel;
-          out.push_back({CollectiveKind::AllReduce, numel * grad_element_bytes_,
-                         "tp all-reduce " + name + " grads (sequence-parallel parameters)"});
+          TpCollective reduce{CollectiveKind::AllReduce, numel * grad_element_bytes_,
+                              "tp all-reduce " + name + " grads (sequence-parallel parameters)"};
+          if (op.kernel == Kernel::LayerNormBackward && op.args.size() > 5)  // grad_weight, grad_bias
+            reduce.buffers = {op.args[4], op.args[5]};
+          out.push_back(std::move(reduce));
         }
         break;
     }
@@ -199,12 +189,14 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
   // in (group -1 in the base plan: sequence parallelism on an MLP).
   std::int32_t sequence = 0;
   double nll_scale = 1;
+  TensorId gathered = -1;  // Megatron's all-gather buffer, once allocated
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
     for (OpIndex& dep : base.ops[i].deps) dep = new_index[static_cast<std::size_t>(dep)];
     if (base.ops[i].kind == OpKind::Collective && base.ops[i].group < 0) base.ops[i].sequence = sequence++;
     const int step = base.ops[i].step, layer = base.ops[i].layer, micro_batch = base.ops[i].micro_batch;
     if (i == first_gather) {
       const auto id = static_cast<TensorId>(out.tensors.size());
+      gathered = id;
       // Persistent: the process holds it to the end (nothing frees the module-level buffer).
       out.tensors.push_back({"tp all-gather buffer (Megatron global memory buffer \"mpu\")", buffer_bytes,
                              Category::CommunicationBuffers, true, activation, 0, false, {}});
@@ -220,7 +212,7 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
     split.use_vocab_parallel_backward(base.ops[i], nll_scale);
     if (split.parts_of(base.ops[i]).count > 1) {
       const std::size_t from = out.ops.size();
-      split.append_parts(std::move(base.ops[i]), out.tensors, out.ops);
+      split.append_parts(std::move(base.ops[i]), gathered, out.tensors, out.ops);
       for (std::size_t k = from; k < out.ops.size(); ++k)
         if (out.ops[k].kind == OpKind::Collective) out.ops[k].sequence = sequence++;
       continue;
@@ -239,6 +231,7 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
       c.payload = collective.payload;
       c.label = std::move(collective.label);
       if (collective.buffer.present()) c.args = {collective.buffer};
+      if (!collective.buffers.empty()) c.args = std::vector<TensorSlice>(collective.buffers);
       out.ops.push_back(std::move(c));
     }
   }
@@ -319,7 +312,8 @@ Plan expand_tensor_parallel(Plan base, const ResolvedScenario& scenario, const M
                             : "; Megatron-LM's all-gather buffer (b·s·h of the activation dtype, allocated at the "
                               "first block's forward and kept: GlobalMemoryBuffer) counted as a communication buffer; "
                               "each block's row-parallel partial output (forward) and all-gathered output gradient "
-                              "(backward), b·s·h, as a temporary for the block and its collectives; the norms' and "
+                              "(backward), the embedding's whole output and all-gathered gradient and the LM head's "
+                              "whole input gradient, b·s·h each, as temporaries around their collectives; the norms' and "
                               "row-parallel biases' gradients, partial over a rank's rows, all-reduced over the group "
                               "(Megatron's _allreduce_layernorm_grads)"));
   return plan;

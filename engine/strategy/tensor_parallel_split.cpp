@@ -39,6 +39,13 @@ Op memory_op(const Op& at, OpKind kind, TensorId tensor, const std::string& name
   return m;
 }
 
+// `args` with operand `index` replaced.
+OpArgs replaced(const OpArgs& args, std::size_t index, TensorSlice slice) {
+  std::vector<TensorSlice> out(args.begin(), args.end());
+  out.at(index) = slice;
+  return out;
+}
+
 // A later part of `op`: the same op with another kernel and share of the work, after the part before it on the
 // same stream (no deps of its own).
 Op part(const Op& op, Kernel kernel, double share, const std::string& what) {
@@ -55,20 +62,26 @@ Op part(const Op& op, Kernel kernel, double share, const std::string& what) {
 
 TensorParallelSplit::TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch,
                                          ElementType activation, std::int64_t grad_element_bytes)
-    : shard_(shard), tp_(tp), sp_(sequence_parallel), micro_batch_(micro_batch), activation_(activation),
-      grad_element_bytes_(grad_element_bytes) {}
+    : shard_(shard), roles_(tensor_parallel_roles(shard)), tp_(tp), sp_(sequence_parallel), micro_batch_(micro_batch),
+      activation_(activation), grad_element_bytes_(grad_element_bytes) {}
 
 TensorParallelSplit::Kind TensorParallelSplit::kind_of(const Op& op) const {
   if (tp_ == 1 || op.kind != OpKind::Compute || !shard_.transformer) return Kind::None;
   if (op.compute_kind == ComputeKind::Loss && shard_.language_model && op.kernel == Kernel::CrossEntropyLoss)
     return Kind::Loss;
-  if (sp_) {  // any transformer family: a block's forward (a recomputed one too) or backward
-    const bool block = op.layer >= 0 && static_cast<std::size_t>(op.layer) < shard_.layers.size() &&
-                       shard_.layers[static_cast<std::size_t>(op.layer)].kind == LayerKind::TransformerBlock;
-    if (!block || op.label.str().ends_with("attention recompute")) return Kind::None;
-    if (op.compute_kind == ComputeKind::Forward) return Kind::SequenceParallelForward;
-    if (op.compute_kind == ComputeKind::Backward) return Kind::SequenceParallelBackward;
-    return Kind::None;
+  if (sp_) {  // any transformer family: a block's forward (a recomputed one too) or backward, the embedding, the head
+    if (op.layer < 0 || static_cast<std::size_t>(op.layer) >= roles_.size()) return Kind::None;
+    const bool forward = op.compute_kind == ComputeKind::Forward, backward = op.compute_kind == ComputeKind::Backward;
+    switch (roles_[static_cast<std::size_t>(op.layer)]) {
+      case TensorParallelRole::Block:
+        if (op.label.str().ends_with("attention recompute")) return Kind::None;
+        return forward ? Kind::SequenceParallelForward : backward ? Kind::SequenceParallelBackward : Kind::None;
+      case TensorParallelRole::VocabEmbedding:
+        return forward ? Kind::SequenceParallelEmbeddingForward : backward ? Kind::SequenceParallelEmbeddingBackward : Kind::None;
+      case TensorParallelRole::VocabHead:
+        return forward ? Kind::SequenceParallelHeadForward : backward ? Kind::SequenceParallelHeadBackward : Kind::None;
+      default: return Kind::None;
+    }
   }
   if (shard_.transformer->family != TransformerFamily::Gpt2) return Kind::None;
   // Blocks split only in plans an executor runs (ops with operands): a simulated or accounted plan keeps each block one
@@ -81,12 +94,26 @@ TensorParallelSplit::Kind TensorParallelSplit::kind_of(const Op& op) const {
   return Kind::None;
 }
 
+bool TensorParallelSplit::runs_in_parts(const Op& op) const {
+  return !op.args.empty() && shard_.transformer->family == TransformerFamily::Gpt2 &&
+         (op.kernel == Kernel::GptBlockBackward ||
+          (op.kernel == Kernel::GptBlockForward && !op.label.str().ends_with("recompute")));
+}
+
 TensorParallelSplit::Parts TensorParallelSplit::parts_of(const Op& op) const {
   switch (kind_of(op)) {
     case Kind::BlockForward: return {4, 2};   // attention, all-reduce, MLP, all-reduce
     case Kind::BlockBackward: return {5, 4};  // MLP, all-reduce, attention, all-reduce, ln_1
-    case Kind::SequenceParallelForward: return {7, 1};   // alloc, block, (all-gather, reduce-scatter) × 2, free
-    case Kind::SequenceParallelBackward: return {10, 1};  // alloc, block, (2 all-gathers, reduce-scatter) × 2, all-reduce, free
+    // alloc, block, (all-gather, reduce-scatter) × 2, free; in parts: alloc, ln_1, all-gather, attention,
+    // reduce-scatter, residual and ln_2, all-gather, MLP, reduce-scatter, residual, free
+    case Kind::SequenceParallelForward: return runs_in_parts(op) ? Parts{11, 9} : Parts{7, 1};
+    // alloc, block, (2 all-gathers, reduce-scatter) × 2, all-reduce, free; in parts: alloc, MLP dropout, 2 all-gathers,
+    // MLP, reduce-scatter, ln_2 and attention dropout, 2 all-gathers, attention, reduce-scatter, ln_1, all-reduce, free
+    case Kind::SequenceParallelBackward: return runs_in_parts(op) ? Parts{14, 11} : Parts{10, 1};
+    case Kind::SequenceParallelEmbeddingForward: return {4, 1};   // alloc, embedding, reduce-scatter, free
+    case Kind::SequenceParallelEmbeddingBackward: return {4, 2};  // alloc, all-gather, embedding, free
+    case Kind::SequenceParallelHeadForward: return {2, 1};        // all-gather, head
+    case Kind::SequenceParallelHeadBackward: return {5, 2};       // alloc, all-gather, head, reduce-scatter, free
     case Kind::Loss: return {8, 6};           // alloc, maxima, all-reduce, sums, 2 all-reduces, finish, free
     case Kind::None: return {};
   }
@@ -97,12 +124,18 @@ Bytes TensorParallelSplit::hidden_bytes() const {
   return micro_batch_ * shard_.seq * shard_.transformer->hidden * shard_.activation_element_bytes;
 }
 
-void TensorParallelSplit::append_parts(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const {
-  switch (kind_of(op)) {
+void TensorParallelSplit::append_parts(Op op, TensorId gathered, std::vector<TensorInfo>& tensors,
+                                       std::vector<Op>& out) const {
+  const Kind kind = kind_of(op);
+  switch (kind) {
     case Kind::BlockForward: return append_block_forward(std::move(op), out);
     case Kind::BlockBackward: return append_block_backward(std::move(op), out);
-    case Kind::SequenceParallelForward: return append_sequence_parallel(std::move(op), true, tensors, out);
-    case Kind::SequenceParallelBackward: return append_sequence_parallel(std::move(op), false, tensors, out);
+    case Kind::SequenceParallelForward: return append_sequence_parallel(std::move(op), true, gathered, tensors, out);
+    case Kind::SequenceParallelBackward: return append_sequence_parallel(std::move(op), false, gathered, tensors, out);
+    case Kind::SequenceParallelEmbeddingForward:
+    case Kind::SequenceParallelEmbeddingBackward:
+    case Kind::SequenceParallelHeadForward:
+    case Kind::SequenceParallelHeadBackward: return append_sequence_parallel_io(std::move(op), kind, gathered, tensors, out);
     case Kind::Loss: return append_loss(std::move(op), tensors, out);
     case Kind::None: out.push_back(std::move(op)); return;
   }
@@ -176,35 +209,190 @@ void TensorParallelSplit::append_block_backward(Op op, std::vector<Op>& out) con
   out.push_back(std::move(norm));
 }
 
-void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, std::vector<TensorInfo>& tensors,
+TensorId TensorParallelSplit::add_transient(const Op& at, const std::string& what, std::vector<TensorInfo>& tensors,
+                                            std::vector<Op>& out) const {
+  const auto id = static_cast<TensorId>(tensors.size());
+  tensors.push_back({what, hidden_bytes(), Category::Temporaries, false, activation_, 0, false, {}});
+  out.push_back(memory_op(at, OpKind::Alloc, id, what));
+  return id;
+}
+
+void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId gathered, std::vector<TensorInfo>& tensors,
                                                    std::vector<Op>& out) const {
   const Bytes hidden = hidden_bytes(), shard = hidden / tp_;
   const std::string name = shard_.layers.at(static_cast<std::size_t>(op.layer)).name;
-  const auto transient = static_cast<TensorId>(tensors.size());
   const std::string what = forward ? name + " row-parallel output before its reduce-scatter (sequence parallel)"
                                    : name + " all-gathered gradient (sequence parallel)";
-  tensors.push_back({what, hidden, Category::Temporaries, false, activation_, 0, false, {}});
-  out.push_back(memory_op(op, OpKind::Alloc, transient, what));
+  const TensorId transient = add_transient(op, what, tensors, out);
   const Op block = op;
-  out.push_back(std::move(op));
-  for (const char* region : {"attention", "mlp"}) {
-    const std::string where = name + " " + region;
+  const auto gather = [&](const std::string& label) {
+    return collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + name + " " + label);
+  };
+  const auto scatter = [&](const std::string& label) {
+    return collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " " + label);
+  };
+  // The norms' (and GPT-2's row-parallel biases') gradients, partial sums over this rank's tokens.
+  const TransformerConfig& c = *shard_.transformer;
+  Op grads_reduce = collective(block, CollectiveKind::AllReduce,
+                               (c.family == TransformerFamily::Gpt2 ? 6 : 2) * c.hidden * grad_element_bytes_,
+                               "tp all-reduce " + name + " norm and bias grads (sequence-parallel parameters)");
+  if (!runs_in_parts(op)) {
+    out.push_back(std::move(op));
     if (forward) {
-      out.push_back(collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + where + " input"));
-      out.push_back(collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " output"));
+      for (const char* region : {"attention", "mlp"}) {
+        out.push_back(gather(std::string(region) + " input"));
+        out.push_back(scatter(std::string(region) + " output"));
+      }
     } else {
-      out.push_back(collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + where + " grad output"));
-      out.push_back(collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + where + " input again"));
-      out.push_back(collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + where + " grad input"));
+      for (const char* region : {"mlp", "attention"}) {
+        out.push_back(gather(std::string(region) + " grad output"));
+        out.push_back(gather(std::string(region) + " input again"));
+        out.push_back(scatter(std::string(region) + " grad input"));
+      }
+      out.push_back(std::move(grads_reduce));
     }
+    out.push_back(memory_op(block, OpKind::Free, transient, what));
+    return;
   }
-  if (!forward) {  // the norms' (and GPT-2's row-parallel biases') gradients, partial sums over this rank's rows
-    const TransformerConfig& c = *shard_.transformer;
-    const std::int64_t whole = (c.family == TransformerFamily::Gpt2 ? 6 : 2) * c.hidden;
-    out.push_back(collective(block, CollectiveKind::AllReduce, whole * grad_element_bytes_,
-                             "tp all-reduce " + name + " norm and bias grads (sequence-parallel parameters)"));
+  // The executed form: parts with the collectives between them, each part on the whole op's operands and two more.
+  const GptBlockLayout layout = gpt_block_layout(c, micro_batch_, shard_.seq, shard_.activation_element_bytes, tp_, true);
+  const double mlp = mlp_share(shard_, op, tp_);
+  const TensorSlice saved = op.args[forward ? 13 : 14];
+  const auto slot = [&](Bytes offset) { return TensorSlice{saved.tensor, saved.offset + offset, shard}; };
+  const TensorSlice all = whole(gathered), partial = whole(transient);
+  std::vector<TensorSlice> with_buffers(op.args.begin(), op.args.end());
+  with_buffers.push_back(all);
+  with_buffers.push_back(partial);
+  // A part: the op's kernel, its share of the work, and (norms, residuals) the bytes it moves over this rank's tokens.
+  const auto piece = [&](Kernel kernel, double share, const std::string& label, bool first = false) {
+    Op p = part(block, kernel, share, label);
+    if (share == 0) p.bytes_accessed = 3 * shard;
+    if (!first) p.deps.clear();
+    p.args = with_buffers;
+    return p;
+  };
+  if (forward) {  // input, params×12, saved, attention, output
+    Op norm = piece(Kernel::LayerNormForward, 0, "ln_1", true);
+    norm.args = {op.args[0], op.args[1], op.args[2], slot(layout.ln_1_output)};
+    out.push_back(std::move(norm));
+    Op g1 = gather("attention input");
+    g1.args = {slot(layout.ln_1_output), all};
+    out.push_back(std::move(g1));
+    out.push_back(piece(Kernel::GptBlockAttentionForward, 1 - mlp, "attention"));
+    Op s1 = scatter("attention output");
+    s1.args = {partial, slot(layout.residual_1)};
+    out.push_back(std::move(s1));
+    out.push_back(piece(Kernel::GptBlockResidualNorm, 0, "residual, ln_2"));
+    Op g2 = gather("mlp input");
+    g2.args = {slot(layout.ln_2_output), all};
+    out.push_back(std::move(g2));
+    out.push_back(piece(Kernel::GptBlockMlpForward, mlp, "mlp"));
+    Op s2 = scatter("mlp output");
+    s2.args = {partial, op.args[15]};
+    out.push_back(std::move(s2));
+    out.push_back(piece(Kernel::GptBlockResidual, 0, "residual"));
+  } else {  // grad_out, input, params×12, saved, attention, grad_input, grads×12
+    out.push_back(piece(Kernel::GptBlockMlpDropoutBackward, 0, "mlp dropout", true));
+    Op g1 = gather("mlp grad output");
+    g1.args = {op.args[16], partial};
+    out.push_back(std::move(g1));
+    Op g2 = gather("mlp input again");
+    g2.args = {slot(layout.ln_2_output), all};
+    out.push_back(std::move(g2));
+    out.push_back(piece(Kernel::GptBlockMlpBackward, mlp, "mlp"));
+    Op s1 = scatter("mlp grad input");
+    s1.args = {partial, slot(layout.ln_2_output)};
+    out.push_back(std::move(s1));
+    out.push_back(piece(Kernel::GptBlockAttentionDropoutBackward, 0, "ln_2, attention dropout"));
+    Op g3 = gather("attention grad output");
+    g3.args = {slot(layout.residual_1), partial};
+    out.push_back(std::move(g3));
+    Op g4 = gather("attention input again");
+    g4.args = {slot(layout.ln_1_output), all};
+    out.push_back(std::move(g4));
+    out.push_back(piece(Kernel::GptBlockAttentionBackward, 1 - mlp, "attention"));
+    Op s2 = scatter("attention grad input");
+    s2.args = {partial, slot(layout.residual_1)};
+    out.push_back(std::move(s2));
+    out.push_back(piece(Kernel::GptBlockInputNormBackward, 0, "ln_1"));
+    // ln_1.weight, ln_1.bias, attn.c_proj.bias, ln_2.weight, ln_2.bias, mlp.c_proj.bias (state_dict order, from 17)
+    std::vector<TensorSlice> grads;
+    for (const std::size_t k : {17u, 18u, 22u, 23u, 24u, 28u}) grads.push_back(op.args[k]);
+    grads_reduce.args = grads;
+    out.push_back(std::move(grads_reduce));
   }
   out.push_back(memory_op(block, OpKind::Free, transient, what));
+}
+
+void TensorParallelSplit::append_sequence_parallel_io(Op op, Kind kind, TensorId gathered, std::vector<TensorInfo>& tensors,
+                                                      std::vector<Op>& out) const {
+  const Bytes hidden = hidden_bytes(), shard = hidden / tp_;
+  const std::string name = shard_.layers.at(static_cast<std::size_t>(op.layer)).name;
+  const bool operands = !op.args.empty();
+  switch (kind) {
+    case Kind::SequenceParallelEmbeddingForward: {  // ids, wte, wpe, mask-, output
+      const std::string what = name + " output before its reduce-scatter (sequence parallel)";
+      const TensorId whole_output = add_transient(op, what, tensors, out);
+      Op scatter = collective(op, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " output");
+      if (operands) {
+        scatter.args = {whole(whole_output), op.args[4]};
+        op.args = replaced(op.args, 4, whole(whole_output));
+      }
+      const Op at = op;
+      out.push_back(std::move(op));
+      out.push_back(std::move(scatter));
+      out.push_back(memory_op(at, OpKind::Free, whole_output, what));
+      return;
+    }
+    case Kind::SequenceParallelEmbeddingBackward: {  // grad_out, ids, mask-, grad_wte, grad_wpe, tied_grad-
+      const std::string what = name + " all-gathered grad output (sequence parallel)";
+      const TensorId whole_grad = add_transient(op, what, tensors, out);
+      Op gather = collective(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " grad output");
+      gather.deps = op.deps;
+      op.deps.clear();
+      if (operands) {
+        gather.args = {op.args[0], whole(whole_grad)};
+        op.args = replaced(op.args, 0, whole(whole_grad));
+      }
+      const Op at = op;
+      out.push_back(std::move(gather));
+      out.push_back(std::move(op));
+      out.push_back(memory_op(at, OpKind::Free, whole_grad, what));
+      return;
+    }
+    case Kind::SequenceParallelHeadForward: {  // input, weight, bias-, output: the GEMM on every token
+      Op gather = collective(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " input");
+      gather.deps = op.deps;
+      op.deps.clear();
+      if (operands && op.kernel == Kernel::LinearForward) {
+        gather.args = {op.args[0], whole(gathered)};
+        op.args = replaced(op.args, 0, whole(gathered));
+      }
+      out.push_back(std::move(gather));
+      out.push_back(std::move(op));
+      return;
+    }
+    case Kind::SequenceParallelHeadBackward: {  // grad_out, input, weight, grad_input-, grad_weight, grad_bias-
+      const std::string what = name + " input gradient before its reduce-scatter (sequence parallel)";
+      const TensorId whole_grad = add_transient(op, what, tensors, out);
+      Op gather = collective(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " input again");
+      gather.deps = op.deps;
+      op.deps.clear();
+      Op scatter = collective(op, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " grad input");
+      if (operands && op.kernel == Kernel::LinearBackward && op.args.size() > 3 && op.args[3].present()) {
+        gather.args = {op.args[1], whole(gathered)};
+        scatter.args = {whole(whole_grad), op.args[3]};
+        op.args = replaced(replaced(op.args, 1, whole(gathered)), 3, whole(whole_grad));
+      }
+      const Op at = op;
+      out.push_back(std::move(gather));
+      out.push_back(std::move(op));
+      out.push_back(std::move(scatter));
+      out.push_back(memory_op(at, OpKind::Free, whole_grad, what));
+      return;
+    }
+    default: out.push_back(std::move(op)); return;
+  }
 }
 
 void TensorParallelSplit::append_loss(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const {

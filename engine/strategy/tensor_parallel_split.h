@@ -4,14 +4,19 @@
 //   attn.c_proj's output, its MLP part, the all-reduce of mlp.c_proj's output;
 // - its backward: the MLP part, the all-reduce of d(ln_2 output) (fc1's column-parallel input gradient), the
 //   attention part, the all-reduce of d(ln_1 output), then ln_1's backward;
-// - under sequence parallelism a block's forward and backward stay one op each, their all-gathers and reduce-scatters
-//   after it (the order is Megatron's within each region), with the transient [s, b, h] tensor Megatron's
+// - under sequence parallelism a block's forward and backward with their all-gathers and reduce-scatters: in plans
+//   with operands (GPT-2's, executed) in parts between them (exec/cpu/gpt_block_sequence_parallel.h), elsewhere one
+//   op with its collectives after it; either way with the transient [s, b, h] tensor Megatron's
 //   region makes around them: the row-parallel layers' partial output before its reduce-scatter (forward), the
 //   all-gathered output gradient and the partial input gradient before its reduce-scatter (backward), counted as one
 //   b·s·h temporary alive for the op and its collectives (an upper bound on the true lifetimes inside it); and after
 //   the backward the all-reduce of the gradients sequence parallelism leaves partial on each rank, the norms' and the
 //   row-parallel biases' (Megatron's finalize_model_grads._allreduce_layernorm_grads; once a block as autograd makes
 //   them, as the MLP pairs' biases, where Megatron coalesces them once a step);
+// - under sequence parallelism the embedding's and LM head's collectives where Megatron has them: the embedding
+//   reduce-scatters its whole output (and all-gathers its output gradient before its backward), the head all-gathers
+//   its input into Megatron's buffer before its forward and again before its backward, whose whole input gradient it
+//   reduce-scatters; each whole [s, b, h] output or gradient a temporary around them;
 // - the vocabulary-parallel cross-entropy: the row maxima, the target logit and Σ exp, each all-reduced (b·s fp32;
 //   the maxima summed into their mean where Megatron's all-reduce takes the MAX: exec/cpu/
 //   vocab_parallel_loss_kernels.h), then log_probs and the loss, over a small fp32 statistics tensor (3 · b·s) it
@@ -25,6 +30,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "model/tensor_parallel_shard.h"
 #include "plan/plan.h"
 
 namespace shardscope {
@@ -44,22 +50,32 @@ class TensorParallelSplit {
   };
   Parts parts_of(const Op& op) const;
   // Appends `op`'s parts and collectives (collectives on group −1, unnumbered) to `out`; a tensor it needs is added to
-  // `tensors`.
-  void append_parts(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
+  // `tensors`. `gathered`: Megatron's all-gather buffer under sequence parallelism, once allocated (else −1).
+  void append_parts(Op op, TensorId gathered, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
   // The loss backward's ops take the vocabulary-parallel kernels (the softmax's with the NLL's loss gradient, which
   // `nll_scale` carries from one to the other, in program order).
   void use_vocab_parallel_backward(Op& op, double& nll_scale) const;
 
  private:
-  enum class Kind { None, BlockForward, BlockBackward, SequenceParallelForward, SequenceParallelBackward, Loss };
+  enum class Kind {
+    None, BlockForward, BlockBackward, SequenceParallelForward, SequenceParallelBackward,
+    SequenceParallelEmbeddingForward, SequenceParallelEmbeddingBackward, SequenceParallelHeadForward,
+    SequenceParallelHeadBackward, Loss
+  };
   Kind kind_of(const Op& op) const;
+  bool runs_in_parts(const Op& op) const;  // a sequence-parallel GPT-2 block with operands: the executed form
   Bytes hidden_bytes() const;  // one whole [b, s, h] activation
   void append_block_forward(Op op, std::vector<Op>& out) const;
   void append_block_backward(Op op, std::vector<Op>& out) const;
-  void append_sequence_parallel(Op op, bool forward, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
+  void append_sequence_parallel(Op op, bool forward, TensorId gathered, std::vector<TensorInfo>& tensors,
+                                std::vector<Op>& out) const;
+  void append_sequence_parallel_io(Op op, Kind kind, TensorId gathered, std::vector<TensorInfo>& tensors,
+                                   std::vector<Op>& out) const;
+  TensorId add_transient(const Op& at, const std::string& what, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
   void append_loss(Op op, std::vector<TensorInfo>& tensors, std::vector<Op>& out) const;
 
   const Model& shard_;
+  std::vector<TensorParallelRole> roles_;
   int tp_;
   bool sp_;
   std::int64_t micro_batch_;

@@ -1,6 +1,7 @@
 // A GPT-2 model under tensor parallelism executed on CPU threads (issue 39): each rank runs its shard of every block
-// (its heads, its MLP columns) in parts with the tensor-parallel all-reduces between them, the vocabulary-parallel
-// embedding and cross-entropy on its vocab/tp ids; alone, under DDP and under 1F1B, it must train as `single` on the
+// (its heads, its MLP columns) in parts with the tensor-parallel collectives between them, the vocabulary-parallel
+// embedding and cross-entropy on its vocab/tp ids, with or without sequence parallelism; alone, under DDP and under
+// 1F1B, it must train as `single` on the
 // same global batch (the ranks' slices of every parameter put together equal the single run's after 2 steps), every
 // tensor-parallel rank reports the single run's loss, and every byte the executor allocated is what the exact
 // accounting predicted, rank by rank and phase by phase.
@@ -40,11 +41,14 @@ Scenario gpt(const std::string& model, StrategyKind strategy, int world, int bat
   return s;
 }
 
-Scenario with_tp(Scenario s) {
+Scenario with_tp(Scenario s, bool sequence_parallel = false) {
   s.strategy.tp = kTp;
+  s.strategy.sequence_parallel = sequence_parallel;
   s.cluster.world *= kTp;
   return s;
 }
+
+std::string named(const std::string& what, bool sequence_parallel) { return what + (sequence_parallel ? " + sp" : ""); }
 
 // Every rank that reports a loss reports the single run's (each step's, on a rank that computes the loss), within the
 // same 1e-5 relative.
@@ -63,36 +67,48 @@ void expect_single_losses(const ExecutionResult& run, const ExecutionResult& sin
   EXPECT_GE(reporting, kTp);  // the whole tensor-parallel group holding the loss reports it
 }
 
+// With sequence parallelism (sp) a rank also holds only its half of the tokens outside the tensor-parallel regions:
+// its norms, residuals and dropout on them, all-gathers and reduce-scatters around each region, the norms' and c_proj
+// biases' gradients (partial over its tokens) all-reduced, the embedding's output reduce-scattered and the head's
+// input all-gathered (strategy/tensor_parallel_split.h); the same sums, so the same bounds.
 TEST(ExecutedGptTensorParallel, TensorParallelAloneTrainsAsSingle) {
   const Executed single = test::execute_scenario(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4));
-  for (CheckpointMode mode : {CheckpointMode::None, CheckpointMode::Selective}) {
-    SCOPED_TRACE("checkpoint " + std::to_string(static_cast<int>(mode)));
-    Scenario s = with_tp(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4));
-    s.training.checkpoint = mode;
-    const Executed run = test::execute_scenario(s);
-    expect_trains_as(run, single, std::string("gpt2 single × tp 2, checkpoint ") + (mode == CheckpointMode::None ? "none" : "selective"));
-    expect_single_losses(run.result, single.result);
-  }
+  for (const bool sp : {false, true})
+    for (CheckpointMode mode : {CheckpointMode::None, CheckpointMode::Selective}) {
+      const std::string what = named(std::string("gpt2 single × tp 2, checkpoint ") +
+                                         (mode == CheckpointMode::None ? "none" : "selective"), sp);
+      SCOPED_TRACE(what);
+      Scenario s = with_tp(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4), sp);
+      s.training.checkpoint = mode;
+      const Executed run = test::execute_scenario(s);
+      expect_trains_as(run, single, what);
+      expect_single_losses(run.result, single.result);
+    }
 }
 
 // DDP over 2 replicas of a tp 2 group (world 4: ranks 2r, 2r + 1 are replica r's), 2 samples each; 1F1B over 2 stages
 // of tp 2 (world 4), 4 samples in 2 micro-batches.
 TEST(ExecutedGptTensorParallel, UnderDdpAndPipelinesTrainsAsSingle) {
   const Executed single = test::execute_scenario(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4));
-  const Executed ddp = test::execute_scenario(with_tp(gpt(kTinyNoDropout, StrategyKind::Ddp, 2, 2)));
-  expect_trains_as(ddp, single, "gpt2 ddp 2 × tp 2");
-  const Executed pipeline = test::execute_scenario(with_tp(gpt(kTinyNoDropout, StrategyKind::Pipeline1F1B, 2, 4)));
-  expect_trains_as(pipeline, single, "gpt2 pp-1f1b 2 stages × tp 2");
+  for (const bool sp : {false, true}) {
+    const Executed ddp = test::execute_scenario(with_tp(gpt(kTinyNoDropout, StrategyKind::Ddp, 2, 2), sp));
+    expect_trains_as(ddp, single, named("gpt2 ddp 2 × tp 2", sp));
+    const Executed pipeline = test::execute_scenario(with_tp(gpt(kTinyNoDropout, StrategyKind::Pipeline1F1B, 2, 4), sp));
+    expect_trains_as(pipeline, single, named("gpt2 pp-1f1b 2 stages × tp 2", sp));
+  }
 }
 
 // Dropout on (gpt2-tiny: 0.1 at the embedding, attention and residuals): a rank's attention heads draw their masks
 // where those heads lie in the whole layer's mask, the residual and embedding masks are the whole layer's on every
 // rank, so tp 2 trains as `single` with the same masks.
+// Under sp the embedding's and residuals' masks of a rank's tokens are drawn where those tokens lie in the pass.
 TEST(ExecutedGptTensorParallel, WithDropoutTrainsAsSingle) {
   const Executed single = test::execute_scenario(gpt(kTiny, StrategyKind::Single, 1, 4));
-  const Executed run = test::execute_scenario(with_tp(gpt(kTiny, StrategyKind::Single, 1, 4)));
-  expect_trains_as(run, single, "gpt2 (dropout 0.1) single × tp 2");
-  expect_single_losses(run.result, single.result);
+  for (const bool sp : {false, true}) {
+    const Executed run = test::execute_scenario(with_tp(gpt(kTiny, StrategyKind::Single, 1, 4), sp));
+    expect_trains_as(run, single, named("gpt2 (dropout 0.1) single × tp 2", sp));
+    expect_single_losses(run.result, single.result);
+  }
 }
 
 }  // namespace

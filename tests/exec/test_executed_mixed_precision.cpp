@@ -134,14 +134,17 @@ TEST(ExecutedMixedPrecision, DataParallelAndShardedRunsTrainAsOneDeviceWithin16B
 // without it every element was a step apart.)
 TEST(ExecutedMixedPrecision, TensorParallelGptTrainsAsOneDeviceWithin16BitRounding) {
   for (Dtype dtype : {Dtype::Bf16, Dtype::Fp16}) {
-    SCOPED_TRACE(dtype_name(dtype));
     const test::Executed single = test::execute_scenario(gpt(kTinyNoDropout, StrategyKind::Single, dtype, 4, CheckpointMode::None));
-    Scenario s = gpt(kTinyNoDropout, StrategyKind::Single, dtype, 4, CheckpointMode::None);
-    s.strategy.tp = 2;
-    s.cluster.world = 2;
-    const test::Executed run = test::execute_scenario(s);
-    test::expect_measured_equals_predicted(run);
-    expect_same_16_bit_model(run.result, single.result, dtype, 2, 1e-3, dtype == Dtype::Bf16);
+    for (const bool sp : {false, true}) {  // sequence parallelism: the same partial sums, reduce-scattered
+      SCOPED_TRACE(dtype_name(dtype) + (sp ? " + sp" : ""));
+      Scenario s = gpt(kTinyNoDropout, StrategyKind::Single, dtype, 4, CheckpointMode::None);
+      s.strategy.tp = 2;
+      s.strategy.sequence_parallel = sp;
+      s.cluster.world = 2;
+      const test::Executed run = test::execute_scenario(s);
+      test::expect_measured_equals_predicted(run);
+      expect_same_16_bit_model(run.result, single.result, dtype, 2, 1e-3, dtype == Dtype::Bf16);
+    }
   }
 }
 

@@ -318,7 +318,7 @@ class CompareWithPrediction(ImportTest):
         write(path, json.dumps(doc))
         return path
 
-    def assert_same(self, recorded, scenario, ranks, late_gloo_bytes=0):
+    def assert_same(self, recorded, scenario, ranks, late_gloo_bytes=0, late_metadata_bytes=0):
         compared = helpers.cli_json("compare", recorded, scenario, "--json")
         self.assertEqual(len(compared["ranks"]), ranks)
         for r in compared["ranks"]:
@@ -334,6 +334,11 @@ class CompareWithPrediction(ImportTest):
                 late = cats.get("communication_buffers", 0)  # gloo's late release (test_record.RecorderTest)
                 if 0 < late <= late_gloo_bytes and "communication_buffers" not in expected:
                     cats = {k: v for k, v in cats.items() if k != "communication_buffers"}
+                # DDP's constructor broadcasts its parameters' shapes (below): a non-root rank's gloo work may still
+                # hold that small tensor when `wrapped` is marked, as the timing of the run decides.
+                metadata = cats.get("temporaries", 0)
+                if name == "wrapped" and 0 < metadata <= late_metadata_bytes and "temporaries" not in expected:
+                    cats = {k: v for k, v in cats.items() if k != "temporaries"}
                 self.assertEqual(cats, expected, f"rank {rank} {name} step {step}")
 
     def test_mlp(self):
@@ -348,9 +353,13 @@ class CompareWithPrediction(ImportTest):
         result = helpers.record(out, "ddp_train.py", helpers.free_port(), 4, 20, 20, 20, 2)
         self.assertEqual(result.returncode, 0, result.stderr)
         flat = 2 * helpers.linear_bytes(20, 20)  # the parameters' flat copy DDP's constructor broadcasts
+        # verify_params_across_processes (torch/csrc/distributed/c10d/reducer.cpp) broadcasts an int64 metadata tensor
+        # of each parameter's sizes and strides, 2 · dim() elements: 2 · (2 + 1 + 2 + 1) · 8 = 96 bytes here (seen
+        # once at rank 1's `wrapped` in a loaded CI run).
+        metadata = 2 * (2 + 1 + 2 + 1) * 8
         self.assert_same(self.path("ddp.rank0.sstrace"),
                          self.scenario("ddp", model="mlp:2x20:relu", batch=4, optimizer="adam", world=2, strategy="ddp"), 2,
-                         late_gloo_bytes=flat)
+                         late_gloo_bytes=flat, late_metadata_bytes=metadata)
 
     def test_hand_written_pipeline(self):
         # scripts/pipeline_train.py: stage 0 = Linear(20, 20) + ReLU, stage 1 = Linear(20, 20) + MSE, SGD with

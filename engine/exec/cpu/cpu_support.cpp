@@ -27,19 +27,15 @@ void check_transformer(const Model& model) {
                                  "groups them): too large to execute on the CPU");
 }
 
-// Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h), with or without
-// sequence parallelism, and GPT-2 models without it (the block's parts, vocabulary-parallel embedding and
-// cross-entropy: strategy/tensor_parallel_split.h); a GPT model's sequence parallelism and full recomputation under
-// tp (the recomputed forward's mid-block all-reduce) have no kernels yet.
+// Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h) and GPT-2 models
+// (the block's parts, vocabulary-parallel embedding and cross-entropy: strategy/tensor_parallel_split.h), with or
+// without sequence parallelism; full recomputation under tp (the recomputed forward's mid-block all-reduce) has no
+// kernels yet.
 void check_tensor_parallel(const ResolvedScenario& scenario) {
   const auto& strategy = scenario.settings.strategy;
   if (strategy.tp == 1 || !scenario.model.transformer) return;
   const std::string tp = "--tp " + std::to_string(strategy.tp);
   const std::string modelled = " is modelled for memory and simulate but not executed yet";
-  if (strategy.sequence_parallel)
-    throw UnsupportedPlanError(tp + " --sequence-parallel with '" + scenario.model.spec + "': a GPT model's sequence-"
-                               "parallel LayerNorms, dropout and blocks are modelled for memory and simulate but not executed yet (run it "
-                               "without --sequence-parallel; MLP Linear pairs run with it)");
   if (scenario.model.checkpoint == CheckpointMode::Full)
     throw UnsupportedPlanError(tp + " with --checkpoint full: a GPT block's recomputed forward under tensor parallelism" +
                                modelled + " (use --checkpoint selective or none)");

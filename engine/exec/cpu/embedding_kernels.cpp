@@ -45,6 +45,16 @@ std::int64_t table_row(const EmbeddingShape& s, std::int64_t id, std::size_t tok
   return row >= 0 && row < s.vocab ? row : -1;
 }
 
+// The pass's whole mask (`elements`), where the mask operand holds only chunk mask_part.index of it (`part` bytes).
+std::vector<std::uint8_t> whole_mask(const EmbeddingShape& s, std::size_t elements, std::size_t part, const char* kernel) {
+  if (part * static_cast<std::size_t>(s.mask_part.count) != elements)
+    throw std::invalid_argument(std::string(kernel) + ": mask holds " + std::to_string(part) + " bytes, not 1/" +
+                                std::to_string(s.mask_part.count) + " of " + std::to_string(elements));
+  std::vector<std::uint8_t> whole(elements);
+  fill_pass_keep_mask(s.dropout_key, kEmbeddingDropoutSite, s.dropout, s.samples, s.rows, whole);
+  return whole;
+}
+
 }  // namespace
 
 void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> ids, std::span<const float> wte,
@@ -67,9 +77,15 @@ void embedding_forward(const EmbeddingShape& s, std::span<const std::int64_t> id
     if (s.dropout > 0) throw std::invalid_argument(std::string(kernel) + ": dropout needs a mask operand");
     return;
   }
-  require_size(mask, output.size(), kernel, "mask");
-  fill_pass_keep_mask(s.dropout_key, kEmbeddingDropoutSite, s.dropout, s.samples, s.rows, mask);
-  apply_keep_mask(output, mask, s.dropout);
+  if (s.mask_part.count == 1) {
+    require_size(mask, output.size(), kernel, "mask");
+    fill_pass_keep_mask(s.dropout_key, kEmbeddingDropoutSite, s.dropout, s.samples, s.rows, mask);
+    apply_keep_mask(output, mask, s.dropout);
+    return;
+  }
+  const std::vector<std::uint8_t> whole = whole_mask(s, output.size(), mask.size(), kernel);
+  apply_keep_mask(output, whole, s.dropout);
+  std::copy_n(whole.begin() + static_cast<std::ptrdiff_t>(mask.size()) * s.mask_part.index, mask.size(), mask.begin());
 }
 
 void embedding_backward(const EmbeddingShape& s, std::span<const float> grad_out, std::span<const std::int64_t> ids,
@@ -79,6 +95,11 @@ void embedding_backward(const EmbeddingShape& s, std::span<const float> grad_out
   check_tables(s, grad_wte.size(), grad_wpe.size(), kernel);
   const auto h = static_cast<std::size_t>(s.hidden);
   require_size(grad_out, tokens * h, kernel, "grad_out");
+  std::vector<std::uint8_t> drawn;  // sequence parallelism: the whole mask again (the operand holds a chunk)
+  if (!mask.empty() && s.mask_part.count > 1) {
+    drawn = whole_mask(s, grad_out.size(), mask.size(), kernel);
+    mask = drawn;
+  }
   if (!mask.empty()) require_size(mask, grad_out.size(), kernel, "mask");
   std::fill(grad_wte.begin(), grad_wte.end(), 0.0f);
   std::fill(grad_wpe.begin(), grad_wpe.end(), 0.0f);

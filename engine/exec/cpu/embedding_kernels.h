@@ -26,6 +26,13 @@ struct EmbeddingShape {
   std::int64_t first_id = 0;
   std::int64_t whole_vocab = 0;  // 0: vocab
   bool adds_positions = true;
+  // Sequence parallelism: the output (and grad_out) hold every token, the mask operand only part `index` of `count`
+  // equal chunks of them (the reduce-scatter's share). The whole mask is drawn to apply; that chunk is stored.
+  struct MaskPart {
+    int index = 0;
+    int count = 1;
+  };
+  MaskPart mask_part = {};
 };
 
 // output[tokens×hidden]; mask (tokens×hidden bytes) may be empty only when dropout is 0. Throws on an id outside

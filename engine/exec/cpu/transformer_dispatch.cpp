@@ -6,6 +6,7 @@
 
 #include "exec/cpu/embedding_kernels.h"
 #include "exec/cpu/gpt_block_kernels.h"
+#include "exec/cpu/gpt_block_sequence_parallel.h"
 #include "exec/cpu/layer_norm_kernels.h"
 #include "exec/cpu/operand_spans.h"
 #include "exec/kernel_operands.h"
@@ -23,6 +24,7 @@ GptBlockShape block_shape(const KernelLaunch& l) {
   GptBlockShape shape = gpt_block_shape(transformer_config(l), l.rows, l.seq, l.training, l.dropout_key, l.samples);
   shape.tp = l.tp;
   shape.tp_rank = l.tp_rank;
+  shape.sequence_parallel = l.sequence_parallel;
   return shape;
 }
 
@@ -39,6 +41,7 @@ EmbeddingShape embedding_shape(const KernelLaunch& l) {
   shape.first_id = shape.vocab * l.tp_rank;
   shape.whole_vocab = c.vocab;
   shape.adds_positions = l.tp_rank == 0;
+  if (l.sequence_parallel) shape.mask_part = {l.tp_rank, l.tp};
   return shape;
 }
 
@@ -66,6 +69,17 @@ void block_forward_launch(const KernelLaunch& l) {
   const auto saved = raw_bytes(operand(l, 13, "saved")), attention = raw_bytes(operand(l, 14, "attention"));
   const auto output = has_operand(l, 15) ? floats(l.operands[15]) : std::span<float>{};
   const bool adds_replicated = l.tp_rank == 0;
+  if (l.sequence_parallel) {  // the parts' two more operands: Megatron's all-gather buffer, the [b, s, h] partial
+    const auto gathered = floats(operand(l, 16, "gathered")), partial = floats(operand(l, 17, "partial"));
+    switch (l.kernel) {
+      case Kernel::GptBlockAttentionForward:
+        return gpt_block_sp_attention_forward(shape, gathered, params, saved, attention, partial);
+      case Kernel::GptBlockResidualNorm: return gpt_block_sp_residual_norm(shape, input, params, saved, attention);
+      case Kernel::GptBlockMlpForward: return gpt_block_sp_mlp_forward(shape, gathered, params, saved, attention, partial);
+      case Kernel::GptBlockResidual: return gpt_block_sp_residual(shape, params, saved, attention, output);
+      default: throw std::invalid_argument(kernel_name(l.kernel) + " has no sequence-parallel form");
+    }
+  }
   switch (l.kernel) {
     case Kernel::GptBlockAttentionForward:
       return gpt_block_attention_forward(shape, input, params, saved, attention, adds_replicated);
@@ -83,6 +97,22 @@ void block_backward_launch(const KernelLaunch& l) {
   const GptBlockParams params = block_params(l, 2);
   const auto saved = raw_bytes(operand(l, 14, "saved")), attention = raw_bytes(operand(l, 15, "attention"));
   const auto grad_input = floats(operand(l, 16, "grad_input"));
+  if (l.sequence_parallel) {  // the parts' two more operands, as the forward's
+    const auto gathered = floats(operand(l, 29, "gathered")), partial = floats(operand(l, 30, "partial"));
+    switch (l.kernel) {
+      case Kernel::GptBlockMlpDropoutBackward:
+        return gpt_block_sp_mlp_dropout_backward(shape, grad_out, saved, attention, grad_input, grads[11]);
+      case Kernel::GptBlockMlpBackward:
+        return gpt_block_sp_mlp_backward(shape, gathered, params, saved, attention, partial, grads);
+      case Kernel::GptBlockAttentionDropoutBackward:
+        return gpt_block_sp_attention_dropout_backward(shape, grad_out, params, saved, attention, grad_input, grads);
+      case Kernel::GptBlockAttentionBackward:
+        return gpt_block_sp_attention_backward(shape, gathered, params, saved, attention, partial, grads);
+      case Kernel::GptBlockInputNormBackward:
+        return gpt_block_sp_input_norm_backward(shape, input, params, saved, attention, grad_input, grads);
+      default: throw std::invalid_argument(kernel_name(l.kernel) + " has no sequence-parallel form");
+    }
+  }
   switch (l.kernel) {
     case Kernel::GptBlockMlpBackward:
       return gpt_block_mlp_backward(shape, grad_out, params, saved, attention, grad_input, grads);
@@ -111,7 +141,9 @@ void run_transformer_kernel(const KernelLaunch& l) {
                                  false, floats(operand(l, 4, "grad_weight")), floats(operand(l, 5, "grad_bias")));
     case Kernel::GptBlockForward:
     case Kernel::GptBlockAttentionForward:
-    case Kernel::GptBlockMlpForward: return block_forward_launch(l);
+    case Kernel::GptBlockMlpForward:
+    case Kernel::GptBlockResidualNorm:
+    case Kernel::GptBlockResidual: return block_forward_launch(l);
     case Kernel::GptAttentionRecompute: {
       const GptBlockShape shape = block_shape(l);
       return gpt_attention_recompute(shape, raw_bytes(operand(l, 0, "saved")), raw_bytes(operand(l, 1, "attention")));
@@ -119,7 +151,9 @@ void run_transformer_kernel(const KernelLaunch& l) {
     case Kernel::GptBlockBackward:
     case Kernel::GptBlockMlpBackward:
     case Kernel::GptBlockAttentionBackward:
-    case Kernel::GptBlockInputNormBackward: return block_backward_launch(l);
+    case Kernel::GptBlockInputNormBackward:
+    case Kernel::GptBlockMlpDropoutBackward:
+    case Kernel::GptBlockAttentionDropoutBackward: return block_backward_launch(l);
     default:
       throw std::invalid_argument(kernel_name(l.kernel) + " is not a transformer kernel");
   }

@@ -1,6 +1,7 @@
 // splitmix64 over (key, site, element): 24-bit uniforms compared with p.
 #include "exec/shared_kernels/dropout_mask.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -35,6 +36,18 @@ void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples sa
   for (int s = 0; s < rows; ++s)
     fill_keep_mask(key, site, p, whole_batch_element(samples, s * whole_per_sample, whole_per_sample) + part * per_sample,
                    mask.subspan(static_cast<std::size_t>(s * per_sample), static_cast<std::size_t>(per_sample)));
+}
+
+void fill_pass_keep_mask_range(std::uint64_t key, int site, double p, GlobalSamples samples, std::int64_t per_sample,
+                               std::int64_t first, std::span<std::uint8_t> mask) {
+  if (per_sample <= 0 || first < 0) throw std::invalid_argument("dropout mask range: bad sample size or start");
+  std::size_t done = 0;
+  while (done < mask.size()) {  // one run per sample the range crosses
+    const std::int64_t at = first + static_cast<std::int64_t>(done);
+    const auto run = std::min(mask.size() - done, static_cast<std::size_t>(per_sample - at % per_sample));
+    fill_keep_mask(key, site, p, whole_batch_element(samples, at, per_sample), mask.subspan(done, run));
+    done += run;
+  }
 }
 
 void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, double p) {

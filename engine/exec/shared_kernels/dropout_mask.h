@@ -41,6 +41,11 @@ inline std::int64_t whole_batch_element(GlobalSamples samples, std::int64_t i, s
 void fill_pass_keep_mask(std::uint64_t key, int site, double p, GlobalSamples samples, int rows, std::span<std::uint8_t> mask,
                          int part = 0, int parts = 1);
 
+// Elements [first, first + mask.size()) of a pass's sample-major mask (per_sample elements a sample), each drawn at
+// its whole-batch place: a sequence-parallel rank's contiguous share of the pass's tokens.
+void fill_pass_keep_mask_range(std::uint64_t key, int site, double p, GlobalSamples samples, std::int64_t per_sample,
+                               std::int64_t first, std::span<std::uint8_t> mask);
+
 // mask[i] = 1 with probability 1 − p (kept), else 0, for elements first + i of the site's mask (torch's
 // bernoulli_(1 − p) in native_dropout). p = 0 keeps everything.
 void fill_keep_mask(std::uint64_t key, int site, double p, std::int64_t first, std::span<std::uint8_t> mask);

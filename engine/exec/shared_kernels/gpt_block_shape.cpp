@@ -35,6 +35,10 @@ GptBlockDims gpt_block_dims(const GptBlockShape& shape) {
   d.a = shape.heads / shape.tp;
   d.d = shape.hidden / shape.heads;
   d.w = d.a * d.d;
+  if (shape.sequence_parallel && d.n % shape.tp != 0)
+    throw std::invalid_argument("gpt_block: tp " + std::to_string(shape.tp) + " must divide the pass's " +
+                                std::to_string(d.n) + " tokens to split them");
+  d.local = shape.sequence_parallel ? d.n / shape.tp : d.n;
   d.nh = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.h);
   d.ni = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.i);
   d.nw = static_cast<std::size_t>(d.n) * static_cast<std::size_t>(d.w);

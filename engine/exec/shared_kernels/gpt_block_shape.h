@@ -23,6 +23,9 @@ struct GptBlockShape {
   GlobalSamples samples = {};  // which samples of the global batch the pass holds, for the masks
   int tp = 1;  // tensor-parallel size: this rank holds heads/tp heads and inner/tp MLP columns (Megatron-LM's split)
   int tp_rank = 0;  // which: heads tp_rank · heads/tp on
+  // Sequence parallelism (Megatron-LM's, with tp): outside the tensor-parallel regions the rank holds chunk tp_rank
+  // of the pass's rows · seq tokens (the plan's reduce-scatters' share); inside them every token.
+  bool sequence_parallel = false;
 };
 
 GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq, bool training, std::uint64_t key,
@@ -33,6 +36,7 @@ GptBlockShape gpt_block_shape(const TransformerConfig& config, int rows, int seq
 struct GptBlockDims {
   int n = 0, h = 0, i = 0, s = 0, a = 0, d = 0, b = 0;  // tokens, hidden, inner, seq, heads, head width, samples
   int w = 0;                                             // the attention's width on this rank: a · d
+  int local = 0;  // tokens outside the tensor-parallel regions: n, or n / tp under sequence parallelism
   std::size_t nh = 0, ni = 0, nw = 0, scores = 0;        // tokens × hidden, × inner, × w; b·a·s² attention elements
 };
 // Throws std::invalid_argument when a size is not positive, the heads do not divide hidden or tp does not divide

@@ -14,16 +14,20 @@ Bytes gpt_block_value_bytes(const KernelLaunch* l, std::size_t operand, const De
   switch (l->kernel) {  // the block's and its tensor-parallel parts' (plan/kernel.h: the whole kernel's operands)
     case Kernel::GptBlockForward:
     case Kernel::GptBlockAttentionForward:
-    case Kernel::GptBlockMlpForward: saved = 13; break;
+    case Kernel::GptBlockMlpForward:
+    case Kernel::GptBlockResidualNorm:
+    case Kernel::GptBlockResidual: saved = 13; break;
     case Kernel::GptAttentionRecompute: saved = 0; break;
     case Kernel::GptBlockBackward:
     case Kernel::GptBlockMlpBackward:
     case Kernel::GptBlockAttentionBackward:
-    case Kernel::GptBlockInputNormBackward: saved = 14; break;
+    case Kernel::GptBlockInputNormBackward:
+    case Kernel::GptBlockMlpDropoutBackward:
+    case Kernel::GptBlockAttentionDropoutBackward: saved = 14; break;
     default: return buffer.bytes;
   }
   if (operand != saved && operand != saved + 1) return buffer.bytes;
-  const GptBlockLayout layout = gpt_block_layout(transformer_config(*l), l->rows, l->seq, 2, l->tp);
+  const GptBlockLayout layout = gpt_block_layout(transformer_config(*l), l->rows, l->seq, 2, l->tp, l->sequence_parallel);
   const bool attention = operand == saved + 1;
   const Bytes expected = attention ? layout.attention_bytes : layout.saved_bytes;
   if (buffer.bytes != expected)
