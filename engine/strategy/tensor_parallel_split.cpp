@@ -86,27 +86,37 @@ TensorParallelSplit::Kind TensorParallelSplit::kind_of(const Op& op) const {
   if (shard_.transformer->family != TransformerFamily::Gpt2) return Kind::None;
   // Blocks split only in plans an executor runs (ops with operands): a simulated or accounted plan keeps each block one
   // op with its all-reduces after it, the same time and memory in a fifth fewer ops (the 1,024-rank 3-D plan: 314
-  // against 375 MiB). A full recomputation's forward (GptBlockForward without its output) keeps its collectives after
-  // it.
+  // against 375 MiB). A full recomputation's forward (GptBlockForward without its output) splits too, and stops where
+  // the recomputation stops (after GELU: no mlp.c_proj, so no second all-reduce).
   if (op.args.empty()) return Kind::None;
-  if (op.kernel == Kernel::GptBlockForward && !op.label.str().ends_with("recompute")) return Kind::BlockForward;
+  if (op.kernel == Kernel::GptBlockForward) return Kind::BlockForward;
   if (op.kernel == Kernel::GptBlockBackward) return Kind::BlockBackward;
   return Kind::None;
 }
 
 bool TensorParallelSplit::runs_in_parts(const Op& op) const {
   return !op.args.empty() && shard_.transformer->family == TransformerFamily::Gpt2 &&
-         (op.kernel == Kernel::GptBlockBackward ||
-          (op.kernel == Kernel::GptBlockForward && !op.label.str().ends_with("recompute")));
+         (op.kernel == Kernel::GptBlockBackward || op.kernel == Kernel::GptBlockForward);
 }
+
+namespace {
+
+// A full recomputation's forward: GptBlockForward without its output (plan/kernel.h), which stops after GELU.
+bool recomputes(const Op& op) {
+  return op.kernel == Kernel::GptBlockForward && (op.args.size() < 16 || !op.args[15].present());
+}
+
+}  // namespace
 
 TensorParallelSplit::Parts TensorParallelSplit::parts_of(const Op& op) const {
   switch (kind_of(op)) {
-    case Kind::BlockForward: return {4, 2};   // attention, all-reduce, MLP, all-reduce
+    case Kind::BlockForward: return recomputes(op) ? Parts{3, 2} : Parts{4, 2};  // attention, all-reduce, MLP, all-reduce
     case Kind::BlockBackward: return {5, 4};  // MLP, all-reduce, attention, all-reduce, ln_1
     // alloc, block, (all-gather, reduce-scatter) × 2, free; in parts: alloc, ln_1, all-gather, attention,
     // reduce-scatter, residual and ln_2, all-gather, MLP, reduce-scatter, residual, free
-    case Kind::SequenceParallelForward: return runs_in_parts(op) ? Parts{11, 9} : Parts{7, 1};
+    // (a recomputation: alloc … MLP, free, no last reduce-scatter or residual)
+    case Kind::SequenceParallelForward:
+      return !runs_in_parts(op) ? Parts{7, 1} : recomputes(op) ? Parts{9, 7} : Parts{11, 9};
     // alloc, block, (2 all-gathers, reduce-scatter) × 2, all-reduce, free; in parts: alloc, MLP dropout, 2 all-gathers,
     // MLP, reduce-scatter, ln_2 and attention dropout, 2 all-gathers, attention, reduce-scatter, ln_1, all-reduce, free
     case Kind::SequenceParallelBackward: return runs_in_parts(op) ? Parts{14, 11} : Parts{10, 1};
@@ -172,12 +182,13 @@ void TensorParallelSplit::append_block_forward(Op op, std::vector<Op>& out) cons
   if (operands) {  // input, params×12, saved, attention, output
     const TensorSlice saved = op.args[13];
     attention_reduce.args = {TensorSlice{saved.tensor, saved.offset + layout.residual_1, hidden}};
-    mlp_reduce.args = {op.args[15]};
+    if (op.args[15].present()) mlp_reduce.args = {op.args[15]};
   }
+  const bool recompute = recomputes(op);
   out.push_back(std::move(attention));
   out.push_back(std::move(attention_reduce));
   out.push_back(std::move(mlp_part));
-  out.push_back(std::move(mlp_reduce));
+  if (!recompute) out.push_back(std::move(mlp_reduce));
 }
 
 void TensorParallelSplit::append_block_backward(Op op, std::vector<Op>& out) const {
@@ -287,10 +298,12 @@ void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId
     g2.args = {slot(layout.ln_2_output), all};
     out.push_back(std::move(g2));
     out.push_back(piece(Kernel::GptBlockMlpForward, mlp, "mlp"));
-    Op s2 = scatter("mlp output");
-    s2.args = {partial, op.args[15]};
-    out.push_back(std::move(s2));
-    out.push_back(piece(Kernel::GptBlockResidual, 0, "residual"));
+    if (!recomputes(block)) {  // a recomputation stops after GELU
+      Op s2 = scatter("mlp output");
+      s2.args = {partial, op.args[15]};
+      out.push_back(std::move(s2));
+      out.push_back(piece(Kernel::GptBlockResidual, 0, "residual"));
+    }
   } else {  // grad_out, input, params×12, saved, attention, grad_input, grads×12
     out.push_back(piece(Kernel::GptBlockMlpDropoutBackward, 0, "mlp dropout", true));
     Op g1 = gather("mlp grad output");

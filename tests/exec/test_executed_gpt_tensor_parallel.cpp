@@ -73,10 +73,11 @@ void expect_single_losses(const ExecutionResult& run, const ExecutionResult& sin
 // input all-gathered (strategy/tensor_parallel_split.h); the same sums, so the same bounds.
 TEST(ExecutedGptTensorParallel, TensorParallelAloneTrainsAsSingle) {
   const Executed single = test::execute_scenario(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4));
+  const char* names[] = {"none", "selective", "full"};
   for (const bool sp : {false, true})
-    for (CheckpointMode mode : {CheckpointMode::None, CheckpointMode::Selective}) {
-      const std::string what = named(std::string("gpt2 single × tp 2, checkpoint ") +
-                                         (mode == CheckpointMode::None ? "none" : "selective"), sp);
+    for (CheckpointMode mode : {CheckpointMode::None, CheckpointMode::Selective, CheckpointMode::Full}) {
+      const std::string what =
+          named(std::string("gpt2 single × tp 2, checkpoint ") + names[static_cast<int>(mode)], sp);
       SCOPED_TRACE(what);
       Scenario s = with_tp(gpt(kTinyNoDropout, StrategyKind::Single, 1, 4), sp);
       s.training.checkpoint = mode;
@@ -104,11 +105,15 @@ TEST(ExecutedGptTensorParallel, UnderDdpAndPipelinesTrainsAsSingle) {
 // Under sp the embedding's and residuals' masks of a rank's tokens are drawn where those tokens lie in the pass.
 TEST(ExecutedGptTensorParallel, WithDropoutTrainsAsSingle) {
   const Executed single = test::execute_scenario(gpt(kTiny, StrategyKind::Single, 1, 4));
-  for (const bool sp : {false, true}) {
-    const Executed run = test::execute_scenario(with_tp(gpt(kTiny, StrategyKind::Single, 1, 4), sp));
-    expect_trains_as(run, single, named("gpt2 (dropout 0.1) single × tp 2", sp));
-    expect_single_losses(run.result, single.result);
-  }
+  for (const bool sp : {false, true})
+    for (CheckpointMode mode : {CheckpointMode::None, CheckpointMode::Full}) {  // recomputation draws the same masks
+      Scenario s = with_tp(gpt(kTiny, StrategyKind::Single, 1, 4), sp);
+      s.training.checkpoint = mode;
+      const Executed run = test::execute_scenario(s);
+      expect_trains_as(run, single, named(std::string("gpt2 (dropout 0.1) single × tp 2, checkpoint ") +
+                                              (mode == CheckpointMode::None ? "none" : "full"), sp));
+      expect_single_losses(run.result, single.result);
+    }
 }
 
 }  // namespace

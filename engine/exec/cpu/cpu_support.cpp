@@ -27,20 +27,6 @@ void check_transformer(const Model& model) {
                                  "groups them): too large to execute on the CPU");
 }
 
-// Tensor parallelism runs MLP Linear pairs (column then row parallel, strategy/tensor_parallel.h) and GPT-2 models
-// (the block's parts, vocabulary-parallel embedding and cross-entropy: strategy/tensor_parallel_split.h), with or
-// without sequence parallelism; full recomputation under tp (the recomputed forward's mid-block all-reduce) has no
-// kernels yet.
-void check_tensor_parallel(const ResolvedScenario& scenario) {
-  const auto& strategy = scenario.settings.strategy;
-  if (strategy.tp == 1 || !scenario.model.transformer) return;
-  const std::string tp = "--tp " + std::to_string(strategy.tp);
-  const std::string modelled = " is modelled for memory and simulate but not executed yet";
-  if (scenario.model.checkpoint == CheckpointMode::Full)
-    throw UnsupportedPlanError(tp + " with --checkpoint full: a GPT block's recomputed forward under tensor parallelism" +
-                               modelled + " (use --checkpoint selective or none)");
-}
-
 // What is modelled for memory and simulate but has no kernels: refused by the option's name, never run otherwise.
 void check_options(const ResolvedScenario& scenario) {
   const Model& model = scenario.model;
@@ -50,7 +36,6 @@ void check_options(const ResolvedScenario& scenario) {
   if (model.transformer && model.attention != AttentionKind::Eager)
     throw UnsupportedPlanError("--attention " + attention_name(model.attention) + " is modelled for memory and simulate; "
                                "the backends' GPT-2 block computes eager attention: use --attention eager to run");
-  check_tensor_parallel(scenario);
   if (is_autocast(scenario.settings.training.precision))
     throw UnsupportedPlanError("--precision " + precision_name(scenario.settings.training.precision) +
                                " (torch.autocast) is modelled for memory and simulate; the backends run fp32 or --dtype's "

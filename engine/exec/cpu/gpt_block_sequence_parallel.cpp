@@ -57,6 +57,11 @@ void gpt_block_sp_mlp_forward(const GptBlockShape& shape, std::span<const float>
                               std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> partial) {
   const Pass s = pass_of(shape, p, saved, attention, "gpt_block_sp_mlp_forward");
   require_size(gathered, s.d.nh, "gpt_block_sp_mlp_forward", "gathered");
+  if (partial.empty()) {  // recomputation: only the mask is still missing from what backward reads
+    mlp_region_forward(s.d, s.v, gathered.data(), p, nullptr, false);
+    fill_residual_mask(shape, kResidualDropoutSite2, span_of(s.v.mlp_mask, s.local));
+    return;
+  }
   require_size(partial, s.d.nh, "gpt_block_sp_mlp_forward", "partial");
   mlp_region_forward(s.d, s.v, gathered.data(), p, partial.data(), /*adds_bias=*/false);
 }

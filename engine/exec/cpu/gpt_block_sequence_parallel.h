@@ -15,7 +15,8 @@
 namespace shardscope::exec::cpu {
 
 // Forward. The attention and MLP regions from `gathered` into `partial`, without c_proj's bias (Megatron's
-// RowParallelLinear adds it after the reduce-scatter, to this rank's tokens: the parts below).
+// RowParallelLinear adds it after the reduce-scatter, to this rank's tokens: the parts below). The MLP's with
+// `partial` empty stops after GELU and draws its dropout mask (full recomputation).
 void gpt_block_sp_attention_forward(const GptBlockShape& shape, std::span<const float> gathered, const GptBlockParams& params,
                                     std::span<std::byte> saved, std::span<std::byte> attention, std::span<float> partial);
 void gpt_block_sp_mlp_forward(const GptBlockShape& shape, std::span<const float> gathered, const GptBlockParams& params,

@@ -75,7 +75,9 @@ void block_forward_launch(const KernelLaunch& l) {
       case Kernel::GptBlockAttentionForward:
         return gpt_block_sp_attention_forward(shape, gathered, params, saved, attention, partial);
       case Kernel::GptBlockResidualNorm: return gpt_block_sp_residual_norm(shape, input, params, saved, attention);
-      case Kernel::GptBlockMlpForward: return gpt_block_sp_mlp_forward(shape, gathered, params, saved, attention, partial);
+      case Kernel::GptBlockMlpForward:  // without an output: a recomputation, which stops before the partial
+        return gpt_block_sp_mlp_forward(shape, gathered, params, saved, attention,
+                                        output.empty() ? std::span<float>{} : partial);
       case Kernel::GptBlockResidual: return gpt_block_sp_residual(shape, params, saved, attention, output);
       default: throw std::invalid_argument(kernel_name(l.kernel) + " has no sequence-parallel form");
     }
