@@ -282,51 +282,36 @@ void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId
     p.args = with_buffers;
     return p;
   };
+  // A collective of the executed form, on its [input, output] buffers.
+  const auto push = [&out](Op collective_op, TensorSlice from, TensorSlice to) {
+    collective_op.args = {from, to};
+    out.push_back(std::move(collective_op));
+  };
   if (forward) {  // input, params×12, saved, attention, output
     Op norm = piece(Kernel::LayerNormForward, 0, "ln_1", true);
     norm.args = {op.args[0], op.args[1], op.args[2], slot(layout.ln_1_output)};
     out.push_back(std::move(norm));
-    Op g1 = gather("attention input");
-    g1.args = {slot(layout.ln_1_output), all};
-    out.push_back(std::move(g1));
+    push(gather("attention input"), slot(layout.ln_1_output), all);
     out.push_back(piece(Kernel::GptBlockAttentionForward, 1 - mlp, "attention"));
-    Op s1 = scatter("attention output");
-    s1.args = {partial, slot(layout.residual_1)};
-    out.push_back(std::move(s1));
+    push(scatter("attention output"), partial, slot(layout.residual_1));
     out.push_back(piece(Kernel::GptBlockResidualNorm, 0, "residual, ln_2"));
-    Op g2 = gather("mlp input");
-    g2.args = {slot(layout.ln_2_output), all};
-    out.push_back(std::move(g2));
+    push(gather("mlp input"), slot(layout.ln_2_output), all);
     out.push_back(piece(Kernel::GptBlockMlpForward, mlp, "mlp"));
     if (!recomputes(block)) {  // a recomputation stops after GELU
-      Op s2 = scatter("mlp output");
-      s2.args = {partial, op.args[15]};
-      out.push_back(std::move(s2));
+      push(scatter("mlp output"), partial, op.args[15]);
       out.push_back(piece(Kernel::GptBlockResidual, 0, "residual"));
     }
   } else {  // grad_out, input, params×12, saved, attention, grad_input, grads×12
     out.push_back(piece(Kernel::GptBlockMlpDropoutBackward, 0, "mlp dropout", true));
-    Op g1 = gather("mlp grad output");
-    g1.args = {op.args[16], partial};
-    out.push_back(std::move(g1));
-    Op g2 = gather("mlp input again");
-    g2.args = {slot(layout.ln_2_output), all};
-    out.push_back(std::move(g2));
+    push(gather("mlp grad output"), op.args[16], partial);
+    push(gather("mlp input again"), slot(layout.ln_2_output), all);
     out.push_back(piece(Kernel::GptBlockMlpBackward, mlp, "mlp"));
-    Op s1 = scatter("mlp grad input");
-    s1.args = {partial, slot(layout.ln_2_output)};
-    out.push_back(std::move(s1));
+    push(scatter("mlp grad input"), partial, slot(layout.ln_2_output));
     out.push_back(piece(Kernel::GptBlockAttentionDropoutBackward, 0, "ln_2, attention dropout"));
-    Op g3 = gather("attention grad output");
-    g3.args = {slot(layout.residual_1), partial};
-    out.push_back(std::move(g3));
-    Op g4 = gather("attention input again");
-    g4.args = {slot(layout.ln_1_output), all};
-    out.push_back(std::move(g4));
+    push(gather("attention grad output"), slot(layout.residual_1), partial);
+    push(gather("attention input again"), slot(layout.ln_1_output), all);
     out.push_back(piece(Kernel::GptBlockAttentionBackward, 1 - mlp, "attention"));
-    Op s2 = scatter("attention grad input");
-    s2.args = {partial, slot(layout.residual_1)};
-    out.push_back(std::move(s2));
+    push(scatter("attention grad input"), partial, slot(layout.residual_1));
     out.push_back(piece(Kernel::GptBlockInputNormBackward, 0, "ln_1"));
     // ln_1.weight, ln_1.bias, attn.c_proj.bias, ln_2.weight, ln_2.bias, mlp.c_proj.bias (state_dict order, from 17)
     std::vector<TensorSlice> grads;
