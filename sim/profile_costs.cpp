@@ -1,7 +1,8 @@
 // ProfileCosts: compute ops taken apart into the kernels that run them, each timed on the profile's curves.
 // Which kernels run where follows the code that runs the op:
 // - ours (source "shardscope"): exec/cpu/linear_kernels.cpp (the bias a copy loop before the GEMM, its gradient a
-//   row loop), exec/cpu/gpt_block_kernels.cpp (Conv1D GEMMs with bias loops, our attention core, tanh GELU);
+//   row loop), exec/cpu/gpt_block_kernels.cpp (Conv1D GEMMs with bias loops, our attention core, tanh GELU; a
+//   tensor-parallel shard at its shard's shapes, in the pieces its parts run);
 // - PyTorch 2.x eager (source "pytorch"): nn.Linear is addmm, whose bias rides in cuBLASLt's epilogue
 //   (aten/src/ATen/native/cuda/Blas.cpp addmm_out_cuda_impl, "useLtInterface"), so no bias kernel; AddmmBackward0
 //   is two mm and a sum over rows for the bias (tools/autograd/derivatives.yaml: addmm, sum_to); mse_loss is one
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scenario/parallel_layout.h"
 #include "sim/profile_interpolation.h"
 
 namespace shardscope {
@@ -83,6 +85,9 @@ ProfileCosts::ProfileCosts(std::shared_ptr<const DeviceProfile> profile, const R
   if (strategy.tp > 1) {
     shard_ = tensor_parallel_shard(*model_, strategy.tp, strategy.sequence_parallel);
     roles_ = tensor_parallel_roles(*shard_);
+    block_shard_ = {strategy.tp, strategy.sequence_parallel && model_->transformer};
+    micro_batch_ = static_cast<double>(scenario.settings.training.batch) /
+                   (is_pipeline(strategy.kind) ? std::max(1, strategy.micro_batches) : 1);
   }
   bool earlier_params = false;
   for (const Layer& layer : model_->layers) {
@@ -206,7 +211,20 @@ std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
     case Kernel::GptBlockForward:
     case Kernel::GptBlockBackward:
     case Kernel::GptAttentionRecompute:
+    case Kernel::GptBlockAttentionForward:
+    case Kernel::GptBlockMlpForward:
+    case Kernel::GptBlockResidualNorm:
+    case Kernel::GptBlockResidual:
+    case Kernel::GptBlockMlpBackward:
+    case Kernel::GptBlockAttentionBackward:
+    case Kernel::GptBlockInputNormBackward:
+    case Kernel::GptBlockAttentionDropoutBackward:
+    case Kernel::GptBlockMlpDropoutBackward:
       return times(layer != nullptr ? block_seconds(op, *layer) : std::nullopt, gemm_slowdown_);
+    case Kernel::LayerNormForward:  // a sequence-parallel block's ln_1 part runs on its layer
+      if (layer != nullptr && layer->kind == LayerKind::TransformerBlock)
+        return times(block_seconds(op, *layer), elementwise_slowdown_);
+      return times(elementwise_kernel_seconds(op), elementwise_slowdown_);
     case Kernel::OptimizerStep: {
       const bool adam = optimizer_ == OptimizerKind::Adam || optimizer_ == OptimizerKind::AdamW;
       // optimizer_step.cpp counts 12 FLOPs a parameter for Adam / AdamW, 3 for SGD.
@@ -366,34 +384,69 @@ std::optional<double> ProfileCosts::pytorch_attention_core(double b, double a, d
               elementwise_seconds("copy", 3 * 2 * heads)});
 }
 
-// One GPT-2 block (forward, backward, or the selective recomputation of its attention core), as its kernels run.
+unsigned ProfileCosts::block_pieces(const Op& op) const {
+  const bool sp = block_shard_.sequence_parallel;
+  switch (op.kernel) {
+    case Kernel::GptBlockAttentionForward:
+      return sp ? kAttentionGemms | kAttentionCore : kNorm1 | kAttentionGemms | kAttentionCore | kResidual1;
+    case Kernel::GptBlockMlpForward: return sp ? kMlpGemms | kGelu : kNorm2 | kMlpGemms | kGelu | kResidual2;
+    case Kernel::GptBlockResidualNorm: return kResidual1 | kNorm2;
+    case Kernel::GptBlockResidual: return kResidual2;
+    case Kernel::GptBlockMlpBackward: return sp ? kMlpGemms | kGelu : kMlpGemms | kGelu | kResidual2;
+    case Kernel::GptBlockAttentionBackward:
+      return sp ? kAttentionGemms | kAttentionCore
+                : kNorm2 | kResidualCopy | kAttentionGemms | kAttentionCore | kResidual1;
+    case Kernel::GptBlockInputNormBackward:
+    case Kernel::LayerNormForward: return kNorm1;
+    case Kernel::GptBlockAttentionDropoutBackward: return kNorm2 | kResidualCopy | kResidual1;
+    case Kernel::GptBlockMlpDropoutBackward: return kResidual2;
+    default: return kWholeBlock;
+  }
+}
+
+// One GPT-2 block (forward, backward, or the selective recomputation of its attention core), or one of its
+// tensor-parallel parts, as its kernels run.
 std::optional<double> ProfileCosts::block_seconds(const Op& op, const Layer& layer) const {
   if (!model_->transformer || model_->transformer->family != TransformerFamily::Gpt2) return std::nullopt;
   const TransformerConfig& c = *model_->transformer;
   const double s = model_->seq, h = static_cast<double>(c.hidden), i = static_cast<double>(c.intermediate);
   const double a = c.heads, d = h / a;
+  const bool backward = op.compute_kind == ComputeKind::Backward;
+  if (shard_) {  // the shard's shapes on the strategy's micro-batch (a part's FLOPs are only its share)
+    const double t = block_shard_.tp;
+    if (op.kernel == Kernel::GptAttentionRecompute)
+      return pytorch_ ? pytorch_attention_core(micro_batch_, a / t, s, d, false)
+                      : attention_seconds(micro_batch_ * a / t, s, d, false);
+    return gpt2_block_seconds(micro_batch_, s, h, a, i, backward, true, block_shard_, block_pieces(op));
+  }
   if (op.kernel == Kernel::GptAttentionRecompute) {
     const double b = std::max(1.0, std::round(op.flops / layer.attention_forward_flops_per_sample));
     return pytorch_ ? pytorch_attention_core(b, a, s, d, false) : attention_seconds(b * a, s, d, false);
   }
-  const bool backward = op.kernel == Kernel::GptBlockBackward;
   // model_pass.cpp: a block's backward counts twice its forward's FLOPs (it has weights, and its input needs a gradient).
   const double b = std::max(1.0, std::round(op.flops / (layer.forward_flops_per_sample * (backward ? 2 : 1))));
   return gpt2_block_seconds(b, s, h, a, i, backward);
 }
 
 std::optional<double> ProfileCosts::gpt2_block_seconds(double b, double s, double h, double a, double i, bool backward,
-                                                       bool with_attention) const {
-  const double d = h / a, n = b * s, nh = n * h * element_bytes_, ni = n * i * element_bytes_;
-  // The block's four Conv1D layers: (out, in).
-  const double convs[4][2] = {{3 * h, h}, {h, h}, {i, h}, {h, i}};
+                                                       bool with_attention, BlockShard shard, unsigned pieces) const {
+  const double t = shard.tp, d = h / a, n = b * s;
+  // Outside the regions (norms, residuals) a sequence-parallel rank holds n / t tokens; inside, every token.
+  const double outside = shard.sequence_parallel ? n / t : n;
+  const double nh = outside * h * element_bytes_, ni = n * (i / t) * element_bytes_;
+  const auto has = [pieces](unsigned piece) { return (pieces & piece) != 0; };
+  const double norms = has(kNorm1) + has(kNorm2), residuals = has(kResidual1) + has(kResidual2);
+  // The block's four Conv1D layers (out, in): c_attn's and c_fc's columns, the c_projs' rows split over the shard.
+  const double convs[4][2] = {{3 * h / t, h}, {h, h / t}, {i / t, h}, {h, i / t}};
   double total = 0;
   const auto add = [&](std::optional<double> part) {
     if (part) total += *part;
     return part.has_value();
   };
   bool ok = true;
-  for (const auto& [out, in] : convs) {
+  for (std::size_t k = 0; k < 4; ++k) {
+    if (!has(k < 2 ? kAttentionGemms : kMlpGemms)) continue;
+    const double out = convs[k][0], in = convs[k][1];
     if (!backward) {
       ok &= add(gemm_seconds("forward", n, out, in));
       if (!pytorch_) ok &= add(elementwise_seconds("bias_add", 2 * n * out * element_bytes_));
@@ -403,33 +456,37 @@ std::optional<double> ProfileCosts::gpt2_block_seconds(double b, double s, doubl
       ok &= add(elementwise_seconds(pytorch_ ? "sum_rows" : "bias_grad", n * out * element_bytes_));
     }
   }
+  const bool core = with_attention && has(kAttentionCore);
   if (pytorch_) {
-    if (with_attention) ok &= add(pytorch_attention_core(b, a, s, d, backward));
+    if (core) ok &= add(pytorch_attention_core(b, a / t, s, d, backward));
     if (!backward) {
-      ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 2));
-      ok &= add(times(elementwise_seconds("add", 3 * nh), 2));  // residuals
+      if (norms > 0) ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), norms));
+      if (residuals > 0) ok &= add(times(elementwise_seconds("add", 3 * nh), residuals));  // residuals
       // gelu_new: pow, mul, add, mul, tanh, add, mul (2 passes each) and the last mul (3 passes).
-      ok &= add(times(elementwise_seconds("mul", 2 * ni), 7));
-      ok &= add(elementwise_seconds("mul", 3 * ni));
+      if (has(kGelu)) {
+        ok &= add(times(elementwise_seconds("mul", 2 * ni), 7));
+        ok &= add(elementwise_seconds("mul", 3 * ni));
+      }
     } else {
-      ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 4));
-      ok &= add(times(elementwise_seconds("add", 3 * nh), 2));  // gradient sums
+      if (norms > 0) ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 2 * norms));
+      if (residuals > 0) ok &= add(times(elementwise_seconds("add", 3 * nh), residuals));  // gradient sums
       // Autograd of the gelu_new chain: about two kernels of 3 passes for each of the eight.
-      ok &= add(times(elementwise_seconds("mul", 3 * ni), 16));
+      if (has(kGelu)) ok &= add(times(elementwise_seconds("mul", 3 * ni), 16));
     }
   } else {
-    if (with_attention) ok &= add(attention_seconds(b * a, s, d, backward));
+    if (core) ok &= add(attention_seconds(b * a / t, s, d, backward));
     // Our GELU runs inside the block's kernel. A CPU calibration times it apart (the function the block calls); a
     // CUDA one cannot, and then the block's measured rest (calibrate_blocks.cpp, through this same function) holds
     // it, so it is left out here on both sides rather than failing the block over to the roofline.
     const char* gelu = backward ? "gelu_backward" : "gelu";
-    if (profile_->elementwise.count(gelu) != 0) ok &= add(elementwise_seconds(gelu, (backward ? 3 : 2) * ni));
+    if (has(kGelu) && profile_->elementwise.count(gelu) != 0)
+      ok &= add(elementwise_seconds(gelu, (backward ? 3 : 2) * ni));
     if (!backward) {
-      ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), 2));
-      ok &= add(times(elementwise_seconds("accumulate", 3 * nh), 2));
+      if (norms > 0) ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), norms));
+      if (residuals > 0) ok &= add(times(elementwise_seconds("accumulate", 3 * nh), residuals));
     } else {
-      ok &= add(times(elementwise_seconds("layer_norm_backward", 3 * nh), 2));
-      ok &= add(elementwise_seconds("copy", 2 * nh));  // the residual path's gradient
+      if (norms > 0) ok &= add(times(elementwise_seconds("layer_norm_backward", 3 * nh), norms));
+      if (has(kResidualCopy)) ok &= add(elementwise_seconds("copy", 2 * nh));  // the residual path's gradient
     }
   }
   if (!ok) return std::nullopt;

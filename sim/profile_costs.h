@@ -27,6 +27,13 @@
 
 namespace shardscope {
 
+// A GPT-2 block's tensor-parallel shard (model/tensor_parallel_shard.h: its heads, its MLP columns; under sequence
+// parallelism its share of the tokens outside the regions). tp 1: the whole block.
+struct Gpt2BlockShard {
+  int tp = 1;
+  bool sequence_parallel = false;
+};
+
 class ProfileCosts {
  public:
   ProfileCosts(std::shared_ptr<const DeviceProfile> profile, const ResolvedScenario& scenario);
@@ -52,10 +59,19 @@ class ProfileCosts {
   std::optional<double> elementwise_seconds(const std::string& op, double bytes) const;
   std::optional<double> optimizer_seconds(OptimizerKind kind, double parameters) const;
   std::optional<double> attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const;
+  using BlockShard = Gpt2BlockShard;
+  // The pieces of a GPT-2 block an op runs: the whole block, or one of the parts strategy/tensor_parallel_split.h
+  // cuts it into around its collectives.
+  enum BlockPiece : unsigned {
+    kAttentionGemms = 1, kAttentionCore = 2, kMlpGemms = 4, kGelu = 8, kNorm1 = 16, kNorm2 = 32, kResidual1 = 64,
+    kResidual2 = 128, kResidualCopy = 256, kWholeBlock = 511
+  };
   // One GPT-2 block of `rows` samples (forward or backward) as its kernels run; without the attention core when
   // `with_attention` is false (what the calibration subtracts from a measured block to find our attention core).
+  // A tensor-parallel shard's pieces at the shard's shapes.
   std::optional<double> gpt2_block_seconds(double rows, double seq, double hidden, double heads, double inner,
-                                           bool backward, bool with_attention = true) const;
+                                           bool backward, bool with_attention = true, BlockShard shard = {},
+                                           unsigned pieces = kWholeBlock) const;
 
   const DeviceProfile& profile() const { return *profile_; }
   bool times_collectives() const { return collectives_usable_; }
@@ -69,6 +85,7 @@ class ProfileCosts {
                                      bool backward) const;
   std::optional<double> linear_seconds(const Op& op, const Layer& layer) const;
   std::optional<double> block_seconds(const Op& op, const Layer& layer) const;
+  unsigned block_pieces(const Op& op) const;  // which pieces of its block a GPT-2 kernel (or part) runs
   static double element_bytes_of(Dtype dtype) { return dtype == Dtype::Fp32 ? 4 : 2; }
   double slowdown(const std::string& kind, double threads) const;
   std::optional<double> pytorch_attention_core(double b, double a, double s, double d, bool backward) const;
@@ -80,6 +97,8 @@ class ProfileCosts {
   // GEMM is priced at the shard's shape, not the whole layer's with the shard's FLOPs.
   std::optional<Model> shard_;
   std::vector<TensorParallelRole> roles_;
+  BlockShard block_shard_;   // the strategy's tp and sequence parallelism, for a GPT-2 block's shard
+  double micro_batch_ = 1;   // samples an op holds under tensor parallelism (a pipeline's micro-batch)
   OptimizerKind optimizer_ = OptimizerKind::Adam;
   std::string dtype_;          // GEMMs and activations: "float32", "bfloat16", "float16"
   double element_bytes_ = 4;   // of activations

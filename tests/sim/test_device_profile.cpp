@@ -311,6 +311,64 @@ TEST(SimulateWithProfile, TensorParallelGemmsArePricedAtTheShardsShape) {
   }
 }
 
+// A GPT-2 block's tensor-parallel shard is priced at the shard's shapes: with tp 2, c_attn makes 3h/2 columns from h,
+// attn.c_proj h from h/2, c_fc i/2 from h and mlp.c_proj h from i/2, over all n tokens; the norms and residual adds
+// run over all n tokens, or n/2 under sequence parallelism. By hand, against two profiles that differ only in their
+// GEMMs (as the MLP test above), and the elementwise terms at 1 ns a byte. Before, a shard's block was priced as the
+// whole block on (its FLOPs / the whole block's a sample) samples: at one sample a micro-batch, the whole block.
+TEST(SimulateWithProfile, TensorParallelGptBlocksArePricedAtTheShardsShape) {
+  const auto with_elementwise = [](const std::string& text) {
+    json profile = json::parse(text);
+    for (const char* op : {"layer_norm", "layer_norm_backward", "accumulate", "copy"})
+      profile["elementwise"][op]["float32"] = json::array({{{"bytes", 1}, {"seconds", 1e-9}}});
+    return ProfileCosts(std::make_shared<const DeviceProfile>(parse_device_profile(profile.dump(), "test")), Dtype::Fp32);
+  };
+  const ProfileCosts uniform = with_elementwise(synthetic_profile(100)), width = with_elementwise(width_dependent_profile());
+  const double b = 2, s = 16, h = 64, a = 4, i = 256, n = b * s;
+  struct Shape {
+    const char* layout;
+    double m, n, k;
+  };
+  const auto gemm_ns = [](const ProfileCosts& costs, const std::vector<Shape>& shapes) {
+    double ns = 0;
+    for (const Shape& g : shapes) ns += 1e9 * *costs.gemm_seconds(g.layout, g.m, g.n, g.k);
+    return ns;
+  };
+  // Conv1D (out, in) of the shard.
+  const double convs[4][2] = {{3 * h / 2, h}, {h, h / 2}, {i / 2, h}, {h, i / 2}};
+  std::vector<Shape> forward, backward;
+  double forward_bias_bytes = 0, backward_bias_bytes = 0;
+  for (const auto& [out, in] : convs) {
+    forward.push_back({"forward", n, out, in});
+    backward.push_back({"input_grad", n, in, out});
+    backward.push_back({"weight_grad", out, in, n});
+    forward_bias_bytes += 2 * n * out * 4;  // our bias rows: 2 passes over the output
+    backward_bias_bytes += n * out * 4;     // the bias gradient: 1 pass
+  }
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "tp 2 + sp" : "tp 2");
+    const ProfileCosts::BlockShard shard{2, sp};
+    const double outside = (sp ? n / 2 : n) * h * 4;  // bytes of one [tokens, h] fp32 tensor outside the regions
+    // Forward without the attention core: GEMMs, bias rows, 2 LayerNorms (2 passes), 2 residual adds (3 passes).
+    const double forward_ns = gemm_ns(uniform, forward) + forward_bias_bytes + 2 * 2 * outside + 2 * 3 * outside;
+    const auto f = uniform.gpt2_block_seconds(b, s, h, a, i, false, false, shard);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_NEAR(*f * 1e9, forward_ns, forward_ns * 1e-9);
+    EXPECT_NEAR((*width.gpt2_block_seconds(b, s, h, a, i, false, false, shard) - *f) * 1e9,
+                gemm_ns(width, forward) - gemm_ns(uniform, forward), forward_ns * 1e-9);
+    // Backward: GEMMs, bias gradients, 2 LayerNorm backwards (3 passes), the residual path's copy (2 passes).
+    const double backward_ns = gemm_ns(uniform, backward) + backward_bias_bytes + 2 * 3 * outside + 2 * outside;
+    EXPECT_NEAR(*uniform.gpt2_block_seconds(b, s, h, a, i, true, false, shard) * 1e9, backward_ns, backward_ns * 1e-9);
+    // The parts' pieces: the attention part alone is c_attn and attn.c_proj, with ln_1 and the first residual
+    // outside sequence parallelism's regions.
+    const unsigned attention_part = ProfileCosts::kAttentionGemms | ProfileCosts::kNorm1 | ProfileCosts::kResidual1;
+    const double attention_ns = gemm_ns(uniform, {forward[0], forward[1]}) + 2 * n * (3 * h / 2 + h) * 4 +
+                                2 * outside + 3 * outside;
+    EXPECT_NEAR(*uniform.gpt2_block_seconds(b, s, h, a, i, false, false, shard, attention_part) * 1e9, attention_ns,
+                attention_ns * 1e-9);
+  }
+}
+
 TEST(SimulateWithProfile, TheExecutorsHostTimeIsIdleBeforeTheNextComputeOp) {
   // overheads.executor_op_s = 1 µs (no "zero" curve, so an allocation costs no fill): every op of the plan costs the
   // host 1000 ns, spent before the rank's next compute-stream compute op begins (sim_graph.cpp), as the executed
