@@ -2,6 +2,7 @@
 // tensor-parallel collectives put after the layers whose forward or backward needs them (tensor_parallel.h).
 #include "strategy/tensor_parallel.h"
 
+#include <stdexcept>
 #include <string>
 
 #include "model/tensor_parallel_shard.h"
@@ -210,9 +211,12 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
       out.ops.push_back(std::move(alloc));
     }
     split.use_vocab_parallel_backward(base.ops[i], nll_scale);
-    if (split.parts_of(base.ops[i]).count > 1) {
+    if (const std::size_t parts = split.parts_of(base.ops[i]).count; parts > 1) {
       const std::size_t from = out.ops.size();
       split.append_parts(std::move(base.ops[i]), gathered, out.tensors, out.ops);
+      if (out.ops.size() - from != parts)  // new_index above counted `parts` ops for it
+        throw std::logic_error("tensor-parallel split: op " + std::to_string(i) + " became " +
+                               std::to_string(out.ops.size() - from) + " ops, not the " + std::to_string(parts) + " counted");
       for (std::size_t k = from; k < out.ops.size(); ++k)
         if (out.ops[k].kind == OpKind::Collective) out.ops[k].sequence = sequence++;
       continue;

@@ -57,7 +57,6 @@ Op part(const Op& op, Kernel kernel, double share, const std::string& what) {
   return p;
 }
 
-
 }  // namespace
 
 TensorParallelSplit::TensorParallelSplit(const Model& shard, int tp, bool sequence_parallel, std::int64_t micro_batch,
