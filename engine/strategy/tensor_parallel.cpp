@@ -19,15 +19,16 @@ struct TpCollective {
   CollectiveKind kind;
   Bytes payload;  // what each member contributes: the whole buffer for all-reduce and reduce-scatter, the shard for all-gather
   std::string label;
-  TensorSlice buffer = {};  // what it reduces in place, where the base op names its operands (executed plans)
-  std::vector<TensorSlice> buffers = {};  // or several, one coalesced call
+  // What it reduces in place, where the base op names its operands (executed plans); several: one coalesced call.
+  std::vector<TensorSlice> buffers = {};
 };
 
 // The operand an MLP Linear's collective works on, in place: LinearForward's output (operand 3) for the
-// row-parallel all-reduce, LinearBackward's grad_input (operand 3) for the column-parallel one (plan/kernel.h).
-TensorSlice linear_operand(const Op& op, Kernel kernel) {
-  if (op.kernel != kernel || op.args.size() <= 3) return {};
-  return op.args[3];
+// row-parallel all-reduce, LinearBackward's grad_input (operand 3) for the column-parallel one (plan/kernel.h). None
+// where the op names no operands.
+std::vector<TensorSlice> linear_operand(const Op& op, Kernel kernel) {
+  if (op.kernel != kernel || op.args.size() <= 3 || !op.args[3].present()) return {};
+  return {op.args[3]};
 }
 
 bool ends_with(const std::string& text, const std::string& tail) {
@@ -106,7 +107,8 @@ class Collectives {
       case TensorParallelRole::VocabEmbedding:
         if (forward && !sp_)
           out.push_back({CollectiveKind::AllReduce, bytes(layer.out_numel), "tp all-reduce " + name + " output",
-                         op.kernel == Kernel::EmbeddingForward && op.args.size() > 4 ? op.args[4] : TensorSlice{}});
+                         op.kernel == Kernel::EmbeddingForward && op.args.size() > 4 ? std::vector{op.args[4]}
+                                                                                    : std::vector<TensorSlice>{}});
         break;
       case TensorParallelRole::VocabHead:
         if (!forward && !sp_)
@@ -194,21 +196,13 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
   for (std::size_t i = 0; i < base.ops.size(); ++i) {
     for (OpIndex& dep : base.ops[i].deps) dep = new_index[static_cast<std::size_t>(dep)];
     if (base.ops[i].kind == OpKind::Collective && base.ops[i].group < 0) base.ops[i].sequence = sequence++;
-    const int step = base.ops[i].step, layer = base.ops[i].layer, micro_batch = base.ops[i].micro_batch;
     if (i == first_gather) {
       const auto id = static_cast<TensorId>(out.tensors.size());
       gathered = id;
       // Persistent: the process holds it to the end (nothing frees the module-level buffer).
       out.tensors.push_back({"tp all-gather buffer (Megatron global memory buffer \"mpu\")", buffer_bytes,
                              Category::CommunicationBuffers, true, activation, 0, false, {}});
-      Op alloc;
-      alloc.kind = OpKind::Alloc;
-      alloc.tensor = id;
-      alloc.step = step;
-      alloc.layer = layer;
-      alloc.micro_batch = micro_batch;
-      alloc.label = "alloc " + out.tensors.back().name.str();
-      out.ops.push_back(std::move(alloc));
+      out.ops.push_back(memory_op(base.ops[i], OpKind::Alloc, id, out.tensors.back().name.str()));
     }
     split.use_vocab_parallel_backward(base.ops[i], nll_scale);
     if (const std::size_t parts = split.parts_of(base.ops[i]).count; parts > 1) {
@@ -221,21 +215,12 @@ Program with_collectives(Program base, const Collectives& collectives, const Ten
         if (out.ops[k].kind == OpKind::Collective) out.ops[k].sequence = sequence++;
       continue;
     }
+    const std::size_t at = out.ops.size();  // the op's collectives take its step, layer and micro-batch
     out.ops.push_back(std::move(base.ops[i]));
     for (auto& collective : inserted[i]) {
-      Op c;
-      c.kind = OpKind::Collective;
-      c.stream = Stream::Compute;
-      c.collective_kind = collective.kind;
-      c.step = step;
-      c.layer = layer;
-      c.micro_batch = micro_batch;
-      c.group = -1;
+      Op c = tensor_parallel_collective(out.ops[at], collective.kind, collective.payload, std::move(collective.label));
       c.sequence = sequence++;
-      c.payload = collective.payload;
-      c.label = std::move(collective.label);
-      if (collective.buffer.present()) c.args = {collective.buffer};
-      if (!collective.buffers.empty()) c.args = std::vector<TensorSlice>(collective.buffers);
+      c.args = collective.buffers;
       out.ops.push_back(std::move(c));
     }
   }

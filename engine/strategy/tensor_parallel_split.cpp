@@ -11,9 +11,7 @@
 
 namespace shardscope {
 
-namespace {
-
-Op collective(const Op& at, CollectiveKind kind, Bytes payload, std::string label) {
+Op tensor_parallel_collective(const Op& at, CollectiveKind kind, Bytes payload, std::string label) {
   Op c;
   c.kind = OpKind::Collective;
   c.stream = Stream::Compute;
@@ -27,7 +25,6 @@ Op collective(const Op& at, CollectiveKind kind, Bytes payload, std::string labe
   return c;
 }
 
-// The Alloc (or Free) of `tensor` where `at` runs.
 Op memory_op(const Op& at, OpKind kind, TensorId tensor, const std::string& name) {
   Op m;
   m.kind = kind;
@@ -39,6 +36,8 @@ Op memory_op(const Op& at, OpKind kind, TensorId tensor, const std::string& name
   return m;
 }
 
+namespace {
+
 // `args` with operand `index` replaced.
 OpArgs replaced(const OpArgs& args, std::size_t index, TensorSlice slice) {
   std::vector<TensorSlice> out(args.begin(), args.end());
@@ -46,14 +45,23 @@ OpArgs replaced(const OpArgs& args, std::size_t index, TensorSlice slice) {
   return out;
 }
 
-// A later part of `op`: the same op with another kernel and share of the work, after the part before it on the
-// same stream (no deps of its own).
-Op part(const Op& op, Kernel kernel, double share, const std::string& what) {
+// A collective that runs before `op`: it waits for what `op` waited for, and `op` then follows it on the stream.
+Op collective_before(Op& op, CollectiveKind kind, Bytes payload, std::string label) {
+  Op c = tensor_parallel_collective(op, kind, payload, std::move(label));
+  c.deps = op.deps;
+  op.deps.clear();
+  return c;
+}
+
+// A part of `op`: the same op with another kernel and share of the work. The first part waits for what `op` waited
+// for; a later one runs after the part before it on the same stream (no deps of its own).
+Op part(const Op& op, Kernel kernel, double share, const std::string& what, bool first = false) {
   Op p = op;
   p.kernel = kernel;
   p.flops = op.flops * share;
   p.bytes_accessed = static_cast<Bytes>(static_cast<double>(op.bytes_accessed) * share);
   p.label = op.label.str() + " (" + what + ")";
+  if (!first) p.deps.clear();
   return p;
 }
 
@@ -165,57 +173,47 @@ double mlp_share(const Model& shard, const Op& op, int tp) {
 
 }  // namespace
 
-void TensorParallelSplit::append_block_forward(Op op, std::vector<Op>& out) const {
-  const bool operands = !op.args.empty();
-  const Bytes hidden = hidden_bytes();
-  const GptBlockLayout layout =
-      gpt_block_layout(*shard_.transformer, micro_batch_, shard_.seq, shard_.activation_element_bytes, tp_);
-  const double mlp = mlp_share(shard_, op, tp_);
-  const std::string name = shard_.layers.at(static_cast<std::size_t>(op.layer)).name;
-  Op attention = part(op, Kernel::GptBlockAttentionForward, 1 - mlp, "attention");
-  attention.deps = op.deps;
-  Op attention_reduce = collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " attention output");
-  Op mlp_part = part(op, Kernel::GptBlockMlpForward, mlp, "mlp");
-  mlp_part.deps.clear();
-  Op mlp_reduce = collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " mlp output");
-  if (operands) {  // input, params×12, saved, attention, output
-    const TensorSlice saved = op.args[13];
-    attention_reduce.args = {TensorSlice{saved.tensor, saved.offset + layout.residual_1, hidden}};
-    if (op.args[15].present()) mlp_reduce.args = {op.args[15]};
-  }
-  const bool recompute = recomputes(op);
-  out.push_back(std::move(attention));
-  out.push_back(std::move(attention_reduce));
-  out.push_back(std::move(mlp_part));
-  if (!recompute) out.push_back(std::move(mlp_reduce));
+TensorParallelSplit::BlockPass TensorParallelSplit::block_pass(const Op& op, bool sequence_parallel) const {
+  return {shard_.layers.at(static_cast<std::size_t>(op.layer)).name,
+          gpt_block_layout(*shard_.transformer, micro_batch_, shard_.seq, shard_.activation_element_bytes, tp_,
+                           sequence_parallel),
+          mlp_share(shard_, op, tp_)};
 }
 
-void TensorParallelSplit::append_block_backward(Op op, std::vector<Op>& out) const {
-  const bool operands = !op.args.empty();
+// Only ops with operands split here (kind_of): input, params×12, saved, attention, output-.
+void TensorParallelSplit::append_block_forward(Op op, std::vector<Op>& out) const {
   const Bytes hidden = hidden_bytes();
-  const GptBlockLayout layout =
-      gpt_block_layout(*shard_.transformer, micro_batch_, shard_.seq, shard_.activation_element_bytes, tp_);
-  const double mlp = mlp_share(shard_, op, tp_);
-  const std::string name = shard_.layers.at(static_cast<std::size_t>(op.layer)).name;
-  Op mlp_part = part(op, Kernel::GptBlockMlpBackward, mlp, "mlp");
-  mlp_part.deps = op.deps;
-  Op mlp_reduce = collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " mlp grad input");
-  Op attention = part(op, Kernel::GptBlockAttentionBackward, 1 - mlp, "attention");
-  attention.deps.clear();
-  Op attention_reduce = collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + name + " attention grad input");
+  const BlockPass pass = block_pass(op, false);
+  const TensorSlice saved = op.args[13];
+  out.push_back(part(op, Kernel::GptBlockAttentionForward, 1 - pass.mlp, "attention", true));
+  Op attention_reduce =
+      tensor_parallel_collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + pass.name + " attention output");
+  attention_reduce.args = {TensorSlice{saved.tensor, saved.offset + pass.layout.residual_1, hidden}};
+  out.push_back(std::move(attention_reduce));
+  out.push_back(part(op, Kernel::GptBlockMlpForward, pass.mlp, "mlp"));
+  if (recomputes(op)) return;  // a recomputation stops after GELU: no mlp.c_proj, no second all-reduce
+  Op mlp_reduce = tensor_parallel_collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + pass.name + " mlp output");
+  mlp_reduce.args = {op.args[15]};
+  out.push_back(std::move(mlp_reduce));
+}
+
+// grad_out, input, params×12, saved, attention, grad_input, grads×12.
+void TensorParallelSplit::append_block_backward(Op op, std::vector<Op>& out) const {
+  const Bytes hidden = hidden_bytes();
+  const BlockPass pass = block_pass(op, false);
+  const TensorSlice saved = op.args[14];
+  out.push_back(part(op, Kernel::GptBlockMlpBackward, pass.mlp, "mlp", true));
+  Op mlp_reduce = tensor_parallel_collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + pass.name + " mlp grad input");
+  mlp_reduce.args = {TensorSlice{saved.tensor, saved.offset + pass.layout.ln_2_output, hidden}};
+  out.push_back(std::move(mlp_reduce));
+  out.push_back(part(op, Kernel::GptBlockAttentionBackward, 1 - pass.mlp, "attention"));
+  Op attention_reduce =
+      tensor_parallel_collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + pass.name + " attention grad input");
+  attention_reduce.args = {TensorSlice{saved.tensor, saved.offset + pass.layout.residual_1, hidden}};
+  out.push_back(std::move(attention_reduce));
   // ln_1's backward: no GEMM; it reads d(ln_1 output) and the input and adds into grad_input.
   Op norm = part(op, Kernel::GptBlockInputNormBackward, 0, "ln_1");
-  norm.deps.clear();
   norm.bytes_accessed = 3 * hidden;
-  if (operands) {  // grad_out, input, params×12, saved, attention, grad_input, grads×12
-    const TensorSlice saved = op.args[14];
-    mlp_reduce.args = {TensorSlice{saved.tensor, saved.offset + layout.ln_2_output, hidden}};
-    attention_reduce.args = {TensorSlice{saved.tensor, saved.offset + layout.residual_1, hidden}};
-  }
-  out.push_back(std::move(mlp_part));
-  out.push_back(std::move(mlp_reduce));
-  out.push_back(std::move(attention));
-  out.push_back(std::move(attention_reduce));
   out.push_back(std::move(norm));
 }
 
@@ -230,20 +228,21 @@ TensorId TensorParallelSplit::add_transient(const Op& at, const std::string& wha
 void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId gathered, std::vector<TensorInfo>& tensors,
                                                    std::vector<Op>& out) const {
   const Bytes hidden = hidden_bytes(), shard = hidden / tp_;
-  const std::string name = shard_.layers.at(static_cast<std::size_t>(op.layer)).name;
+  const BlockPass pass = block_pass(op, true);
+  const std::string& name = pass.name;
   const std::string what = forward ? name + " row-parallel output before its reduce-scatter (sequence parallel)"
                                    : name + " all-gathered gradient (sequence parallel)";
   const TensorId transient = add_transient(op, what, tensors, out);
   const Op block = op;
   const auto gather = [&](const std::string& label) {
-    return collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + name + " " + label);
+    return tensor_parallel_collective(block, CollectiveKind::AllGather, shard, "tp all-gather " + name + " " + label);
   };
   const auto scatter = [&](const std::string& label) {
-    return collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " " + label);
+    return tensor_parallel_collective(block, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " " + label);
   };
   // The norms' (and GPT-2's row-parallel biases') gradients, partial sums over this rank's tokens.
   const TransformerConfig& c = *shard_.transformer;
-  Op grads_reduce = collective(block, CollectiveKind::AllReduce,
+  Op grads_reduce = tensor_parallel_collective(block, CollectiveKind::AllReduce,
                                (c.family == TransformerFamily::Gpt2 ? 6 : 2) * c.hidden * grad_element_bytes_,
                                "tp all-reduce " + name + " norm and bias grads (sequence-parallel parameters)");
   if (!runs_in_parts(op)) {
@@ -265,8 +264,8 @@ void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId
     return;
   }
   // The executed form: parts with the collectives between them, each part on the whole op's operands and two more.
-  const GptBlockLayout layout = gpt_block_layout(c, micro_batch_, shard_.seq, shard_.activation_element_bytes, tp_, true);
-  const double mlp = mlp_share(shard_, op, tp_);
+  const GptBlockLayout& layout = pass.layout;
+  const double mlp = pass.mlp;
   const TensorSlice saved = op.args[forward ? 13 : 14];
   const auto slot = [&](Bytes offset) { return TensorSlice{saved.tensor, saved.offset + offset, shard}; };
   const TensorSlice all = whole(gathered), partial = whole(transient);
@@ -275,9 +274,8 @@ void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId
   with_buffers.push_back(partial);
   // A part: the op's kernel, its share of the work, and (norms, residuals) the bytes it moves over this rank's tokens.
   const auto piece = [&](Kernel kernel, double share, const std::string& label, bool first = false) {
-    Op p = part(block, kernel, share, label);
+    Op p = part(block, kernel, share, label, first);
     if (share == 0) p.bytes_accessed = 3 * shard;
-    if (!first) p.deps.clear();
     p.args = with_buffers;
     return p;
   };
@@ -330,7 +328,8 @@ void TensorParallelSplit::append_sequence_parallel_io(Op op, Kind kind, TensorId
     case Kind::SequenceParallelEmbeddingForward: {  // ids, wte, wpe, mask-, output
       const std::string what = name + " output before its reduce-scatter (sequence parallel)";
       const TensorId whole_output = add_transient(op, what, tensors, out);
-      Op scatter = collective(op, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " output");
+      Op scatter =
+          tensor_parallel_collective(op, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " output");
       if (operands) {
         scatter.args = {whole(whole_output), op.args[4]};
         op.args = replaced(op.args, 4, whole(whole_output));
@@ -344,9 +343,7 @@ void TensorParallelSplit::append_sequence_parallel_io(Op op, Kind kind, TensorId
     case Kind::SequenceParallelEmbeddingBackward: {  // grad_out, ids, mask-, grad_wte, grad_wpe, tied_grad-
       const std::string what = name + " all-gathered grad output (sequence parallel)";
       const TensorId whole_grad = add_transient(op, what, tensors, out);
-      Op gather = collective(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " grad output");
-      gather.deps = op.deps;
-      op.deps.clear();
+      Op gather = collective_before(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " grad output");
       if (operands) {
         gather.args = {op.args[0], whole(whole_grad)};
         op.args = replaced(op.args, 0, whole(whole_grad));
@@ -358,9 +355,7 @@ void TensorParallelSplit::append_sequence_parallel_io(Op op, Kind kind, TensorId
       return;
     }
     case Kind::SequenceParallelHeadForward: {  // input, weight, bias-, output: the GEMM on every token
-      Op gather = collective(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " input");
-      gather.deps = op.deps;
-      op.deps.clear();
+      Op gather = collective_before(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " input");
       if (operands && op.kernel == Kernel::LinearForward) {
         gather.args = {op.args[0], whole(gathered)};
         op.args = replaced(op.args, 0, whole(gathered));
@@ -372,10 +367,9 @@ void TensorParallelSplit::append_sequence_parallel_io(Op op, Kind kind, TensorId
     case Kind::SequenceParallelHeadBackward: {  // grad_out, input, weight, grad_input-, grad_weight, grad_bias-
       const std::string what = name + " input gradient before its reduce-scatter (sequence parallel)";
       const TensorId whole_grad = add_transient(op, what, tensors, out);
-      Op gather = collective(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " input again");
-      gather.deps = op.deps;
-      op.deps.clear();
-      Op scatter = collective(op, CollectiveKind::ReduceScatter, hidden, "tp reduce-scatter " + name + " grad input");
+      Op gather = collective_before(op, CollectiveKind::AllGather, shard, "tp all-gather " + name + " input again");
+      Op scatter = tensor_parallel_collective(op, CollectiveKind::ReduceScatter, hidden,
+                                              "tp reduce-scatter " + name + " grad input");
       if (operands && op.kernel == Kernel::LinearBackward && op.args.size() > 3 && op.args[3].present()) {
         gather.args = {op.args[1], whole(gathered)};
         scatter.args = {whole(whole_grad), op.args[3]};
@@ -402,15 +396,12 @@ void TensorParallelSplit::append_loss(Op op, std::vector<TensorInfo>& tensors, s
   Op alloc = memory_op(op, OpKind::Alloc, stats, tensors.back().name.str());
   Op free = memory_op(op, OpKind::Free, stats, tensors.back().name.str());
   // exp dominates: the maxima and the finish read the logits once each, the sums once with an exp a logit.
-  Op maxima = part(op, Kernel::VocabParallelLossMax, 0.2, "row maxima");
-  maxima.deps = op.deps;
-  Op max_reduce = collective(op, CollectiveKind::AllReduce, chunk, "tp all-reduce cross-entropy logits max");
+  Op maxima = part(op, Kernel::VocabParallelLossMax, 0.2, "row maxima", true);
+  Op max_reduce = tensor_parallel_collective(op, CollectiveKind::AllReduce, chunk, "tp all-reduce cross-entropy logits max");
   Op sums = part(op, Kernel::VocabParallelLossSums, 0.6, "target logit, sum of exp");
-  sums.deps.clear();
-  Op target_reduce = collective(op, CollectiveKind::AllReduce, chunk, "tp all-reduce cross-entropy target logit");
-  Op sum_reduce = collective(op, CollectiveKind::AllReduce, chunk, "tp all-reduce cross-entropy sum of exp");
+  Op target_reduce = tensor_parallel_collective(op, CollectiveKind::AllReduce, chunk, "tp all-reduce cross-entropy target logit");
+  Op sum_reduce = tensor_parallel_collective(op, CollectiveKind::AllReduce, chunk, "tp all-reduce cross-entropy sum of exp");
   Op finish = part(op, Kernel::VocabParallelLossFinish, 0.2, "log_probs, loss");
-  finish.deps.clear();
   if (operands) {  // logits, target, log_probs, loss
     const TensorSlice logits = op.args[0], target = op.args[1];
     maxima.args = {logits, whole(stats)};

@@ -29,11 +29,18 @@
 #pragma once
 #include <vector>
 
+#include "model/gpt_block_layout.h"
 #include "model/model.h"
 #include "model/tensor_parallel_shard.h"
 #include "plan/plan.h"
 
 namespace shardscope {
+
+// The ops the split (and strategy/tensor_parallel.cpp) adds where `at` runs (its step, layer and micro-batch): a
+// collective on the tensor-parallel group (group −1, numbered later) of the compute stream, and the Alloc or Free of
+// a tensor.
+Op tensor_parallel_collective(const Op& at, CollectiveKind kind, Bytes payload, std::string label);
+Op memory_op(const Op& at, OpKind kind, TensorId tensor, const std::string& name);
 
 class TensorParallelSplit {
  public:
@@ -64,6 +71,13 @@ class TensorParallelSplit {
   };
   Kind kind_of(const Op& op) const;
   bool runs_in_parts(const Op& op) const;  // a sequence-parallel GPT-2 block with operands: the executed form
+  // What a block's parts share: its name, its saved buffer's layout, its MLP's share of the work.
+  struct BlockPass {
+    std::string name;
+    GptBlockLayout layout;
+    double mlp = 0;
+  };
+  BlockPass block_pass(const Op& op, bool sequence_parallel) const;
   Bytes hidden_bytes() const;  // one whole [b, s, h] activation
   void append_block_forward(Op op, std::vector<Op>& out) const;
   void append_block_backward(Op op, std::vector<Op>& out) const;

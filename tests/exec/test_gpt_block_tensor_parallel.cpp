@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "exec/cpu/gpt_block_kernels.h"
 #include "exec/cpu/log_softmax_kernels.h"
 #include "exec/cpu/vocab_parallel_loss_kernels.h"
+#include "exec/random_values.h"
 #include "model/gpt_block_layout.h"
 
 namespace shardscope::exec::cpu {
@@ -26,13 +26,7 @@ constexpr int kTp = 2;
 constexpr int kHidden = 8, kHeads = 2, kInner = 32, kRows = 2, kSeq = 3;
 constexpr std::size_t kTokens = kRows * kSeq;
 
-std::vector<float> random_values(std::size_t n, unsigned seed, float scale = 0.4f, float offset = 0.0f) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = offset + scale * uniform(generator);
-  return v;
-}
+using test::random_values;
 
 void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, const std::string& what) {
   ASSERT_EQ(actual.size(), expected.size()) << what;
@@ -110,7 +104,8 @@ void check_block_shards(double dropout) {
     const bool norm_weight = k == Ln1W || k == Ln2W;
     whole.push_back(random_values(sizes[k], 10 + k, norm_weight ? 0.2f : 0.4f, norm_weight ? 1.0f : 0.0f));
   }
-  const std::vector<float> input = random_values(kTokens * kHidden, 5), grad_out = random_values(kTokens * kHidden, 7);
+  const std::vector<float> input = random_values(kTokens * kHidden, 5, 0.4f),
+                           grad_out = random_values(kTokens * kHidden, 7, 0.4f);
 
   // The whole block.
   const GptBlockShape shape = gpt_block_shape(c, kRows, kSeq, true, 99, {});

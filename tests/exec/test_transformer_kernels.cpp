@@ -7,24 +7,18 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
-#include <random>
 #include <vector>
 
 #include "exec/shared_kernels/dropout_mask.h"
 #include "exec/cpu/embedding_kernels.h"
 #include "exec/cpu/gpt_block_kernels.h"
 #include "exec/cpu/layer_norm_kernels.h"
+#include "exec/random_values.h"
 
 namespace shardscope::exec::cpu {
 namespace {
 
-std::vector<float> random_values(std::size_t n, unsigned seed, float scale = 1.0f, float offset = 0.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = offset + scale * dist(gen);
-  return v;
-}
+using test::random_values;
 
 double weighted_sum(std::span<const float> y, std::span<const float> r) {
   double s = 0;

@@ -7,10 +7,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/cpu/bias_kernels.h"
 #include "exec/cpu/blas_gemm.h"
 #include "exec/shared_kernels/dropout_mask.h"
 
 namespace shardscope::exec::cpu::gpt_block {
+
+void bias_grad_of(int rows, int width, const float* dy, std::span<float> grad_bias) {
+  std::fill(grad_bias.begin(), grad_bias.end(), 0.0f);
+  bias_backward({dy, static_cast<std::size_t>(rows) * static_cast<std::size_t>(width)}, grad_bias);
+}
 
 namespace {
 
@@ -18,21 +24,14 @@ namespace {
 void conv1d(int n, int in, int out, const float* x, std::span<const float> w, std::span<const float> bias, float* y) {
   gemm_f32(Transpose::No, Transpose::No, n, out, in, 1.0f, x, w.data(), 0.0f, y);
   if (bias.empty()) return;
-  for (int r = 0; r < n; ++r) {
-    float* row = y + static_cast<std::size_t>(r) * out;
-    for (int j = 0; j < out; ++j) row[j] += bias[static_cast<std::size_t>(j)];
-  }
+  const std::span<float> rows(y, static_cast<std::size_t>(n) * static_cast<std::size_t>(out));
+  bias_add(rows, bias, rows);
 }
 
 // Conv1D's weight and bias gradients (written): dW[in×out] = xᵀ·dy, db = Σ rows dy.
 void conv1d_param_grads(int n, int in, int out, const float* x, const float* dy, std::span<float> dw, std::span<float> db) {
   gemm_f32(Transpose::Yes, Transpose::No, in, out, n, 1.0f, x, dy, 0.0f, dw.data());
-  if (db.empty()) return;
-  std::fill(db.begin(), db.end(), 0.0f);
-  for (int r = 0; r < n; ++r) {
-    const float* row = dy + static_cast<std::size_t>(r) * out;
-    for (int j = 0; j < out; ++j) db[static_cast<std::size_t>(j)] += row[j];
-  }
+  if (!db.empty()) bias_grad_of(n, out, dy, db);
 }
 
 // Attention backward for every sample and head: from d(attention output) (tokens × w) to d(Q, K, V) (tokens × 3w
@@ -167,14 +166,6 @@ void mlp_region_forward(const GptBlockDims& d, const Views& v, const float* x, c
   gelu_tanh_forward(span_of(v.fc, d.ni), span_of(v.gelu, d.ni));
   if (partial == nullptr) return;
   conv1d(d.n, d.i, d.h, v.gelu, p[MlpProjW], adds_bias ? p[MlpProjB] : std::span<const float>{}, partial);
-}
-
-void bias_grad_of(int rows, int width, const float* dy, std::span<float> grad_bias) {
-  std::fill(grad_bias.begin(), grad_bias.end(), 0.0f);
-  for (int r = 0; r < rows; ++r) {
-    const float* row = dy + static_cast<std::size_t>(r) * width;
-    for (int j = 0; j < width; ++j) grad_bias[static_cast<std::size_t>(j)] += row[j];
-  }
 }
 
 void mlp_region_backward(const GptBlockDims& d, const Views& v, const GptBlockParams& p, const GptBlockGrads& g,

@@ -56,7 +56,7 @@ void attention_region_backward(const GptBlockShape& shape, const GptBlockDims& d
                                const GptBlockGrads& g, const float* d_out, const float* x, float* d_x,
                                bool bias_grad = true);
 
-// grad_bias = Σ rows dy (written): `rows` rows of `width`.
+// grad_bias = Σ rows dy (written, not accumulated): `rows` rows of `width` (bias_kernels.h's bias_backward).
 void bias_grad_of(int rows, int width, const float* dy, std::span<float> grad_bias);
 
 // The attention core again (scores, softmax, dropout mask, dropped probabilities) from the saved Q and K.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "exec/cpu/bias_kernels.h"
 #include "exec/cpu/gpt_block_regions.h"
 #include "exec/cpu/layer_norm_kernels.h"
 #include "exec/cpu/span_checks.h"
@@ -31,12 +32,6 @@ Pass pass_of(const GptBlockShape& shape, const GptBlockParams& p, std::span<std:
   check_params(d, p);
   const std::size_t local = static_cast<std::size_t>(d.local) * static_cast<std::size_t>(d.h);
   return {d, views_of(shape, saved, attention), local, LayerNormShape{d.local, d.h, shape.eps}};
-}
-
-// x[r][j] += bias[j] on every row.
-void add_bias_rows(int rows, int width, std::span<const float> bias, float* x) {
-  for (int r = 0; r < rows; ++r)
-    for (int j = 0; j < width; ++j) x[static_cast<std::size_t>(r) * width + j] += bias[static_cast<std::size_t>(j)];
 }
 
 void check_grads(const GptBlockParams& p, const GptBlockGrads& g, const char* kernel) {
@@ -71,7 +66,7 @@ void gpt_block_sp_residual_norm(const GptBlockShape& shape, std::span<const floa
   const Pass s = pass_of(shape, p, saved, attention, "gpt_block_sp_residual_norm");
   require_size(input, s.local, "gpt_block_sp_residual_norm", "input");
   const auto resid1 = span_of(s.v.resid1, s.local);
-  add_bias_rows(s.d.local, s.d.h, p[ProjB], resid1.data());
+  bias_add(resid1, p[ProjB], resid1);
   fill_residual_mask(shape, kResidualDropoutSite1, span_of(s.v.attn_mask, s.local));
   apply_keep_mask(resid1, span_of(s.v.attn_mask, s.local), shape.resid_dropout);
   for (std::size_t k = 0; k < s.local; ++k) resid1[k] += input[k];
@@ -81,14 +76,11 @@ void gpt_block_sp_residual_norm(const GptBlockShape& shape, std::span<const floa
 void gpt_block_sp_residual(const GptBlockShape& shape, const GptBlockParams& p, std::span<std::byte> saved,
                            std::span<std::byte> attention, std::span<float> output) {
   const Pass s = pass_of(shape, p, saved, attention, "gpt_block_sp_residual");
-  const GptBlockDims& d = s.d;
-  const Views& v = s.v;
-  const std::size_t local = s.local;
-  require_size(output, local, "gpt_block_sp_residual", "output");
-  add_bias_rows(d.local, d.h, p[MlpProjB], output.data());
-  fill_residual_mask(shape, kResidualDropoutSite2, span_of(v.mlp_mask, local));
-  apply_keep_mask(output, span_of(v.mlp_mask, local), shape.resid_dropout);
-  for (std::size_t k = 0; k < local; ++k) output[k] += v.resid1[k];
+  require_size(output, s.local, "gpt_block_sp_residual", "output");
+  bias_add(output, p[MlpProjB], output);
+  fill_residual_mask(shape, kResidualDropoutSite2, span_of(s.v.mlp_mask, s.local));
+  apply_keep_mask(output, span_of(s.v.mlp_mask, s.local), shape.resid_dropout);
+  for (std::size_t k = 0; k < s.local; ++k) output[k] += s.v.resid1[k];
 }
 
 void gpt_block_sp_mlp_dropout_backward(const GptBlockShape& shape, std::span<const float> grad_out,
