@@ -129,6 +129,11 @@ std::optional<double> ProfileCosts::gemm_in(const std::string& dtype, const std:
   const auto found = profile_->gemm.find(dtype);
   if (found == profile_->gemm.end()) return std::nullopt;
   if (layout == "batched") {
+    // A product and its transpose are one GEMM to the BLAS (Cᵀ = Bᵀ·Aᵀ: cuBLAS and OpenBLAS run a row-major
+    // (m, n, k) product as the column-major (n, m, k) one), so points and query are looked up with m ≥ n. The
+    // calibrations time batched products with m ≥ n only (scores s × s × d, context s × d × s); the key gradient
+    // of attention's scores, Qᵀ·dS (d × s × s), is the context's product transposed, not a shape off the grid.
+    if (m < n) std::swap(m, n);
     // The nearest measured batch counts (in log) on either side; time per product interpolated between them.
     std::vector<double> batches;
     for (const auto& g : found->second)
@@ -139,7 +144,8 @@ std::optional<double> ProfileCosts::gemm_in(const std::string& dtype, const std:
     const auto per_product = [&](double b) {
       std::vector<GridPoint> points;
       for (const auto& g : found->second)
-        if (g.layout == "batched" && g.batch == b) points.push_back({{g.m, g.n, g.k}, 2 * g.m * g.n * g.k, g.seconds / b});
+        if (g.layout == "batched" && g.batch == b)
+          points.push_back({{std::max(g.m, g.n), std::min(g.m, g.n), g.k}, 2 * g.m * g.n * g.k, g.seconds / b});
       return grid_seconds(points, {m, n, k}, 2 * m * n * k);
     };
     if (batch <= batches.front()) return per_product(batches.front()).value() * batch;

@@ -145,6 +145,29 @@ TEST(ProfileInterpolation, GridInterpolatesThroughputAndFillsCutCorners) {
   EXPECT_NEAR(*grid_seconds(points, {512, 8, 8}, 2.0 * 512 * 8 * 8), 2.0 * 512 * 8 * 8 / 10e9, 1e-18);
 }
 
+// A batched product and its transpose are one GEMM to the BLAS (Cᵀ = Bᵀ·Aᵀ: cuBLAS and OpenBLAS run a row-major
+// (m, n, k) product as the column-major (n, m, k) one), so a shape with m < n is priced at its transpose. The
+// calibrations time two families, attention's scores (s, s, d) and context (s, d, s), both with m ≥ n; the key
+// gradient of the scores, Qᵀ·dS, is (d, s, s), the context's product transposed.
+TEST(ProfileInterpolation, ABatchedProductIsPricedAtItsTranspose) {
+  DeviceProfile p;
+  p.source = "pytorch";
+  constexpr double kBatch = 96, kFast = 30e12, kSlow = 1e12;  // FLOP/s: (64, 64, 64) slow, as small products are
+  const auto point = [&](double m, double n, double k) {
+    const double rate = m == 64 && n == 64 && k == 64 ? kSlow : kFast;
+    return ProfileGemmPoint{"batched", m, n, k, kBatch, 2 * m * n * k * kBatch / rate};
+  };
+  for (double s : {64.0, 512.0}) {
+    p.gemm["float32"].push_back(point(s, s, 64));
+    p.gemm["float32"].push_back(point(s, 64, s));
+  }
+  const ProfileCosts costs(std::make_shared<const DeviceProfile>(p), Dtype::Fp32);
+  const double flops = 2.0 * 64 * 512 * 512 * kBatch;
+  // The measured context product (512, 64, 512) and the key gradient (64, 512, 512): both at the measured 30 TFLOP/s.
+  EXPECT_NEAR(*costs.gemm_seconds("batched", 512, 64, 512, kBatch), flops / kFast, flops / kFast * 1e-9);
+  EXPECT_NEAR(*costs.gemm_seconds("batched", 64, 512, 512, kBatch), flops / kFast, flops / kFast * 1e-9);
+}
+
 // ---- simulate uses the profile ----
 
 // A profile of our executor (source "shardscope") with every GEMM layout at `gflops` flat over a grid that brackets
