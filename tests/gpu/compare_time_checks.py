@@ -49,6 +49,21 @@ def table(title, rows):
     return "\n".join(lines)
 
 
+def profiled_table(jobs):
+    """PyTorch's steps under its profiler (pytorch_truth.profiled_steps): how much of each the GPU was busy, and the
+    host ops the longest idle gaps waited for; a step the simulator under-predicts with the GPU idle is the host's."""
+    lines = ["\n### PyTorch's steps under torch.profiler: GPU busy and idle per step", "",
+             "| job | step ms (profiled) | GPU busy ms | idle ms | kernels | idle waiting on (ms) |", "|---|---|---|---|---|---|"]
+    for result in jobs:
+        p = result.get("profiled")
+        if not p:
+            continue
+        waits = ", ".join(f"{w['cpu_op']} {w['s_per_step'] * 1e3:.2f}" for w in p["idle_before"][:3])
+        lines.append(f"| {result['spec']['name']} | {p['span_s_per_step'] * 1e3:.2f} | {p['busy_s_per_step'] * 1e3:.2f} | "
+                     f"{p['idle_s_per_step'] * 1e3:.2f} | {p['gpu_operations_per_step']:.0f} | {waits} |")
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) < 5:
         print(__doc__.strip().splitlines()[-2], file=sys.stderr)
@@ -82,6 +97,7 @@ def main():
           "\n\n| job | PyTorch ms | ours ms | ratio |\n|---|---|---|---|")
     for r in speed_rows:
         print(f"| {r['job']} | {r['pytorch_s'] * 1e3:.2f} | {r['ours_s'] * 1e3:.2f} | {r['ratio']:.2f}x |")
+    print(profiled_table(pytorch["jobs"]))
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
             json.dump({"executor": executor_rows, "pytorch": pytorch_rows, "speed": speed_rows}, f, indent=1)

@@ -3,7 +3,8 @@
 # measured packed into OUT/results.tgz (a lease returns at most 8 files). Run from the repository's root on the GPU
 # machine with the bundle carried (tests/gpu/make_bundle.sh BUNDLE):
 #   1. the gpu-labelled C++ tests (test_cuda_backend: the CUDA backend against the CPU backend, tensor parallelism too);
-#   2. time_checks.py: our executor and PyTorch on the held-out jobs (issue 40);
+#   2. time_checks.py: our executor and PyTorch on the held-out jobs (issue 40), PyTorch's also under its profiler
+#      (GPU busy and idle per step, the autocast jobs' traces kept: pytorch_truth.profiled_steps);
 #   3. record_overhead.py: the Python recorder's cost on a GPU step (issue 37);
 #   4. tests/python/test_record_cuda.py: the recorder on CUDA, the MLP, DDP and 2-stage pipeline scripts recorded
 #      and held against our pytorch-2 prediction at every phase of every rank (issue 37), log record-cuda.log;

@@ -28,8 +28,11 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
+
+import profile_summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 START = time.monotonic()
@@ -306,19 +309,20 @@ def worker_snapshot(spec, out):
 
 def worker_steptime(spec, out):
     """Median step time of each held-out job in PyTorch eager (fp32) or autocast-bf16, one after another in one
-    process, alone on the GPU; the results are rewritten after each job."""
+    process, alone on the GPU, then 3 more steps under torch.profiler summarised (profiled: busy and idle per step;
+    autocast jobs' traces kept beside `out`, gzipped); the results are rewritten after each job."""
     import torch
     results = []
     for job in spec["jobs"]:
         try:
-            results.append(time_one_job(torch, job))
+            results.append(time_one_job(torch, job, trace_dir=os.path.dirname(os.path.abspath(out))))
         except Exception as e:
             results.append({"spec": job, "error": repr(e)[:1500], "traceback": traceback.format_exc()[-2000:]})
         torch.cuda.empty_cache()
         write_json(out, {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "jobs": results})
 
 
-def time_one_job(torch, spec):
+def time_one_job(torch, spec, trace_dir=None):
     import contextlib
     device = torch.device("cuda", 0)
     torch.zeros(1, device=device)  # initialise CUDA first: reset_peak_memory_stats before it is "Invalid device argument"
@@ -337,25 +341,63 @@ def time_one_job(torch, spec):
     optimizer = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[spec["optimizer"]](model.parameters(), lr=1e-3)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if spec["precision"] == "autocast-bf16" \
         else contextlib.nullcontext
+
+    def step(batch):
+        optimizer.zero_grad(set_to_none=True)
+        with autocast():
+            loss = loss_of(batch)
+        loss.backward()
+        optimizer.step()
+
     times = []
     for i in range(spec["warmup"] + spec["timed"]):
         batch = make()
         torch.cuda.synchronize()
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         begin.record()
-        optimizer.zero_grad(set_to_none=True)
-        with autocast():
-            loss = loss_of(batch)
-        loss.backward()
-        optimizer.step()
+        step(batch)
         end.record()
         torch.cuda.synchronize()
         if i >= spec["warmup"]:
             times.append(begin.elapsed_time(end) / 1e3)
     times.sort()
-    return {"spec": spec, "step_times_s": times, "median_s": times[len(times) // 2],
-            "peak_allocated": torch.cuda.max_memory_allocated(device),
-            "note": "CUDA events around zero_grad, forward, backward and step; the batch is made before, apart"}
+    result = {"spec": spec, "step_times_s": times, "median_s": times[len(times) // 2],
+              "peak_allocated": torch.cuda.max_memory_allocated(device),
+              "note": "CUDA events around zero_grad, forward, backward and step; the batch is made before, apart"}
+    # The same step under torch.profiler (after the timed steps, so the profiler's cost is in none of them): the
+    # GPU's busy and idle time per step and which host op each idle gap waited for (profile_summary.py). A failure
+    # here is recorded beside the timing, which it must not lose.
+    try:
+        result["profiled"] = profiled_steps(torch, spec, make, step, trace_dir)
+    except Exception as e:
+        result["profiled_error"] = repr(e)[:1500]
+    return result
+
+
+def profiled_steps(torch, spec, make, step, trace_dir, steps=3):
+    """`steps` steps under torch.profiler, each in record_function("shardscope_step"), summarised by
+    profile_summary; an autocast job's whole trace is kept, gzipped, in trace_dir. On a machine without CUDA (the
+    dry run) the host alone is profiled."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+    cuda = torch.cuda.is_available()
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])) as prof:
+        for _ in range(steps):
+            batch = make()
+            sync()
+            with record_function("shardscope_step"):
+                step(batch)
+            sync()
+    trace = os.path.join(trace_dir or tempfile.gettempdir(), spec["name"] + ".profiler.json")
+    prof.export_chrome_trace(trace)
+    with open(trace) as f:
+        data = json.load(f)  # Kineto's {"traceEvents": [...]}; PyTorch built without Kineto writes the list alone
+    summary = profile_summary.summarise(data["traceEvents"] if isinstance(data, dict) else data)
+    if trace_dir and spec["precision"] != "fp32":  # the steps the simulator under-predicts: their whole trace
+        subprocess.run(["gzip", "-f", trace])
+    else:
+        os.remove(trace)
+    return summary
 
 
 def write_json(path, value):

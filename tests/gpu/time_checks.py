@@ -8,7 +8,8 @@ Parts, in this order (each writes as it goes, so a run cut short keeps what it m
             pytorch_truth.steptime_jobs (the MLPs and GPT-2 small), fp32 and --dtype bf16: every step's time
             (step_times_ns, batch loading apart), the step per kind of time beside the shipped h200-shardscope
             profile's, and the executed trace as a gzipped Chrome export (JOB.json.gz).
-  pytorch   pytorch_truth.py's steptime worker on the same jobs: PyTorch eager fp32 and autocast-bf16.
+  pytorch   pytorch_truth.py's steptime worker on the same jobs: PyTorch eager fp32 and autocast-bf16, then 3 steps
+            of each under torch.profiler (busy / idle per step; the autocast jobs' traces, gzipped).
   profile   shardscope-cli calibrate --backend cuda --passes N: the profile of our own kernels.
 
 usage: time_checks.py CLI OUT [--parts executor,pytorch,profile] [--passes N] [--profile-timeout S] [--backend cuda|cpu]
