@@ -104,7 +104,11 @@ def encode_header_json(header):
 def make_header(*, source, scenario_json, accounting_rules, devices, host=None, recorded_at=None, command_line=None,
                 driver_version=None, cuda_runtime_version=None, nccl_version=None, plan=None, extra=None):
     """Every key of FORMAT.md's header table. devices: [{"rank", "name", "capacity", "physical_device"}]. extra: more
-    keys (readers ignore keys they do not know)."""
+    keys (readers ignore keys they do not know). scenario_json must be a string (the scenario as JSON text, or ""):
+    the C++ reader calls a header whose scenario_json is anything else damaged, so a file written so could not be
+    opened."""
+    if not isinstance(scenario_json, str):
+        raise TypeError(f"scenario_json must be a string (JSON text or \"\"), not {type(scenario_json).__name__}")
     header = {
         "format": "shardscope-trace",
         "format_version": FORMAT_VERSION,

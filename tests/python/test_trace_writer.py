@@ -61,6 +61,12 @@ class WorkedExample(unittest.TestCase):
         self.assertEqual(len(expected), 514)
         self.assertEqual(self.write_example(), expected)
 
+    def test_a_header_without_scenario_text_is_refused_before_any_file(self):
+        # FORMAT.md: scenario_json is a string; the C++ reader calls any other value damaged
+        with self.assertRaisesRegex(TypeError, "scenario_json must be a string"):
+            tw.make_header(source="example", scenario_json=None, accounting_rules="exact", devices=[])
+        self.assertFalse(os.path.exists(self.path))
+
     def test_crc_of_an_end_record(self):
         self.assertEqual(tw.encode_record(tw.RECORD_END, b""), bytes.fromhex("03003c41f46a"))
 
