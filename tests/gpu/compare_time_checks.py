@@ -53,14 +53,16 @@ def profiled_table(jobs):
     """PyTorch's steps under its profiler (pytorch_truth.profiled_steps): how much of each the GPU was busy, and the
     host ops the longest idle gaps waited for; a step the simulator under-predicts with the GPU idle is the host's."""
     lines = ["\n### PyTorch's steps under torch.profiler: GPU busy and idle per step", "",
-             "| job | step ms (profiled) | GPU busy ms | idle ms | kernels | idle waiting on (ms) |", "|---|---|---|---|---|---|"]
+             "| job | step ms (profiled) | GPU busy ms | idle ms | idle in forward / backward / optimizer ms | kernels | "
+             "idle waiting on (ms) |", "|---|---|---|---|---|---|---|"]
     for result in jobs:
         p = result.get("profiled")
         if not p:
             continue
         waits = ", ".join(f"{w['cpu_op']} {w['s_per_step'] * 1e3:.2f}" for w in p["idle_before"][:3])
+        phases = " / ".join(f"{p['phases'][ph]['idle_s_per_step'] * 1e3:.2f}" for ph in ("forward", "backward", "optimizer"))
         lines.append(f"| {result['spec']['name']} | {p['span_s_per_step'] * 1e3:.2f} | {p['busy_s_per_step'] * 1e3:.2f} | "
-                     f"{p['idle_s_per_step'] * 1e3:.2f} | {p['gpu_operations_per_step']:.0f} | {waits} |")
+                     f"{p['idle_s_per_step'] * 1e3:.2f} | {phases} | {p['gpu_operations_per_step']:.0f} | {waits} |")
     return "\n".join(lines)
 
 

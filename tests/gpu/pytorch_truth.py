@@ -342,12 +342,14 @@ def time_one_job(torch, spec, trace_dir=None):
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if spec["precision"] == "autocast-bf16" \
         else contextlib.nullcontext
 
-    def step(batch):
+    def step(batch, mark=lambda phase: contextlib.nullcontext()):
         optimizer.zero_grad(set_to_none=True)
-        with autocast():
+        with mark("forward"), autocast():
             loss = loss_of(batch)
-        loss.backward()
-        optimizer.step()
+        with mark("backward"):
+            loss.backward()
+        with mark("optimizer"):
+            optimizer.step()
 
     times = []
     for i in range(spec["warmup"] + spec["timed"]):
@@ -375,9 +377,10 @@ def time_one_job(torch, spec, trace_dir=None):
 
 
 def profiled_steps(torch, spec, make, step, trace_dir, steps=3):
-    """`steps` steps under torch.profiler, each in record_function("shardscope_step"), summarised by
-    profile_summary; an autocast job's whole trace is kept, gzipped, in trace_dir. On a machine without CUDA (the
-    dry run) the host alone is profiled."""
+    """`steps` steps under torch.profiler, each in record_function("shardscope_step") and its forward, backward and
+    optimizer step in shardscope_forward / _backward / _optimizer, summarised by profile_summary (the whole step,
+    and each phase under "phases"); an autocast job's whole trace is kept, gzipped, in trace_dir. On a machine
+    without CUDA (the dry run) the host alone is profiled."""
     from torch.profiler import ProfilerActivity, profile, record_function
     cuda = torch.cuda.is_available()
     sync = torch.cuda.synchronize if cuda else (lambda: None)
@@ -386,13 +389,16 @@ def profiled_steps(torch, spec, make, step, trace_dir, steps=3):
             batch = make()
             sync()
             with record_function("shardscope_step"):
-                step(batch)
+                step(batch, lambda phase: record_function("shardscope_" + phase))
             sync()
     trace = os.path.join(trace_dir or tempfile.gettempdir(), spec["name"] + ".profiler.json")
     prof.export_chrome_trace(trace)
     with open(trace) as f:
         data = json.load(f)  # Kineto's {"traceEvents": [...]}; PyTorch built without Kineto writes the list alone
-    summary = profile_summary.summarise(data["traceEvents"] if isinstance(data, dict) else data)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    summary = profile_summary.summarise(events)
+    summary["phases"] = {phase: profile_summary.summarise(events, "shardscope_" + phase, top=5)
+                         for phase in ("forward", "backward", "optimizer")}
     if trace_dir and spec["precision"] != "fp32":  # the steps the simulator under-predicts: their whole trace
         subprocess.run(["gzip", "-f", trace])
     else:

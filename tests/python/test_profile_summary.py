@@ -95,13 +95,21 @@ class ProfileSummary(unittest.TestCase):
         import torch
         import pytorch_truth
         model = torch.nn.Linear(8, 8)
+
+        def step(batch, mark):
+            with mark("forward"):
+                loss = model(batch).sum()
+            with mark("backward"):
+                loss.backward()
+
         for precision, kept in (("autocast-bf16", True), ("fp32", False)):
             with tempfile.TemporaryDirectory() as d:
-                summary = pytorch_truth.profiled_steps(
-                    torch, {"name": "job", "precision": precision}, lambda: torch.randn(4, 8),
-                    lambda batch: model(batch).sum().backward(), d)
+                summary = pytorch_truth.profiled_steps(torch, {"name": "job", "precision": precision},
+                                                       lambda: torch.randn(4, 8), step, d)
                 self.assertEqual(summary["gpu_operations_per_step"], 0)
+                self.assertEqual(set(summary["phases"]), {"forward", "backward", "optimizer"})
                 self.assertEqual(os.listdir(d), ["job.profiler.json.gz"] if kept else [])
+
 
 if __name__ == "__main__":
     unittest.main()
