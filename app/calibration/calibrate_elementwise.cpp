@@ -4,7 +4,9 @@
 // 2, cross-entropy 2, NLL backward 2, log_softmax backward 3, Accumulate 3, Copy 2, Scale 2, Zero 1, the fp16
 // unscale 1.5 (an fp32 and a 16-bit pass); LayerNorm and the embedding by their activations (2 passes, backward 3
 // for LayerNorm). GELU (tanh) runs inside our GPT-2 block only, so on the CPU it is timed by calling the block's own
-// function (exec/cpu/gpt_block_kernels.h), the code the block runs.
+// function (exec/cpu/gpt_block_kernels.h), the code the block runs. Zero is timed on memory the caches have let go
+// of, as the executor's fill of a new allocation meets it (cold_zero_seconds).
+#include <algorithm>
 #include <string>
 
 #include "calibration/calibration_parts.h"
@@ -31,6 +33,21 @@ std::vector<std::int64_t> sizes(bool quick, int from, int to) {
 
 }  // namespace
 
+// Why cold: the executor zero-fills every tensor it allocates (exec/rank_runner.cpp run_alloc), and the block it
+// gets back (the host block cache, the CUDA caching allocator) was last written a step earlier, with the step's
+// other tensors in between. Timed on one buffer again and again, the fill runs from the cache: 3-4× faster on the
+// CPU at 0.25-1 MiB than the same fill in a step. 64 MiB of buffers on the CPU (beyond its L2; as far as a step's
+// working set from its last use), 256 MiB on a GPU (beyond an H100 / H200's 50-60 MB L2).
+double cold_zero_seconds(Context& c, std::int64_t bytes) {
+  const std::int64_t cold_bytes = c.kind == exec::BackendKind::Cpu ? std::int64_t{64} << 20 : std::int64_t{256} << 20;
+  const std::int64_t count = std::clamp<std::int64_t>(cold_bytes / bytes, 2, 4096);
+  DeviceBuffers b(*c.rank);
+  std::vector<exec::KernelLaunch> fills;
+  for (std::int64_t i = 0; i < count; ++i) fills.push_back(launch(Kernel::Zero, {b.zeros(bytes)}));
+  std::size_t next = 0;
+  return c.timer.seconds([&] { return c.rank->run_kernel_timed(fills[next++ % fills.size()]); });
+}
+
 void calibrate_elementwise(Context& c) {
   const std::string dtype = "float32";
   auto& ew = c.profile->elementwise;
@@ -53,7 +70,7 @@ void calibrate_elementwise(Context& c) {
     exec::KernelLaunch scale = launch(Kernel::Scale, {out});
     scale.scale = 0.5;
     add("scale", 2 * n * eb, c.time(scale), n);
-    add("zero", n * eb, c.time(launch(Kernel::Zero, {out})), n);
+    add("zero", n * eb, cold_zero_seconds(c, e * 4), n);
     bool found = false;
     exec::KernelLaunch unscale = launch(Kernel::UnscaleGradients, {out, half});
     unscale.scale = 1.0 / 65536;

@@ -37,6 +37,9 @@ struct Context {
 void calibrate_gemms(Context& c, ElementType element);
 // Elementwise and reduction kernels over sizes (relu, losses, copies, LayerNorm, embedding, GELU ...).
 void calibrate_elementwise(Context& c);
+// Seconds to zero-fill a block of `bytes` that the caches no longer hold, as the executor's fill of a new
+// allocation meets it: each call fills the next of enough buffers to exceed the caches (at least 2).
+double cold_zero_seconds(Context& c, std::int64_t bytes);
 // The optimizer step of each kind over parameter counts.
 void calibrate_optimizers(Context& c);
 // GPT-2 blocks at a few shapes; our attention core is what the GEMMs and elementwise curves do not explain.

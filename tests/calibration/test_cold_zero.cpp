@@ -1,0 +1,59 @@
+// cold_zero_seconds (app/calibration/calibration_parts.h): the "zero" curve is timed as the executor's zero-fill of
+// a new allocation meets memory, a block last written a step ago, not one buffer filled again and again from the
+// cache. A backend that records which buffer each fill wrote shows it: consecutive fills go to distinct buffers,
+// 64 MiB of them on the CPU before one comes round again.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "calibration/calibration_parts.h"
+#include "exec/cpu/cpu_backend.h"
+
+namespace shardscope::calibration {
+namespace {
+
+// The CPU backend's rank, noting where each Zero kernel wrote.
+class RecordingRank : public exec::RankBackend {
+ public:
+  explicit RecordingRank(exec::RankBackend& real) : real_(real) {}
+  std::vector<const std::byte*> zeroed;
+
+  int rank() const override { return real_.rank(); }
+  exec::TrackingAllocator& allocator() override { return real_.allocator(); }
+  void run_kernel(const exec::KernelLaunch& l) override {
+    if (l.kernel == Kernel::Zero) zeroed.push_back(l.operands.at(0).data);
+    real_.run_kernel(l);
+  }
+  void run_communication(const exec::CommunicationLaunch& l) override { real_.run_communication(l); }
+  void copy_from_host(const exec::DeviceBuffer& dst, std::span<const std::byte> src) override { real_.copy_from_host(dst, src); }
+  void copy_to_host(std::span<std::byte> dst, const exec::DeviceBuffer& src) override { real_.copy_to_host(dst, src); }
+  void fill_zero(const exec::DeviceBuffer& dst) override { real_.fill_zero(dst); }
+  void synchronize(Stream stream) override { real_.synchronize(stream); }
+
+ private:
+  exec::RankBackend& real_;
+};
+
+TEST(ColdZero, EachFillWritesABufferNotFilledInTheLast64MiB) {
+  exec::cpu::CpuBackend backend(1);
+  RecordingRank rank(backend.rank(0));
+  Context c;
+  c.kind = exec::BackendKind::Cpu;
+  c.rank = &rank;
+  c.timer = KernelTimer(0.01, 3);  // ~10 ms a repetition: hundreds of 1 MiB fills
+  constexpr std::int64_t kBytes = 1 << 20;
+  constexpr std::size_t kCold = (std::size_t{64} << 20) / kBytes;  // 64 buffers
+  EXPECT_GT(cold_zero_seconds(c, kBytes), 0);
+  ASSERT_GT(rank.zeroed.size(), 2 * kCold);
+  // No buffer filled twice within any 64 consecutive fills, and all 64 used.
+  for (std::size_t i = 0; i + kCold <= rank.zeroed.size(); ++i) {
+    const std::set<const std::byte*> window(rank.zeroed.begin() + static_cast<std::ptrdiff_t>(i),
+                                            rank.zeroed.begin() + static_cast<std::ptrdiff_t>(i + kCold));
+    ASSERT_EQ(window.size(), kCold) << "fills " << i << " to " << i + kCold - 1;
+  }
+  EXPECT_EQ(std::set<const std::byte*>(rank.zeroed.begin(), rank.zeroed.end()).size(), kCold);
+}
+
+}  // namespace
+}  // namespace shardscope::calibration
