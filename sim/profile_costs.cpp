@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/cublas_workspace.h"
 #include "scenario/parallel_layout.h"
 #include "sim/profile_interpolation.h"
 
@@ -533,8 +534,9 @@ std::optional<double> ProfileCosts::message_seconds(double bytes) const {
 double ProfileCosts::host_seconds(const Program& program, const Op& op) const {
   if (profile_->executor_op_s <= 0) return 0;
   double seconds = profile_->executor_op_s;
-  if (op.kind == OpKind::Alloc && op.tensor >= 0 && static_cast<std::size_t>(op.tensor) < program.tensors.size()) {
-    // The executor zero-fills every tensor it allocates (exec/rank_runner.cpp run_alloc).
+  if (op.kind == OpKind::Alloc && op.tensor >= 0 && static_cast<std::size_t>(op.tensor) < program.tensors.size() &&
+      !cublas_workspace_thread(program.tensors[static_cast<std::size_t>(op.tensor)].name.str())) {
+    // The executor zero-fills every tensor it allocates but the cuBLAS workspaces (exec/rank_runner.cpp run_alloc).
     const double bytes = static_cast<double>(program.tensors[static_cast<std::size_t>(op.tensor)].bytes);
     if (const auto found = profile_->elementwise.find("zero"); found != profile_->elementwise.end())
       if (const auto curve = found->second.find("float32"); curve != found->second.end())

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/device_profile.h"
+#include "plan/cublas_workspace.h"
 #include "run/step_timing.h"
 #include "sim/profile_costs.h"
 #include "sim/profile_interpolation.h"
@@ -429,6 +430,30 @@ TEST(SimulateWithProfile, TheExecutorsHostTimeIsIdleBeforeTheNextComputeOp) {
   const TimeNs host_ns = 1000 * static_cast<TimeNs>(last_compute - first_compute);
   EXPECT_EQ(b.step_ns - a.step_ns, host_ns);
   EXPECT_EQ(b.by_kind[static_cast<std::size_t>(TimeKind::Idle)], host_ns);
+}
+
+// The executor's host time for an allocation: its own time per op, plus the zero-fill of the new tensor from the
+// "zero" curve (exec/rank_runner.cpp run_alloc), except a cuBLAS workspace, which it does not fill (scratch no
+// kernel reads as values; PyTorch does not fill it either). A profile at 1 ns an op and 1 ns a byte filled.
+TEST(SimulateWithProfile, AnAllocationCostsItsFillButACublasWorkspaceNone) {
+  DeviceProfile p;
+  p.source = "shardscope";
+  p.executor_op_s = 1e-9;
+  p.elementwise["zero"]["float32"] = {{1, 1e-9, 0, 0}};  // one point: 1 ns a byte at every size above it
+  const ProfileCosts costs(std::make_shared<const DeviceProfile>(p), Dtype::Fp32);
+  Program program;
+  TensorInfo activation, workspace;
+  activation.name = "fc0 output";
+  activation.bytes = 4096;
+  workspace.name = cublas_workspace_tensor_name(kForwardGemmThread);
+  workspace.bytes = Bytes{32} << 20;
+  program.tensors = {activation, workspace};
+  Op alloc;
+  alloc.kind = OpKind::Alloc;
+  alloc.tensor = 0;
+  EXPECT_NEAR(costs.host_seconds(program, alloc), 1e-9 + 4096e-9, 1e-15);
+  alloc.tensor = 1;
+  EXPECT_NEAR(costs.host_seconds(program, alloc), 1e-9, 1e-15);  // 32 MiB unfilled: not 33.5 ms
 }
 
 TEST(SimulateWithProfile, WithoutAProfileTheRooflineTimesEveryOp) {
