@@ -42,6 +42,8 @@ std::string run_json(const RunRun& run) {
                                {"executed_step", b.executed.step},
                                {"simulated_step", b.simulated.step},
                                {"step", entry(b.simulated.step_ns, b.executed.step_ns)},
+                               {"executed_fastest_ns", b.fastest_ns},
+                               {"executed_slowest_ns", b.slowest_ns},
                                {"by_kind", kinds}};
   }
   root["predicted_accounting"] = accounting_name(run.predicted_mode);

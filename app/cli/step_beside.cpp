@@ -1,6 +1,7 @@
 // simulate_beside and the text of step times and the simulated-beside-executed table.
 #include "cli/step_beside.h"
 
+#include <algorithm>
 #include <ostream>
 #include <stdexcept>
 
@@ -16,7 +17,14 @@ StepBeside simulate_beside(const Scenario& scenario, const std::vector<StepTimin
   const pipeline::SimulatedRun simulated = pipeline::simulate_scenario(scenario, intervals);
   const std::vector<StepTiming> steps = step_timings(simulated.plan, intervals.intervals());
   if (steps.empty()) throw std::invalid_argument("--simulate-beside: the simulation has no training step");
-  return {median_step(executed), steps.back(), simulated.result.cost_source};
+  StepBeside beside{median_step(executed), steps.back(), simulated.result.cost_source};
+  beside.fastest_ns = beside.slowest_ns = beside.executed.step_ns;
+  for (const StepTiming& s : executed)
+    if (s.step >= 2 || executed.size() == 1) {  // the steps median_step takes its median over
+      beside.fastest_ns = std::min(beside.fastest_ns, s.step_ns);
+      beside.slowest_ns = std::max(beside.slowest_ns, s.step_ns);
+    }
+  return beside;
 }
 
 std::optional<double> relative_error(TimeNs simulated, TimeNs executed) {
@@ -51,6 +59,12 @@ void print_step_beside(const StepBeside& b, std::ostream& out) {
     row(time_kind_name(static_cast<TimeKind>(k)), b.simulated.by_kind[static_cast<std::size_t>(k)],
         b.executed.by_kind[static_cast<std::size_t>(k)]);
   row("step", b.simulated.step_ns, b.executed.step_ns);
+  const auto from_median = [&](TimeNs t) { return relative_error(t, b.executed.step_ns).value_or(0) * 100; };
+  if (b.slowest_ns > b.fastest_ns)
+    out << fmt::format("  The executed steps ran {} to {} ({:+.1f} to {:+.1f} % of the median): an error inside that "
+                       "range cannot be told from this machine's own variation.\n",
+                       format_duration(b.fastest_ns), format_duration(b.slowest_ns), from_median(b.fastest_ns),
+                       from_median(b.slowest_ns));
 }
 
 }  // namespace shardscope::cli

@@ -16,6 +16,9 @@ struct StepBeside {
   StepTiming executed;   // the executed run's median step (median_step)
   StepTiming simulated;  // the simulation's last step, by the same rules
   CostSource cost;       // how the simulation timed its ops
+  // The fastest and slowest of the executed steps the median is taken over: how far this machine moves the same
+  // step by itself, which a simulated-against-executed error within it cannot be told from.
+  TimeNs fastest_ns = 0, slowest_ns = 0;
 };
 
 // Simulates `scenario` and pairs its last step with the executed median step. `executed` holds every executed

@@ -132,6 +132,8 @@ assert set(beside["by_kind"]) == {"gemm", "elementwise", "optimizer", "communica
 for side in ("simulated_ns", "executed_ns"):
     assert sum(k[side] for k in beside["by_kind"].values()) == beside["step"][side], beside
 assert beside["step"]["executed_ns"] == report["median_step_ns"]
+# the spread the median is taken over: steps 2 and later, fastest and slowest
+assert (beside["executed_fastest_ns"], beside["executed_slowest_ns"]) == (later[0], later[-1]), beside
 for entry in [beside["step"], *beside["by_kind"].values()]:
     if entry["executed_ns"] > 0:
         expected = (entry["simulated_ns"] - entry["executed_ns"]) / entry["executed_ns"]
