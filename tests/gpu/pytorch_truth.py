@@ -323,11 +323,15 @@ def worker_steptime(spec, out):
 
 
 def time_one_job(torch, spec, trace_dir=None):
+    """One held-out job's step times (CUDA events around zero_grad, forward, backward and step; the batch made
+    before, apart), then its profiled steps. Without CUDA (the dry run) on the CPU, timed by the host clock."""
     import contextlib
-    device = torch.device("cuda", 0)
-    torch.zeros(1, device=device)  # initialise CUDA first: reset_peak_memory_stats before it is "Invalid device argument"
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda", 0) if cuda else torch.device("cpu")
+    if cuda:
+        torch.zeros(1, device=device)  # initialise CUDA first: reset_peak_memory_stats before it is "Invalid device argument"
+        torch.cuda.reset_peak_memory_stats(device)
     torch.manual_seed(0)
-    torch.cuda.reset_peak_memory_stats(device)
     if spec["kind"] == "mlp":
         model = mlp(torch, spec["layers"], spec["width"], spec["relu"]).to(device)
         make = lambda: (torch.randn(spec["batch"], spec["width"], device=device),  # noqa: E731
@@ -339,7 +343,7 @@ def time_one_job(torch, spec, trace_dir=None):
         make = lambda: torch.randint(0, config.vocab_size, (spec["batch"], spec["seq"]), device=device)  # noqa
         loss_of = lambda ids: model(input_ids=ids, labels=ids).loss  # noqa: E731
     optimizer = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[spec["optimizer"]](model.parameters(), lr=1e-3)
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if spec["precision"] == "autocast-bf16" \
+    autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if spec["precision"] == "autocast-bf16" \
         else contextlib.nullcontext
 
     def step(batch, mark=lambda phase: contextlib.nullcontext()):
@@ -351,20 +355,27 @@ def time_one_job(torch, spec, trace_dir=None):
         with mark("optimizer"):
             optimizer.step()
 
-    times = []
-    for i in range(spec["warmup"] + spec["timed"]):
-        batch = make()
+    def timed(batch):
+        if not cuda:
+            begin = time.perf_counter()
+            step(batch)
+            return time.perf_counter() - begin
         torch.cuda.synchronize()
         begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         begin.record()
         step(batch)
         end.record()
         torch.cuda.synchronize()
+        return begin.elapsed_time(end) / 1e3
+
+    times = []
+    for i in range(spec["warmup"] + spec["timed"]):
+        seconds = timed(make())
         if i >= spec["warmup"]:
-            times.append(begin.elapsed_time(end) / 1e3)
+            times.append(seconds)
     times.sort()
     result = {"spec": spec, "step_times_s": times, "median_s": times[len(times) // 2],
-              "peak_allocated": torch.cuda.max_memory_allocated(device),
+              "peak_allocated": torch.cuda.max_memory_allocated(device) if cuda else None,
               "note": "CUDA events around zero_grad, forward, backward and step; the batch is made before, apart"}
     # The same step under torch.profiler (after the timed steps, so the profiler's cost is in none of them): the
     # GPU's busy and idle time per step and which host op each idle gap waited for (profile_summary.py). A failure

@@ -111,5 +111,21 @@ class ProfileSummary(unittest.TestCase):
                 self.assertEqual(os.listdir(d), ["job.profiler.json.gz"] if kept else [])
 
 
+    def test_a_held_out_job_is_timed_and_profiled(self):
+        # pytorch_truth.time_one_job, the lease's PyTorch step timing, dry-run on the CPU on the first toy MLP job
+        # (autocast-bf16, the kind the lease keeps a trace of): its step times, and the profile beside them
+        import tempfile
+        import torch
+        import pytorch_truth
+        spec = dict(next(j for j in pytorch_truth.steptime_jobs(toy=True) if j["kind"] == "mlp"
+                         and j["precision"] == "autocast-bf16"), warmup=1, timed=3)
+        with tempfile.TemporaryDirectory() as d:
+            result = pytorch_truth.time_one_job(torch, spec, trace_dir=d)
+            self.assertEqual(os.listdir(d), [spec["name"] + ".profiler.json.gz"])
+        self.assertNotIn("profiled_error", result)
+        self.assertEqual(len(result["step_times_s"]), 3)
+        self.assertEqual(result["median_s"], sorted(result["step_times_s"])[1])
+        self.assertEqual(set(result["profiled"]["phases"]), {"forward", "backward", "optimizer"})
+
 if __name__ == "__main__":
     unittest.main()
