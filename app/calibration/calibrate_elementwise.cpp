@@ -33,11 +33,11 @@ std::vector<std::int64_t> sizes(bool quick, int from, int to) {
 
 }  // namespace
 
-// Why cold: the executor zero-fills every tensor it allocates (exec/rank_runner.cpp run_alloc), and the block it
-// gets back (the host block cache, the CUDA caching allocator) was last written a step earlier, with the step's
-// other tensors in between. Timed on one buffer again and again, the fill runs from the cache: 3-4× faster on the
-// CPU at 0.25-1 MiB than the same fill in a step. 64 MiB of buffers on the CPU (beyond its L2; as far as a step's
-// working set from its last use), 256 MiB on a GPU (beyond an H100 / H200's 50-60 MB L2).
+// Why cold: the executor zero-fills every tensor it allocates but a cuBLAS workspace (exec/rank_runner.cpp
+// run_alloc), and the block it gets back (the host block cache, the CUDA caching allocator) was last written a step
+// earlier, with the step's other tensors in between. Timed on one buffer again and again, the fill runs from the
+// cache: 3-4× faster on the CPU at 0.25-1 MiB than the same fill in a step. 64 MiB of buffers on the CPU (beyond its
+// L2; as far as a step's working set from its last use), 256 MiB on a GPU (beyond an H100 / H200's 50-60 MB L2).
 double cold_zero_seconds(Context& c, std::int64_t bytes) {
   const std::int64_t cold_bytes = c.kind == exec::BackendKind::Cpu ? std::int64_t{64} << 20 : std::int64_t{256} << 20;
   const std::int64_t count = std::clamp<std::int64_t>(cold_bytes / bytes, 2, 4096);
