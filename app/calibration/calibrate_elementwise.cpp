@@ -7,6 +7,7 @@
 // function (exec/cpu/gpt_block_kernels.h), the code the block runs. Zero is timed on memory the caches have let go
 // of, as the executor's fill of a new allocation meets it (cold_zero_seconds).
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "calibration/calibration_parts.h"
@@ -33,19 +34,26 @@ std::vector<std::int64_t> sizes(bool quick, int from, int to) {
 
 }  // namespace
 
-// Why cold: the executor zero-fills every tensor it allocates but a cuBLAS workspace (exec/rank_runner.cpp
-// run_alloc), and the block it gets back (the host block cache, the CUDA caching allocator) was last written a step
-// earlier, with the step's other tensors in between. Timed on one buffer again and again, the fill runs from the
-// cache: 3-4× faster on the CPU at 0.25-1 MiB than the same fill in a step. 64 MiB of buffers on the CPU (beyond its
-// L2; as far as a step's working set from its last use), 256 MiB on a GPU (beyond an H100 / H200's 50-60 MB L2).
-double cold_zero_seconds(Context& c, std::int64_t bytes) {
-  const std::int64_t cold_bytes = c.kind == exec::BackendKind::Cpu ? std::int64_t{64} << 20 : std::int64_t{256} << 20;
-  const std::int64_t count = std::clamp<std::int64_t>(cold_bytes / bytes, 2, 4096);
+// Why cold: a kernel in a training step meets some of its tensors long after their last use. The executor
+// zero-fills every tensor it allocates but a cuBLAS workspace (exec/rank_runner.cpp run_alloc), and the block it gets
+// back (the host block cache, the CUDA caching allocator) was last written a step earlier, with the step's other
+// tensors in between; the optimizer's states are read and written once a step. Timed on the same buffers again and
+// again, such a kernel runs from the cache: the zero-fill 3-4× faster on the CPU at 0.25-1 MiB than in a step. So
+// each call runs the next of enough copies of those tensors (`make` makes one) to hold more than the caches do:
+// 64 MiB on the CPU (beyond its L2; as far as a step's working set from its last use), 256 MiB on a GPU (beyond an
+// H100 / H200's 50-60 MB L2); 2 copies at least.
+double cold_seconds(Context& c, Bytes cold_tensor_bytes, const std::function<exec::KernelLaunch(DeviceBuffers&)>& make) {
+  const Bytes cache_bytes = c.kind == exec::BackendKind::Cpu ? Bytes{64} << 20 : Bytes{256} << 20;
+  const Bytes copies = std::clamp<Bytes>(cache_bytes / std::max<Bytes>(cold_tensor_bytes, 1), 2, 4096);
   DeviceBuffers b(*c.rank);
-  std::vector<exec::KernelLaunch> fills;
-  for (std::int64_t i = 0; i < count; ++i) fills.push_back(launch(Kernel::Zero, {b.zeros(bytes)}));
+  std::vector<exec::KernelLaunch> launches;
+  for (Bytes i = 0; i < copies; ++i) launches.push_back(make(b));
   std::size_t next = 0;
-  return c.timer.seconds([&] { return c.rank->run_kernel_timed(fills[next++ % fills.size()]); });
+  return c.timer.seconds([&] { return c.rank->run_kernel_timed(launches[next++ % launches.size()]); });
+}
+
+double cold_zero_seconds(Context& c, std::int64_t bytes) {
+  return cold_seconds(c, bytes, [&](DeviceBuffers& b) { return launch(Kernel::Zero, {b.zeros(bytes)}); });
 }
 
 void calibrate_elementwise(Context& c) {
@@ -148,22 +156,32 @@ void calibrate_optimizers(Context& c) {
   const std::int64_t tensor_elements = c.quick ? 1 << 12 : 1 << 20;
   const std::pair<const char*, OptimizerKind> kinds[] = {
       {"adam", OptimizerKind::Adam}, {"adamw", OptimizerKind::AdamW}, {"sgd", OptimizerKind::Sgd}, {"momentum", OptimizerKind::Momentum}};
-  for (const auto& [name, kind] : kinds) {
+  for (const auto& entry : kinds) {
+    const char* name = entry.first;
+    const OptimizerKind kind = entry.second;  // not a structured binding: clang 14's lambdas cannot capture those
     const std::size_t state = kind == OptimizerKind::Sgd ? 0 : kind == OptimizerKind::Momentum ? 1 : 2;
     for (const std::int64_t total : sizes(c.quick, 12, c.kind == exec::BackendKind::Cpu ? 22 : 26)) {
-      DeviceBuffers b(*c.rank);
-      exec::KernelLaunch l = launch(Kernel::OptimizerStep, {});
-      l.optimizer.kind = kind;
-      l.optimizer.lr = kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW ? 1e-3 : 1e-2;
-      l.optimizer.weight_decay = kind == OptimizerKind::AdamW ? 0.01 : 0;
+      // The parameters and gradients were last used in the backward just before (warm); the states a step ago
+      // (cold: cold_seconds).
       const std::int64_t count = std::max<std::int64_t>(1, total / tensor_elements), each = total / count;
-      for (std::int64_t p = 0; p < count; ++p) {
-        l.operands.push_back(b.values(each));
-        l.operands.push_back(b.values(each));
-        for (std::size_t s = 0; s < state; ++s) l.operands.push_back(b.zeros(each * 4));
-        l.optimizer_steps.push_back(2);  // past the first step (momentum's buffer initialisation)
-      }
-      c.profile->optimizer[name].push_back({double(each * count), c.time(l), 0, double(count)});
+      DeviceBuffers warm(*c.rank);
+      std::vector<exec::DeviceBuffer> params_and_grads;
+      for (std::int64_t i = 0; i < 2 * count; ++i) params_and_grads.push_back(warm.values(each));
+      const auto step = [&](DeviceBuffers& cold) {
+        exec::KernelLaunch l = launch(Kernel::OptimizerStep, {});
+        l.optimizer.kind = kind;
+        l.optimizer.lr = kind == OptimizerKind::Adam || kind == OptimizerKind::AdamW ? 1e-3 : 1e-2;
+        l.optimizer.weight_decay = kind == OptimizerKind::AdamW ? 0.01 : 0;
+        for (std::int64_t p = 0; p < count; ++p) {
+          l.operands.push_back(params_and_grads[static_cast<std::size_t>(2 * p)]);
+          l.operands.push_back(params_and_grads[static_cast<std::size_t>(2 * p + 1)]);
+          for (std::size_t s = 0; s < state; ++s) l.operands.push_back(cold.zeros(each * 4));
+          l.optimizer_steps.push_back(2);  // past the first step (momentum's buffer initialisation)
+        }
+        return l;
+      };
+      const double seconds = state == 0 ? c.time(step(warm)) : cold_seconds(c, static_cast<Bytes>(state) * each * count * 4, step);
+      c.profile->optimizer[name].push_back({double(each * count), seconds, 0, double(count)});
     }
   }
   c.say("optimizer: adam, adamw, sgd, momentum");

@@ -1,7 +1,8 @@
-// cold_zero_seconds (app/calibration/calibration_parts.h): the "zero" curve is timed as the executor's zero-fill of
+// Cold timing (app/calibration/calibrate_elementwise.cpp): the "zero" curve is timed as the executor's zero-fill of
 // a new allocation meets memory, a block last written a step ago, not one buffer filled again and again from the
-// cache. A backend that records which buffer each fill wrote shows it: consecutive fills go to distinct buffers,
-// 64 MiB of them on the CPU before one comes round again.
+// cache; the optimizer's states likewise. A backend that records the buffers each kernel got shows it: consecutive
+// fills go to distinct buffers, 64 MiB of them on the CPU before one comes round again; consecutive optimizer steps
+// read other states.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -21,8 +22,18 @@ class RecordingRank : public exec::RankBackend {
 
   int rank() const override { return real_.rank(); }
   exec::TrackingAllocator& allocator() override { return real_.allocator(); }
+  struct OptimizerStep {
+    std::size_t tensors = 0;
+    std::vector<const std::byte*> operands;  // per tensor: parameter, gradient, then its states
+  };
+  std::vector<OptimizerStep> optimizer_steps;
+
   void run_kernel(const exec::KernelLaunch& l) override {
     if (l.kernel == Kernel::Zero) zeroed.push_back(l.operands.at(0).data);
+    if (l.kernel == Kernel::OptimizerStep) {
+      optimizer_steps.push_back({l.optimizer_steps.size(), {}});
+      for (const exec::DeviceBuffer& b : l.operands) optimizer_steps.back().operands.push_back(b.data);
+    }
     real_.run_kernel(l);
   }
   void run_communication(const exec::CommunicationLaunch& l) override { real_.run_communication(l); }
@@ -57,6 +68,39 @@ TEST(ColdZero, EachFillWritesABufferNotFilledInTheLast64MiB) {
     last[rank.zeroed[i]] = i;
   }
   EXPECT_EQ(last.size(), kCold);
+}
+
+// The optimizer curves: a step's parameters and gradients were used in the backward just before it, its states
+// (momentum, Adam's two moments) a step ago. So consecutive timed steps of one size share their parameters and
+// gradients and read other states; SGD, with none, repeats the same operands.
+TEST(ColdZero, OptimizerStepsRotateTheirStatesOnly) {
+  exec::cpu::CpuBackend backend(1);
+  RecordingRank rank(backend.rank(0));
+  DeviceProfile profile;
+  Context c;
+  c.kind = exec::BackendKind::Cpu;
+  c.rank = &rank;
+  c.quick = true;  // 4,096 and 16,384 parameters, tensors of 4,096
+  c.profile = &profile;
+  c.timer = KernelTimer(0.001, 3);
+  calibrate_optimizers(c);
+  // The steps of one point share their first parameter.
+  std::map<const std::byte*, std::vector<RecordingRank::OptimizerStep>> by_point;
+  for (const auto& step : rank.optimizer_steps) by_point[step.operands.at(0)].push_back(step);
+  ASSERT_EQ(by_point.size(), 4u * 2);  // adam, adamw, sgd, momentum × 2 sizes
+  std::map<std::size_t, int> points_by_states;
+  for (const auto& [first, steps] : by_point) {
+    ASSERT_GE(steps.size(), 5u);  // the warm-up, the sizing call, 3 repetitions of at least one call
+    const std::size_t stride = steps[0].operands.size() / steps[0].tensors;  // 2 + states
+    ++points_by_states[stride - 2];
+    for (std::size_t i = 1; i < steps.size(); ++i)
+      for (std::size_t k = 0; k < steps[i].operands.size(); ++k) {
+        const bool state = k % stride >= 2;
+        if (state) EXPECT_NE(steps[i].operands[k], steps[i - 1].operands[k]) << "step " << i << " operand " << k;
+        else EXPECT_EQ(steps[i].operands[k], steps[i - 1].operands[k]) << "step " << i << " operand " << k;
+      }
+  }
+  EXPECT_EQ(points_by_states, (std::map<std::size_t, int>{{0, 2}, {1, 2}, {2, 4}}));  // sgd, momentum, adam(w)
 }
 
 }  // namespace
