@@ -18,12 +18,11 @@ StepBeside simulate_beside(const Scenario& scenario, const std::vector<StepTimin
   const std::vector<StepTiming> steps = step_timings(simulated.plan, intervals.intervals());
   if (steps.empty()) throw std::invalid_argument("--simulate-beside: the simulation has no training step");
   StepBeside beside{median_step(executed), steps.back(), simulated.result.cost_source};
-  beside.fastest_ns = beside.slowest_ns = beside.executed.step_ns;
-  for (const StepTiming& s : executed)
-    if (s.step >= 2 || executed.size() == 1) {  // the steps median_step takes its median over
-      beside.fastest_ns = std::min(beside.fastest_ns, s.step_ns);
-      beside.slowest_ns = std::max(beside.slowest_ns, s.step_ns);
-    }
+  const auto by_time = [](const StepTiming* a, const StepTiming* b) { return a->step_ns < b->step_ns; };
+  const std::vector<const StepTiming*> steady = steady_steps(executed);  // the steps the median is taken over
+  const auto [fastest, slowest] = std::minmax_element(steady.begin(), steady.end(), by_time);
+  beside.fastest_ns = (*fastest)->step_ns;
+  beside.slowest_ns = (*slowest)->step_ns;
   return beside;
 }
 

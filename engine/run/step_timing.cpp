@@ -178,12 +178,18 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
   return steps;
 }
 
+std::vector<const StepTiming*> steady_steps(const std::vector<StepTiming>& steps) {
+  if (steps.empty()) throw std::invalid_argument("steady_steps: no steps");
+  std::vector<const StepTiming*> steady;
+  for (const StepTiming& s : steps)
+    if (s.step >= 2 || steps.size() == 1) steady.push_back(&s);
+  if (steady.empty()) steady.push_back(&steps.front());
+  return steady;
+}
+
 const StepTiming& median_step(const std::vector<StepTiming>& steps) {
   if (steps.empty()) throw std::invalid_argument("median_step: no steps");
-  std::vector<const StepTiming*> candidates;
-  for (const StepTiming& s : steps)
-    if (s.step >= 2 || steps.size() == 1) candidates.push_back(&s);
-  if (candidates.empty()) candidates.push_back(&steps.front());
+  std::vector<const StepTiming*> candidates = steady_steps(steps);
   std::sort(candidates.begin(), candidates.end(), [](const StepTiming* a, const StepTiming* b) {
     return a->step_ns != b->step_ns ? a->step_ns < b->step_ns : a->step < b->step;
   });

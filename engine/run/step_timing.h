@@ -51,9 +51,13 @@ struct StepTiming {
 // One entry per step s ≥ 1 that has ops, in step order. Intervals of ops that never ended are left out.
 std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInterval>& intervals);
 
-// The step that stands for the run: the median by step_ns of steps 2 and later (step 1 does one-off work: the
-// optimizer's lazy state, DDP's first buckets), of all steps when there is only one; the lower median for an even
-// count. Throws std::invalid_argument for an empty list.
+// The steps that stand for the run: steps 2 and later (step 1 does one-off work: the optimizer's lazy state, DDP's
+// first buckets), all of them when there is only one, the first when none is later than step 1. Throws
+// std::invalid_argument for an empty list.
+std::vector<const StepTiming*> steady_steps(const std::vector<StepTiming>& steps);
+
+// The step that stands for the run: the median by step_ns of steady_steps, the lower median for an even count.
+// Throws std::invalid_argument for an empty list.
 const StepTiming& median_step(const std::vector<StepTiming>& steps);
 
 // Keeps each op's [OpBegin, OpEnd) interval; forwards nothing (pair it with a TeeTraceSink). With a header that
