@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "plan/block_recompute.h"
 #include "plan/cublas_workspace.h"
 #include "scenario/parallel_layout.h"
 #include "sim/profile_interpolation.h"
@@ -392,6 +393,12 @@ std::optional<double> ProfileCosts::pytorch_attention_core(double b, double a, d
 }
 
 unsigned ProfileCosts::block_pieces(const Op& op) const {
+  const unsigned pieces = block_pieces_of_kernel(op);
+  // A full recomputation stops after GELU (plan/block_recompute.h).
+  return is_full_recompute(op) ? pieces & ~(kMlpOutputGemm | kResidual2) : pieces;
+}
+
+unsigned ProfileCosts::block_pieces_of_kernel(const Op& op) const {
   const bool sp = block_shard_.sequence_parallel;
   switch (op.kernel) {
     case Kernel::GptBlockAttentionForward:
@@ -431,8 +438,10 @@ std::optional<double> ProfileCosts::block_seconds(const Op& op, const Layer& lay
     return pytorch_ ? pytorch_attention_core(b, a, s, d, false) : attention_seconds(b * a, s, d, false);
   }
   // model_pass.cpp: a block's backward counts twice its forward's FLOPs (it has weights, and its input needs a gradient).
-  const double b = std::max(1.0, std::round(op.flops / (layer.forward_flops_per_sample * (backward ? 2 : 1))));
-  return gpt2_block_seconds(b, s, h, a, i, backward);
+  const bool recompute = is_full_recompute(op);
+  const double per_sample = recompute ? layer.recompute_forward_flops_per_sample : layer.forward_flops_per_sample;
+  const double b = std::max(1.0, std::round(op.flops / (per_sample * (backward ? 2 : 1))));
+  return gpt2_block_seconds(b, s, h, a, i, backward, true, {}, block_pieces(op));
 }
 
 std::optional<double> ProfileCosts::gpt2_block_seconds(double b, double s, double h, double a, double i, bool backward,
@@ -452,7 +461,7 @@ std::optional<double> ProfileCosts::gpt2_block_seconds(double b, double s, doubl
   };
   bool ok = true;
   for (std::size_t k = 0; k < 4; ++k) {
-    if (!has(k < 2 ? kAttentionGemms : kMlpGemms)) continue;
+    if (!has(k < 2 ? kAttentionGemms : k == 2 ? kMlpInputGemm : kMlpOutputGemm)) continue;
     const double out = convs[k][0], in = convs[k][1];
     if (!backward) {
       ok &= add(gemm_seconds("forward", n, out, in));

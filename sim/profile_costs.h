@@ -61,10 +61,11 @@ class ProfileCosts {
   std::optional<double> attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const;
   using BlockShard = Gpt2BlockShard;
   // The pieces of a GPT-2 block an op runs: the whole block, or one of the parts strategy/tensor_parallel_split.h
-  // cuts it into around its collectives.
+  // cuts it into around its collectives; a full recomputation without the MLP's output projection and residual.
   enum BlockPiece : unsigned {
-    kAttentionGemms = 1, kAttentionCore = 2, kMlpGemms = 4, kGelu = 8, kNorm1 = 16, kNorm2 = 32, kResidual1 = 64,
-    kResidual2 = 128, kResidualCopy = 256, kWholeBlock = 511
+    kAttentionGemms = 1, kAttentionCore = 2, kMlpInputGemm = 4, kGelu = 8, kNorm1 = 16, kNorm2 = 32, kResidual1 = 64,
+    kResidual2 = 128, kResidualCopy = 256, kMlpOutputGemm = 512, kMlpGemms = kMlpInputGemm | kMlpOutputGemm,
+    kWholeBlock = 1023
   };
   // One GPT-2 block of `rows` samples (forward or backward) as its kernels run; without the attention core when
   // `with_attention` is false (what the calibration subtracts from a measured block to find our attention core).
@@ -86,6 +87,7 @@ class ProfileCosts {
   std::optional<double> linear_seconds(const Op& op, const Layer& layer) const;
   std::optional<double> block_seconds(const Op& op, const Layer& layer) const;
   unsigned block_pieces(const Op& op) const;  // which pieces of its block a GPT-2 kernel (or part) runs
+  unsigned block_pieces_of_kernel(const Op& op) const;  // the same for the kernel's own forward or backward
   static double element_bytes_of(Dtype dtype) { return dtype == Dtype::Fp32 ? 4 : 2; }
   double slowdown(const std::string& kind, double threads) const;
   std::optional<double> pytorch_attention_core(double b, double a, double s, double d, bool backward) const;

@@ -51,6 +51,9 @@ struct Layer {
   // recomputation drops exactly this part, and the FLOPs of recomputing it (QKᵀ and attention over V).
   std::int64_t attention_saved_bytes_per_sample = 0;
   double attention_forward_flops_per_sample = 0;
+  // Transformer blocks: the FLOPs of a full recomputation, which stops at the last tensor the block's backward reads
+  // (model/transformer_costs.h, block_recompute_flops).
+  double recompute_forward_flops_per_sample = 0;
   // A weight owned by another layer (GPT-2's lm_head uses wte.weight): that layer and parameter index; -1: none.
   // The tied weight is counted once, with its owner.
   int tied_layer = -1;

@@ -57,6 +57,7 @@ void shard_block(Layer& layer, const Model& model, int tp, bool sp) {
   layer.attention_saved_bytes_per_sample = bytes.attention;
   layer.forward_flops_per_sample /= tp;
   layer.attention_forward_flops_per_sample /= tp;
+  layer.recompute_forward_flops_per_sample /= tp;
 }
 
 }  // namespace

@@ -52,6 +52,12 @@ double block_forward_flops(const TransformerConfig& c, std::int64_t seq) {
   return qkv + out_proj + mlp + attention_core_flops(c, seq);
 }
 
+double block_recompute_flops(const TransformerConfig& c, std::int64_t seq) {
+  const double output_projection = 2.0 * static_cast<double>(seq) * static_cast<double>(c.hidden) *
+                                   static_cast<double>(c.intermediate);
+  return block_forward_flops(c, seq) - output_projection;
+}
+
 double attention_core_flops(const TransformerConfig& c, std::int64_t seq) {
   const double s = static_cast<double>(seq), h = static_cast<double>(c.hidden);
   return 2.0 * 2.0 * s * s * h;  // QKᵀ and scores·V, each 2·s²·h

@@ -34,6 +34,14 @@ BlockActivationBytes block_activation_bytes(const TransformerConfig& config, std
 // Forward FLOPs of one block per sample: the matrix multiplications (2 per multiply-add), as Megatron counts
 // them; with n_inner = 4h and no GQA this is 24·s·h² + 4·s²·h. Element-wise work is left out, as there.
 double block_forward_flops(const TransformerConfig& config, std::int64_t seq);
+// What full recomputation re-runs: the block's forward up to the last tensor its backward reads, the input of the MLP's
+// output projection (GPT-2's mlp.c_proj, Llama's down_proj), so all but that projection's 2·s·h·i. This is PyTorch's
+// non-reentrant torch.utils.checkpoint (use_reentrant=False; PyTorch 2.11's torch/utils/checkpoint.py: "By default,
+// non-reentrant checkpoint stops recomputation as soon as it has computed all needed Tensors"), and autograd saves an
+// addmm's inputs before it runs the product; the executors stop there too (after GELU). Megatron-LM's reentrant
+// tensor_parallel.checkpoint, and PyTorch's when a dropout follows the projection (its mask is saved after it),
+// re-run the projection too.
+double block_recompute_flops(const TransformerConfig& config, std::int64_t seq);
 // The attention core alone (QKᵀ and attention over V): 4·s²·h, what selective recomputation re-runs.
 double attention_core_flops(const TransformerConfig& config, std::int64_t seq);
 // The LM head (logits over the vocabulary): 2·s·h·V.

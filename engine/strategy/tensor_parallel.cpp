@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/tensor_parallel_shard.h"
+#include "plan/block_recompute.h"
 #include "scenario/parallel_layout.h"
 #include "strategy/tensor_parallel_params.h"
 #include "strategy/tensor_parallel_split.h"
@@ -29,10 +30,6 @@ struct TpCollective {
 std::vector<TensorSlice> linear_operand(const Op& op, Kernel kernel) {
   if (op.kernel != kernel || op.args.size() <= 3 || !op.args[3].present()) return {};
   return {op.args[3]};
-}
-
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 class Collectives {
@@ -77,7 +74,7 @@ class Collectives {
     const bool forward = op.compute_kind == ComputeKind::Forward;
     if (!forward && op.compute_kind != ComputeKind::Backward) return out;
     const std::string label = op.label.str();
-    if (forward && ends_with(label, "attention recompute")) return out;  // inside a tensor-parallel region
+    if (forward && label.ends_with(kAttentionRecomputeSuffix)) return out;  // inside a tensor-parallel region
     const auto l = static_cast<std::size_t>(op.layer);
     const Layer& layer = shard_.layers[l];
     const std::string name = layer.name;
@@ -100,6 +97,7 @@ class Collectives {
         for (const char* region : {"attention", "mlp"})
           out.push_back({CollectiveKind::AllReduce, hidden,
                          "tp all-reduce " + name + " " + region + (forward ? " output" : " grad input")});
+        if (is_full_recompute(op)) out.pop_back();  // it stops before the MLP's output projection and its all-reduce
         break;
       }
       // Under sequence parallelism the embedding's and the head's collectives come from tensor_parallel_split.h

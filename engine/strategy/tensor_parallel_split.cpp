@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/gpt_block_layout.h"
+#include "plan/block_recompute.h"
 #include "plan/kernel.h"
 
 namespace shardscope {
@@ -81,7 +82,7 @@ TensorParallelSplit::Kind TensorParallelSplit::kind_of(const Op& op) const {
     const bool forward = op.compute_kind == ComputeKind::Forward, backward = op.compute_kind == ComputeKind::Backward;
     switch (roles_[static_cast<std::size_t>(op.layer)]) {
       case TensorParallelRole::Block:
-        if (op.label.str().ends_with("attention recompute")) return Kind::None;
+        if (op.label.str().ends_with(kAttentionRecomputeSuffix)) return Kind::None;
         return forward ? Kind::SequenceParallelForward : backward ? Kind::SequenceParallelBackward : Kind::None;
       case TensorParallelRole::VocabEmbedding:
         return forward ? Kind::SequenceParallelEmbeddingForward : backward ? Kind::SequenceParallelEmbeddingBackward : Kind::None;
@@ -106,24 +107,17 @@ bool TensorParallelSplit::runs_in_parts(const Op& op) const {
          (op.kernel == Kernel::GptBlockBackward || op.kernel == Kernel::GptBlockForward);
 }
 
-namespace {
-
-// A full recomputation's forward: GptBlockForward without its output (plan/kernel.h), which stops after GELU.
-bool recomputes(const Op& op) {
-  return op.kernel == Kernel::GptBlockForward && (op.args.size() < 16 || !op.args[15].present());
-}
-
-}  // namespace
-
 TensorParallelSplit::Parts TensorParallelSplit::parts_of(const Op& op) const {
   switch (kind_of(op)) {
-    case Kind::BlockForward: return recomputes(op) ? Parts{3, 2} : Parts{4, 2};  // attention, all-reduce, MLP, all-reduce
+    case Kind::BlockForward: return is_full_recompute(op) ? Parts{3, 2} : Parts{4, 2};  // attention, all-reduce, MLP, all-reduce
     case Kind::BlockBackward: return {5, 4};  // MLP, all-reduce, attention, all-reduce, ln_1
     // alloc, block, (all-gather, reduce-scatter) × 2, free; in parts: alloc, ln_1, all-gather, attention,
     // reduce-scatter, residual and ln_2, all-gather, MLP, reduce-scatter, residual, free
-    // (a recomputation: alloc … MLP, free, no last reduce-scatter or residual)
-    case Kind::SequenceParallelForward:
-      return !runs_in_parts(op) ? Parts{7, 1} : recomputes(op) ? Parts{9, 7} : Parts{11, 9};
+    // (a recomputation stops after GELU: no last reduce-scatter, and in parts no last residual)
+    case Kind::SequenceParallelForward: {
+      const std::size_t stops_early = is_full_recompute(op) ? 1 : 0;
+      return !runs_in_parts(op) ? Parts{7 - stops_early, 1} : Parts{11 - 2 * stops_early, 9 - 2 * stops_early};
+    }
     // alloc, block, (2 all-gathers, reduce-scatter) × 2, all-reduce, free; in parts: alloc, MLP dropout, 2 all-gathers,
     // MLP, reduce-scatter, ln_2 and attention dropout, 2 all-gathers, attention, reduce-scatter, ln_1, all-reduce, free
     case Kind::SequenceParallelBackward: return runs_in_parts(op) ? Parts{14, 11} : Parts{10, 1};
@@ -160,15 +154,17 @@ void TensorParallelSplit::append_parts(Op op, TensorId gathered, std::vector<Ten
 
 namespace {
 
-// The share of a block pass's FLOPs in its MLP (c_fc and mlp.c_proj: 2 GEMMs of 2·h·i/t FLOPs a token); the rest is
-// the attention's (c_attn, attn.c_proj and the attention core).
+// The share of a block pass's FLOPs in its MLP (c_fc and mlp.c_proj: 2 GEMMs of 2·h·i/t FLOPs a token; a full
+// recomputation's only c_fc, as it stops after GELU); the rest is the attention's (c_attn, attn.c_proj and the core).
 double mlp_share(const Model& shard, const Op& op, int tp) {
-  const double per_sample = shard.layers.at(static_cast<std::size_t>(op.layer)).forward_flops_per_sample;
+  const Layer& layer = shard.layers.at(static_cast<std::size_t>(op.layer));
+  const bool recompute = is_full_recompute(op);
+  const double per_sample = recompute ? layer.recompute_forward_flops_per_sample : layer.forward_flops_per_sample;
   if (per_sample <= 0) return 0.5;
   const TransformerConfig& c = *shard.transformer;
-  const double mlp = 4.0 * static_cast<double>(shard.seq) * static_cast<double>(c.hidden) *
-                     static_cast<double>(c.intermediate) / tp;
-  return std::clamp(mlp / per_sample, 0.0, 1.0);
+  const double gemm = 2.0 * static_cast<double>(shard.seq) * static_cast<double>(c.hidden) *
+                      static_cast<double>(c.intermediate) / tp;
+  return std::clamp((recompute ? 1 : 2) * gemm / per_sample, 0.0, 1.0);
 }
 
 }  // namespace
@@ -191,7 +187,7 @@ void TensorParallelSplit::append_block_forward(Op op, std::vector<Op>& out) cons
   attention_reduce.args = {TensorSlice{saved.tensor, saved.offset + pass.layout.residual_1, hidden}};
   out.push_back(std::move(attention_reduce));
   out.push_back(part(op, Kernel::GptBlockMlpForward, pass.mlp, "mlp"));
-  if (recomputes(op)) return;  // a recomputation stops after GELU: no mlp.c_proj, no second all-reduce
+  if (is_full_recompute(op)) return;  // a recomputation stops after GELU: no mlp.c_proj, no second all-reduce
   Op mlp_reduce = tensor_parallel_collective(op, CollectiveKind::AllReduce, hidden, "tp all-reduce " + pass.name + " mlp output");
   mlp_reduce.args = {op.args[15]};
   out.push_back(std::move(mlp_reduce));
@@ -248,10 +244,10 @@ void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId
   if (!runs_in_parts(op)) {
     out.push_back(std::move(op));
     if (forward) {
-      for (const char* region : {"attention", "mlp"}) {
-        out.push_back(gather(std::string(region) + " input"));
-        out.push_back(scatter(std::string(region) + " output"));
-      }
+      out.push_back(gather("attention input"));
+      out.push_back(scatter("attention output"));
+      out.push_back(gather("mlp input"));
+      if (!is_full_recompute(block)) out.push_back(scatter("mlp output"));  // a recomputation stops after GELU
     } else {
       for (const char* region : {"mlp", "attention"}) {
         out.push_back(gather(std::string(region) + " grad output"));
@@ -294,7 +290,7 @@ void TensorParallelSplit::append_sequence_parallel(Op op, bool forward, TensorId
     out.push_back(piece(Kernel::GptBlockResidualNorm, 0, "residual, ln_2"));
     push(gather("mlp input"), slot(layout.ln_2_output), all);
     out.push_back(piece(Kernel::GptBlockMlpForward, mlp, "mlp"));
-    if (!recomputes(block)) {  // a recomputation stops after GELU
+    if (!is_full_recompute(block)) {  // a recomputation stops after GELU
       push(scatter("mlp output"), partial, op.args[15]);
       out.push_back(piece(Kernel::GptBlockResidual, 0, "residual"));
     }

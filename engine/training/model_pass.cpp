@@ -25,6 +25,7 @@
 //   (torch/csrc/autograd/input_buffer.cpp).
 #include "training/model_pass.h"
 
+#include "plan/block_recompute.h"
 #include "plan/cublas_workspace.h"
 #include "training/reduction_scratch.h"
 
@@ -111,10 +112,10 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
   workspaces_.touch_backward(b_, settings_.backward_thread);
   const OpIndex op =
       mode == CheckpointMode::Full
-          ? b_.compute(ComputeKind::Forward, layer.name + " recompute", layer.forward_flops_per_sample * batch,
+          ? b_.compute(ComputeKind::Forward, full_recompute_label(layer.name), layer.recompute_forward_flops_per_sample * batch,
                        2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes,
                        static_cast<int>(l))
-          : b_.compute(ComputeKind::Forward, layer.name + " attention recompute",
+          : b_.compute(ComputeKind::Forward, layer.name + std::string(kAttentionRecomputeSuffix),
                        layer.attention_forward_flops_per_sample * batch,
                        settings_.batch * layer.attention_saved_bytes_per_sample + 3 * activation_bytes(layer.in_numel),
                        static_cast<int>(l));

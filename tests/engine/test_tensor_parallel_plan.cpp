@@ -300,6 +300,47 @@ TEST(TensorParallelPlan, TinyGptBytesAndCollectives) {
   }
 }
 
+// Full recomputation under tensor parallelism: the recomputed forward stops after GELU (plan/block_recompute.h), so
+// of the two regions it re-runs only the attention's collective, in the plan an executor runs (the block in parts)
+// and in the one the simulator times (the block one op, its collectives after it) alike. By hand, per step on a
+// rank, L = 2 blocks: without sp, all-reduces forward 1 + 2L + 3 (embedding, blocks, cross-entropy), recomputed L,
+// backward 2L + 1 (blocks, the LM head's input gradient), each b·s·h fp32 but the cross-entropy's b·s. With sp,
+// all-gathers forward 2L + 1, recomputed 2L (both regions' inputs), backward 4L + 2; reduce-scatters forward 2L + 1,
+// recomputed L (the attention's output), backward 2L + 1. The FLOPs of the recomputation, one op or its parts, are
+// the block's less mlp.c_proj's: per sample (6sh² + 2sh² + 8sh² + 4s²h) / t with an inner width of 4h.
+TEST(TensorParallelPlan, TinyGptFullRecomputationStopsBeforeTheMlpOutputProjection) {
+  TempConfigDir dir;
+  using T = TinyGpt;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(T::h, T::a, T::layers, T::vocab, T::positions));
+  const std::int64_t t = 2, L = T::layers, sh = T::positions * T::h;
+  const Bytes hidden = T::b * sh * 4, positions = T::b * T::positions * 4;
+  for (const bool sp : {false, true})
+    for (const bool operands : {true, false}) {
+      SCOPED_TRACE(std::string(sp ? "sequence parallel" : "tensor parallel") + (operands ? ", executed" : ", simulated"));
+      Scenario s = tiny_gpt(config, StrategyKind::Single, static_cast<int>(t), 2, sp);
+      s.training.checkpoint = CheckpointMode::Full;
+      const Plan plan = lower_validated_plan(resolve_scenario(s), {.kernel_operands = operands});
+      const auto found = collectives(plan.programs[1], group_of(plan, {0, 1}));
+      if (!sp) {
+        ASSERT_EQ(found.size(), 1u);
+        EXPECT_EQ(found.at(CollectiveKind::AllReduce).first, (1 + 2 * L + 3) + L + (2 * L + 1));
+        EXPECT_EQ(found.at(CollectiveKind::AllReduce).second, (1 + 2 * L + L + 2 * L + 1) * hidden + 3 * positions);
+      } else {
+        ASSERT_EQ(found.size(), 3u);
+        EXPECT_EQ(found.at(CollectiveKind::AllGather).first, (2 * L + 1) + 2 * L + (4 * L + 2));
+        EXPECT_EQ(found.at(CollectiveKind::ReduceScatter).first, (2 * L + 1) + L + (2 * L + 1));
+        EXPECT_EQ(found.at(CollectiveKind::ReduceScatter).second, (2 * L + 1 + L + 2 * L + 1) * hidden);
+      }
+      double recompute_flops = 0;
+      for (const Op& op : plan.programs[1].ops)
+        if (op.kind == OpKind::Compute && op.step == 1 && op.label.str().starts_with("h.0 recompute"))
+          recompute_flops += op.flops;
+      const double s_ = T::positions, h = T::h;
+      const double per_sample = (16 * s_ * h * h + 4 * s_ * s_ * h) / static_cast<double>(t);
+      EXPECT_NEAR(recompute_flops, T::b * per_sample, 1e-9 * T::b * per_sample);
+    }
+}
+
 // Without sequence parallelism a block's collectives fall inside it, and the plan says so (Megatron-LM's
 // transformer_layer.py order): its forward is the attention part, the all-reduce of attn.c_proj's partial output,
 // the MLP part and the all-reduce of mlp.c_proj's; its backward the MLP part, the all-reduce of d(ln_2 output), the

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/device_profile.h"
+#include "engine/hf_config_files.h"
 #include "plan/cublas_workspace.h"
 #include "run/step_timing.h"
 #include "sim/profile_costs.h"
@@ -390,6 +391,58 @@ TEST(SimulateWithProfile, TensorParallelGptBlocksArePricedAtTheShardsShape) {
                                 2 * outside + 3 * outside;
     EXPECT_NEAR(*uniform.gpt2_block_seconds(b, s, h, a, i, false, false, shard, attention_part) * 1e9, attention_ns,
                 attention_ns * 1e-9);
+  }
+}
+
+// A full recomputation re-runs its block only up to GELU (plan/block_recompute.h), as the executors do: priced, it is
+// the block's forward less mlp.c_proj's GEMM, that GEMM's bias rows (2 passes over its output) and the second
+// residual add (3 passes over n × h), by hand from the shapes against the synthetic profile (GEMMs at 100 GFLOP/s,
+// the elementwise terms at 1 ns a byte). On one rank the block is one op; under tp 2 the executed plan runs it in
+// parts around its all-reduces and the simulated plan keeps it one op: both less the shard's c_proj (rows i/t).
+TEST(SimulateWithProfile, AFullRecomputationIsPricedUpToItsGelu) {
+  testing::TempConfigDir dir;
+  const int h = 64, a = 4, positions = 32, b = 2, i = 4 * h;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(h, a, 2, 256, positions));
+  json text = json::parse(synthetic_profile(100));
+  for (const char* op : {"layer_norm", "layer_norm_backward", "accumulate", "copy"})
+    text["elementwise"][op]["float32"] = json::array({{{"bytes", 1}, {"seconds", 1e-9}}});
+  for (const int batch_heads : {4, 8})  // the attention core, at the heads of tp 2 and of one rank
+    text["attention"]["float32"].push_back({{"kernel", "shardscope"}, {"batch_heads", batch_heads}, {"seq", positions},
+                                            {"head_dim", h / a}, {"forward_s", 5e-6}, {"backward_s", 9e-6}});
+  const auto profile = std::make_shared<const DeviceProfile>(parse_device_profile(text.dump(), "test"));
+  for (const int tp : {1, 2}) {
+    Scenario s;
+    s.model.spec = "hf:" + config;
+    s.training.batch = b;
+    s.training.checkpoint = CheckpointMode::Full;
+    s.strategy.kind = StrategyKind::Single;
+    s.strategy.tp = tp;
+    s.cluster.world = tp;
+    const ResolvedScenario r = resolve_scenario(s);
+    const ProfileCosts costs(profile, r);
+    const double n = b * positions;
+    const double expected_ns = 1e9 * *costs.gemm_seconds("forward", n, h, i / tp) + 2 * n * h * 4 + 3 * n * h * 4;
+    for (const bool operands : {true, false}) {
+      SCOPED_TRACE(std::string("tp ") + std::to_string(tp) + (operands ? ", executed plan" : ", simulated plan"));
+      const Plan plan = lower_validated_plan(r, {.kernel_operands = operands});
+      // The ops of h.1's forward or recompute: the op itself, or its parts ("h.1 forward (mlp)").
+      const auto seconds_of = [&](const std::string& label) {
+        double total = 0;
+        int found = 0;
+        for (const Op& op : plan.programs.at(0).ops) {
+          const std::string& l = op.label.str();
+          if (op.kind != OpKind::Compute || op.step != 1 || (l != label && !l.starts_with(label + " ("))) continue;
+          const auto t = costs.compute_seconds(op);
+          EXPECT_TRUE(t.has_value()) << l;
+          total += t.value_or(0);
+          ++found;
+        }
+        EXPECT_EQ(found, operands && tp > 1 ? 2 : 1) << label;
+        return total;
+      };
+      const double forward = seconds_of("h.1 forward"), recompute = seconds_of("h.1 recompute");
+      EXPECT_NEAR((forward - recompute) * 1e9, expected_ns, 1e-6 * forward * 1e9);
+    }
   }
 }
 
