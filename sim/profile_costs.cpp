@@ -544,8 +544,8 @@ double ProfileCosts::host_seconds(const Program& program, const Op& op) const {
   if (profile_->executor_op_s <= 0) return 0;
   double seconds = profile_->executor_op_s;
   if (op.kind == OpKind::Alloc && op.tensor >= 0 && static_cast<std::size_t>(op.tensor) < program.tensors.size() &&
-      !cublas_workspace_thread(program.tensors[static_cast<std::size_t>(op.tensor)].name.str())) {
-    // The executor zero-fills every tensor it allocates but the cuBLAS workspaces (exec/rank_runner.cpp run_alloc).
+      !is_gemm_workspace(program.tensors[static_cast<std::size_t>(op.tensor)].name.str())) {
+    // The executor zero-fills every tensor it allocates but the GEMM workspaces (exec/rank_runner.cpp run_alloc).
     const double bytes = static_cast<double>(program.tensors[static_cast<std::size_t>(op.tensor)].bytes);
     if (const auto found = profile_->elementwise.find("zero"); found != profile_->elementwise.end())
       if (const auto curve = found->second.find("float32"); curve != found->second.end())

@@ -110,14 +110,11 @@ void RankRunner::run_alloc(OpIndex index, const Op& op) {
       backend_.allocator().allocate(info.bytes, info.category, info.name.str(), info.alloc_stream);
   tensors_.on_alloc(op.tensor, allocation, index);
   const DeviceBuffer buffer = tensors_.buffer(op.tensor);
-  if (const auto thread = cublas_workspace_thread(info.name.str())) {
-    // Scratch that no kernel reads as values, so it is not filled (nor does PyTorch fill it). Filling it cost the
-    // CPU backend, where no GEMM uses it, a first touch of 32 MiB of pages at each thread's first GEMM (~30 ms of
-    // idle in step 1) and kept them resident.
-    backend_.use_gemm_workspace(*thread, buffer);
-  } else {
-    backend_.fill_zero(buffer);
-  }
+  if (const auto thread = cublas_workspace_thread(info.name.str())) backend_.use_gemm_workspace(*thread, buffer);
+  // A GEMM workspace is scratch that no kernel reads as values, so it is not filled (nor does PyTorch fill it).
+  // Filling it cost the CPU backend, where no GEMM uses it, a first touch of 32 MiB of pages at each thread's first
+  // GEMM (~30 ms of idle in step 1) and kept them resident.
+  if (!is_gemm_workspace(info.name.str())) backend_.fill_zero(buffer);
   if (info.initial_values.empty()) return;
   backend_.copy_from_host(buffer, initial_bytes(info));
 }

@@ -22,6 +22,21 @@ inline std::string cublas_workspace_tensor_name(std::string_view thread) {
   return std::string(kCublasWorkspacePrefix) + std::string(thread) + std::string(kCublasWorkspaceSuffix);
 }
 
+// The cuBLASLt workspace a thread keeps once it runs a biased Linear forward (training/framework_behaviour.h); the
+// executor's GEMMs never use it.
+inline constexpr std::string_view kCublasLtWorkspacePrefix = "cuBLASLt workspace (";
+
+inline std::string cublaslt_workspace_tensor_name(std::string_view thread) {
+  return std::string(kCublasLtWorkspacePrefix) + std::string(thread) + std::string(kCublasWorkspaceSuffix);
+}
+
+// Either library's workspace: scratch that no kernel reads as values, so neither PyTorch nor the executor fills it
+// (exec/rank_runner.cpp run_alloc), and the simulator charges its allocation no fill.
+inline bool is_gemm_workspace(std::string_view tensor_name) {
+  return (tensor_name.starts_with(kCublasWorkspacePrefix) || tensor_name.starts_with(kCublasLtWorkspacePrefix)) &&
+         tensor_name.ends_with(kCublasWorkspaceSuffix);
+}
+
 // The thread whose workspace a tensor is ("main", "autograd"), or nothing for any other tensor.
 inline std::optional<std::string> cublas_workspace_thread(std::string_view tensor_name) {
   if (tensor_name.size() <= kCublasWorkspacePrefix.size() + kCublasWorkspaceSuffix.size() ||

@@ -52,7 +52,7 @@ void CublasWorkspaces::touch(ProgramBuilder& builder, const std::string& thread)
 }
 
 void CublasWorkspaces::touch_cublaslt(ProgramBuilder& builder, const std::string& thread) {
-  keep_once_per_thread(builder, lt_seen_, thread, "cuBLASLt workspace (" + thread + " thread)", lt_bytes_);
+  keep_once_per_thread(builder, lt_seen_, thread, cublaslt_workspace_tensor_name(thread), lt_bytes_);
 }
 
 ModelPass::ModelPass(ProgramBuilder& builder, const Model& model, LayerParams params, PassSettings settings,

@@ -495,18 +495,22 @@ TEST(SimulateWithProfile, AnAllocationCostsItsFillButACublasWorkspaceNone) {
   p.elementwise["zero"]["float32"] = {{1, 1e-9, 0, 0}};  // one point: 1 ns a byte at every size above it
   const ProfileCosts costs(std::make_shared<const DeviceProfile>(p), Dtype::Fp32);
   Program program;
-  TensorInfo activation, workspace;
+  TensorInfo activation, workspace, lt_workspace;
   activation.name = "fc0 output";
   activation.bytes = 4096;
   workspace.name = cublas_workspace_tensor_name(kForwardGemmThread);
   workspace.bytes = Bytes{32} << 20;
-  program.tensors = {activation, workspace};
+  lt_workspace.name = cublaslt_workspace_tensor_name(kForwardGemmThread);
+  lt_workspace.bytes = Bytes{1} << 20;
+  program.tensors = {activation, workspace, lt_workspace};
   Op alloc;
   alloc.kind = OpKind::Alloc;
   alloc.tensor = 0;
   EXPECT_NEAR(costs.host_seconds(program, alloc), 1e-9 + 4096e-9, 1e-15);
   alloc.tensor = 1;
   EXPECT_NEAR(costs.host_seconds(program, alloc), 1e-9, 1e-15);  // 32 MiB unfilled: not 33.5 ms
+  alloc.tensor = 2;
+  EXPECT_NEAR(costs.host_seconds(program, alloc), 1e-9, 1e-15);  // cuBLASLt's 1 MiB: not 1 ms
 }
 
 TEST(SimulateWithProfile, WithoutAProfileTheRooflineTimesEveryOp) {
