@@ -133,8 +133,10 @@ const std::vector<ScenarioField>& table() {
       with_member<&S::training, &TrainingSettings::checkpoint>({
           .key = "training.checkpoint", .flag = "--checkpoint", .label = "Checkpointing", .kind = K::Choice,
           .help = "Activation recomputation for transformers: none, selective (attention core recomputed), full "
-                  "(only each block's input kept)",
-          .framework = "Megatron-LM --recompute-granularity selective | full; torch.utils.checkpoint per block",
+                  "(only each block's input kept; its backward re-runs it up to the MLP's output projection, where "
+                  "non-reentrant checkpointing stops)",
+          .framework = "Megatron-LM --recompute-granularity selective | full; "
+                       "torch.utils.checkpoint(block, use_reentrant=False) per block",
           .always_written = true, .choices = checkpoint_names}),
       with_member<&S::training, &TrainingSettings::steps>({
           .key = "training.steps", .flag = "--steps", .label = "Steps", .kind = K::Integer,
