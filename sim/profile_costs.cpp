@@ -184,24 +184,38 @@ std::optional<double> ProfileCosts::optimizer_seconds(OptimizerKind kind, double
 }
 
 std::optional<double> ProfileCosts::attention_seconds(double batch_heads, double seq, double head_dim, bool backward) const {
-  return attention_in(dtype_, batch_heads, seq, head_dim, backward);
+  return attention_in(dtype_, batch_heads, seq, head_dim, backward ? CorePass::Backward : CorePass::Forward);
 }
 
 std::optional<double> ProfileCosts::attention_in(const std::string& dtype, double batch_heads, double seq,
-                                                 double head_dim, bool backward) const {
+                                                 double head_dim, CorePass pass) const {
   const auto found = profile_->attention.find(dtype);
-  if (found == profile_->attention.end() || found->second.empty()) return std::nullopt;
-  // The points of the head width nearest this one's (in log); time scales with the head width from there.
-  double nearest = found->second.front().head_dim;
+  if (found == profile_->attention.end()) return std::nullopt;
+  // A recomputation's points (its own kernel, forward_s) or the core's (every other kernel).
+  std::vector<const ProfileAttentionPoint*> of_pass;
   for (const auto& a : found->second)
-    if (std::abs(std::log(a.head_dim / head_dim)) < std::abs(std::log(nearest / head_dim))) nearest = a.head_dim;
+    if ((a.kernel == kAttentionRecomputeKernel) == (pass == CorePass::Recompute)) of_pass.push_back(&a);
+  if (of_pass.empty()) return std::nullopt;
+  // The points of the head width nearest this one's (in log); time scales with the head width from there.
+  double nearest = of_pass.front()->head_dim;
+  for (const auto* a : of_pass)
+    if (std::abs(std::log(a->head_dim / head_dim)) < std::abs(std::log(nearest / head_dim))) nearest = a->head_dim;
   std::vector<GridPoint> points;
-  for (const auto& a : found->second) {
-    const double seconds = backward ? a.backward_s : a.forward_s;
-    if (a.head_dim == nearest && seconds > 0)
-      points.push_back({{a.batch_heads, a.seq, 1}, a.batch_heads * a.seq * a.seq * a.head_dim, seconds});
+  for (const auto* a : of_pass) {
+    const double seconds = pass == CorePass::Backward ? a->backward_s : a->forward_s;
+    if (a->head_dim == nearest && seconds > 0)
+      points.push_back({{a->batch_heads, a->seq, 1}, a->batch_heads * a->seq * a->seq * a->head_dim, seconds});
   }
   return times(grid_seconds(points, {batch_heads, seq, 1}, batch_heads * seq * seq * nearest), head_dim / nearest);
+}
+
+// Selective recomputation of `b` samples' attention core over `heads` heads. PyTorch's eager core up to its
+// probabilities; ours as the calibration timed our recomputation kernel (calibrate_blocks.cpp), or, in a profile
+// measured before that was timed, the whole core's forward (an upper bound: it includes the product with V).
+std::optional<double> ProfileCosts::attention_recompute_seconds(double b, double heads, double s, double d) const {
+  if (pytorch_) return pytorch_attention_core(b, heads, s, d, CorePass::Recompute);
+  if (const auto recompute = attention_in(dtype_, b * heads, s, d, CorePass::Recompute)) return recompute;
+  return attention_in(dtype_, b * heads, s, d, CorePass::Forward);
 }
 
 std::optional<double> ProfileCosts::compute_seconds(const Op& op) const {
@@ -266,7 +280,8 @@ std::optional<double> ProfileCosts::work_seconds(const Op& op, const ComputeWork
     // The profile's attention is causal self-attention (keys as long as queries), as GPT-2's and Llama's is.
     case WorkKind::Attention:
     case WorkKind::AttentionBackward:
-      return times(attention_in(dtype, batch, m, k, work.kind == WorkKind::AttentionBackward), gemm_slowdown_);
+      return times(attention_in(dtype, batch, m, k, work.kind == WorkKind::AttentionBackward ? CorePass::Backward : CorePass::Forward),
+                   gemm_slowdown_);
     case WorkKind::Copy: seconds = ew("copy"); break;
     case WorkKind::Unary: seconds = first({ew("gelu"), ew("mul")}); break;
     case WorkKind::Binary: seconds = first({ew("add"), ew("mul")}); break;
@@ -372,10 +387,15 @@ std::optional<double> ProfileCosts::elementwise_kernel_seconds(const Op& op) con
   }
 }
 
-// HF GPT-2's eager attention core on PyTorch: b·a batched products and the elementwise passes over the scores.
-std::optional<double> ProfileCosts::pytorch_attention_core(double b, double a, double s, double d, bool backward) const {
+// HF GPT-2's eager attention core on PyTorch: b·a batched products and the elementwise passes over the scores. Its
+// recomputation stops at the probabilities (CorePass::Recompute): q and k made contiguous, q·kᵀ, scale, mask, softmax.
+std::optional<double> ProfileCosts::pytorch_attention_core(double b, double a, double s, double d, CorePass pass) const {
   const double bh = b * a, scores = bh * s * s * element_bytes_, heads = b * s * a * d * element_bytes_;
-  if (!backward)
+  if (pass == CorePass::Recompute)
+    return sum({elementwise_seconds("copy", 2 * 2 * heads), gemm_seconds("batched", s, s, d, bh),
+                elementwise_seconds("mul", 2 * scores), elementwise_seconds("add", 3 * scores),
+                elementwise_seconds("softmax", 2 * scores)});
+  if (pass == CorePass::Forward)
     return sum({elementwise_seconds("copy", 3 * 2 * heads),          // q, k, v made contiguous for matmul
                 gemm_seconds("batched", s, s, d, bh),                // q·kᵀ
                 elementwise_seconds("mul", 2 * scores),              // / sqrt(head width)
@@ -428,14 +448,12 @@ std::optional<double> ProfileCosts::block_seconds(const Op& op, const Layer& lay
   const bool backward = op.compute_kind == ComputeKind::Backward;
   if (shard_) {  // the shard's shapes on the strategy's micro-batch (a part's FLOPs are only its share)
     const double t = block_shard_.tp;
-    if (op.kernel == Kernel::GptAttentionRecompute)
-      return pytorch_ ? pytorch_attention_core(micro_batch_, a / t, s, d, false)
-                      : attention_seconds(micro_batch_ * a / t, s, d, false);
+    if (op.kernel == Kernel::GptAttentionRecompute) return attention_recompute_seconds(micro_batch_, a / t, s, d);
     return gpt2_block_seconds(micro_batch_, s, h, a, i, backward, true, block_shard_, block_pieces(op));
   }
   if (op.kernel == Kernel::GptAttentionRecompute) {
-    const double b = std::max(1.0, std::round(op.flops / layer.attention_forward_flops_per_sample));
-    return pytorch_ ? pytorch_attention_core(b, a, s, d, false) : attention_seconds(b * a, s, d, false);
+    const double b = std::max(1.0, std::round(op.flops / layer.attention_recompute_flops_per_sample));
+    return attention_recompute_seconds(b, a, s, d);
   }
   // model_pass.cpp: a block's backward counts twice its forward's FLOPs (it has weights, and its input needs a gradient).
   const bool recompute = is_full_recompute(op);
@@ -474,7 +492,7 @@ std::optional<double> ProfileCosts::gpt2_block_seconds(double b, double s, doubl
   }
   const bool core = with_attention && has(kAttentionCore);
   if (pytorch_) {
-    if (core) ok &= add(pytorch_attention_core(b, a / t, s, d, backward));
+    if (core) ok &= add(pytorch_attention_core(b, a / t, s, d, backward ? CorePass::Backward : CorePass::Forward));
     if (!backward) {
       if (norms > 0) ok &= add(times(elementwise_seconds("layer_norm", 2 * nh), norms));
       if (residuals > 0) ok &= add(times(elementwise_seconds("add", 3 * nh), residuals));  // residuals

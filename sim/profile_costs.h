@@ -82,15 +82,19 @@ class ProfileCosts {
   std::optional<double> gemm_in(const std::string& dtype, const std::string& layout, double m, double n, double k,
                                 double batch) const;
   std::optional<double> elementwise_in(const std::string& dtype, const std::string& op, double bytes) const;
+  // An attention core's forward, its backward, or selective recomputation's part of its forward (up to the dropped
+  // probabilities: no product with V).
+  enum class CorePass { Forward, Backward, Recompute };
   std::optional<double> attention_in(const std::string& dtype, double batch_heads, double seq, double head_dim,
-                                     bool backward) const;
+                                     CorePass pass) const;
+  std::optional<double> attention_recompute_seconds(double b, double heads, double s, double d) const;
   std::optional<double> linear_seconds(const Op& op, const Layer& layer) const;
   std::optional<double> block_seconds(const Op& op, const Layer& layer) const;
   unsigned block_pieces(const Op& op) const;  // which pieces of its block a GPT-2 kernel (or part) runs
   unsigned block_pieces_of_kernel(const Op& op) const;  // the same for the kernel's own forward or backward
   static double element_bytes_of(Dtype dtype) { return dtype == Dtype::Fp32 ? 4 : 2; }
   double slowdown(const std::string& kind, double threads) const;
-  std::optional<double> pytorch_attention_core(double b, double a, double s, double d, bool backward) const;
+  std::optional<double> pytorch_attention_core(double b, double a, double s, double d, CorePass pass) const;
   std::optional<double> elementwise_kernel_seconds(const Op& op) const;
 
   std::shared_ptr<const DeviceProfile> profile_;

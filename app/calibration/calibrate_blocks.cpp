@@ -4,7 +4,9 @@
 // elementwise kernels are taken out as the simulator would time them from the curves measured before
 // (sim/profile_costs.h gpt2_block_seconds without the attention core): an "attention" point per shape, kernel
 // "shardscope-block-rest". The backward is timed as forward + backward less the forward (the backward uses the
-// buffers the forward saved as scratch, so each backward needs a forward before it).
+// buffers the forward saved as scratch, so each backward needs a forward before it). Selective recomputation's kernel
+// (GptAttentionRecompute: the core again from the saved Q and K, up to its dropped probabilities) is timed on its own
+// at the same shapes, after a forward filled the saved buffer: a point of kernel kAttentionRecomputeKernel.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -58,13 +60,17 @@ void calibrate_gpt2_blocks(Context& c) {
     backward.operands.insert(backward.operands.end(), params.begin(), params.end());
     backward.operands.insert(backward.operands.end(), {saved, attention, grad_in});
     backward.operands.insert(backward.operands.end(), grads.begin(), grads.end());
-    for (exec::KernelLaunch* l : {&forward, &backward}) {
+    exec::KernelLaunch recompute = forward;
+    recompute.kernel = Kernel::GptAttentionRecompute;
+    recompute.operands = {saved, attention};
+    for (exec::KernelLaunch* l : {&forward, &backward, &recompute}) {
       l->transformer = &config;
       l->seq = s.seq;
       l->rows = s.rows;
       l->training = true;
     }
     const double f = c.time(forward);
+    const double recomputed = c.time(recompute);  // reads the Q and K the forwards left in `saved`
     const double both = c.timer.seconds([&]() -> std::optional<TimeNs> {
       const auto tf = c.rank->run_kernel_timed(forward);
       const auto tb = c.rank->run_kernel_timed(backward);
@@ -77,10 +83,12 @@ void calibrate_gpt2_blocks(Context& c) {
       // Whatever the curves cannot explain, at least a small share of the block (never a negative time).
       return std::max(measured - others.value_or(0), 0.05 * measured);
     };
-    points.push_back({"shardscope-block-rest", double(s.rows) * s.heads, double(s.seq), double(s.hidden / s.heads),
-                      rest(f, false), rest(bwd, true)});
+    const double batch_heads = double(s.rows) * s.heads, head_dim = double(s.hidden / s.heads);
+    points.push_back({"shardscope-block-rest", batch_heads, double(s.seq), head_dim, rest(f, false), rest(bwd, true)});
+    points.push_back({kAttentionRecomputeKernel, batch_heads, double(s.seq), head_dim, recomputed, 0});
   }
-  c.say("gpt-2 blocks: " + std::to_string(shapes.size()) + " shapes (attention core as the rest of the block)");
+  c.say("gpt-2 blocks: " + std::to_string(shapes.size()) +
+        " shapes (attention core as the rest of the block; its selective recomputation)");
 }
 
 }  // namespace shardscope::calibration

@@ -46,7 +46,9 @@ struct ProfileSizePoint {
 };
 
 // One timed attention core (scaled_dot_product_attention, or the part of our GPT-2 block that is neither its
-// GEMMs nor its elementwise kernels): forward and backward seconds.
+// GEMMs nor its elementwise kernels): forward and backward seconds. Kernel kAttentionRecomputeKernel: our selective
+// recomputation of the core (up to its dropped probabilities), forward_s only.
+inline constexpr const char* kAttentionRecomputeKernel = "shardscope-attention-recompute";
 struct ProfileAttentionPoint {
   std::string kernel;
   double batch_heads = 0, seq = 0, head_dim = 0;

@@ -48,9 +48,10 @@ struct Layer {
   bool workspace_unknown = false;
   // Transformer blocks: the attention-core part of what the block saves (scores, softmax, its dropout mask;
   // Korthikanti et al. 2022's 5as²b term), kept apart from extra_saved_bytes_per_sample because selective
-  // recomputation drops exactly this part, and the FLOPs of recomputing it (QKᵀ and attention over V).
+  // recomputation drops exactly this part, and the FLOPs of recomputing it (model/transformer_costs.h,
+  // attention_scores_flops: QKᵀ, as the recomputation stops before the product with V).
   std::int64_t attention_saved_bytes_per_sample = 0;
-  double attention_forward_flops_per_sample = 0;
+  double attention_recompute_flops_per_sample = 0;
   // Transformer blocks: the FLOPs of a full recomputation, which stops at the last tensor the block's backward reads
   // (model/transformer_costs.h, block_recompute_flops).
   double recompute_forward_flops_per_sample = 0;

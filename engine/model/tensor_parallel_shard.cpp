@@ -56,7 +56,7 @@ void shard_block(Layer& layer, const Model& model, int tp, bool sp) {
   layer.extra_saved_bytes_per_sample = bytes.replicated + bytes.split;
   layer.attention_saved_bytes_per_sample = bytes.attention;
   layer.forward_flops_per_sample /= tp;
-  layer.attention_forward_flops_per_sample /= tp;
+  layer.attention_recompute_flops_per_sample /= tp;
   layer.recompute_forward_flops_per_sample /= tp;
 }
 

@@ -88,7 +88,7 @@ Layer make_block(const TransformerConfig& c, int index, std::int64_t seq, std::i
   layer.extra_saved_bytes_per_sample = saved.other;
   layer.attention_saved_bytes_per_sample = saved.attention;
   layer.forward_flops_per_sample = block_forward_flops(c, seq);
-  layer.attention_forward_flops_per_sample = attention_core_flops(c, seq);
+  layer.attention_recompute_flops_per_sample = attention_scores_flops(c, seq);
   layer.recompute_forward_flops_per_sample = block_recompute_flops(c, seq);
   return layer;
 }

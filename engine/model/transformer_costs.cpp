@@ -63,6 +63,10 @@ double attention_core_flops(const TransformerConfig& c, std::int64_t seq) {
   return 2.0 * 2.0 * s * s * h;  // QKᵀ and scores·V, each 2·s²·h
 }
 
+double attention_scores_flops(const TransformerConfig& c, std::int64_t seq) {
+  return attention_core_flops(c, seq) / 2;  // QKᵀ, as much as the product with V
+}
+
 double lm_head_flops(const TransformerConfig& c, std::int64_t seq) {
   return 2.0 * static_cast<double>(seq) * static_cast<double>(c.hidden) * static_cast<double>(c.vocab);
 }

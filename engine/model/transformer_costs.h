@@ -42,8 +42,12 @@ double block_forward_flops(const TransformerConfig& config, std::int64_t seq);
 // tensor_parallel.checkpoint, and PyTorch's when a dropout follows the projection (its mask is saved after it),
 // re-run the projection too.
 double block_recompute_flops(const TransformerConfig& config, std::int64_t seq);
-// The attention core alone (QKᵀ and attention over V): 4·s²·h, what selective recomputation re-runs.
+// The attention core alone (QKᵀ and attention over V): 4·s²·h.
 double attention_core_flops(const TransformerConfig& config, std::int64_t seq);
+// Its scores alone (QKᵀ): 2·s²·h, what selective recomputation re-runs. The core's backward reads the softmax output,
+// the dropout mask and the dropped probabilities, all made before the product with V, which reads the last of them:
+// the recomputation stops there, as block_recompute_flops's does (non-reentrant checkpoint; the executors too).
+double attention_scores_flops(const TransformerConfig& config, std::int64_t seq);
 // The LM head (logits over the vocabulary): 2·s·h·V.
 double lm_head_flops(const TransformerConfig& config, std::int64_t seq);
 

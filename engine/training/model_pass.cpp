@@ -116,7 +116,7 @@ std::vector<TensorId> ModelPass::recompute_block(std::size_t l) {
                        2 * activation_bytes(layer.in_numel) + layer.param_numel() * settings_.param_element_bytes,
                        static_cast<int>(l))
           : b_.compute(ComputeKind::Forward, layer.name + std::string(kAttentionRecomputeSuffix),
-                       layer.attention_forward_flops_per_sample * batch,
+                       layer.attention_recompute_flops_per_sample * batch,
                        settings_.batch * layer.attention_saved_bytes_per_sample + 3 * activation_bytes(layer.in_numel),
                        static_cast<int>(l));
   annotate_recompute(op, l, transient);

@@ -149,8 +149,9 @@ TEST(Recomputation, FullBackwardPeakIsInputsPlusOneBlock) {
   EXPECT_EQ(find_op(program, "h.3 attention recompute"), -1);
 }
 
-// Selective recomputation re-runs only the attention core before each block's backward: QKᵀ and attention over
-// V, 4·s²·h FLOPs per sample; its 5as²b bytes exist only during that block's backward.
+// Selective recomputation re-runs only the attention core before each block's backward, up to the last tensor the
+// core's backward reads (the dropped probabilities, before the product with V): QKᵀ, 2·s²·h FLOPs per sample; its
+// 5as²b bytes exist only during that block's backward.
 TEST(Recomputation, SelectiveRecomputesTheAttentionCore) {
   TempConfigDir dir;
   const Shape x{64, 2, 128, 8};
@@ -160,7 +161,7 @@ TEST(Recomputation, SelectiveRecomputesTheAttentionCore) {
   const OpIndex recompute = find_op(program, "h.1 attention recompute");
   ASSERT_GE(recompute, 0);
   const double s = static_cast<double>(x.s), h = static_cast<double>(x.h);
-  EXPECT_DOUBLE_EQ(program.ops[static_cast<std::size_t>(recompute)].flops, 2 * 4 * s * s * h);
+  EXPECT_DOUBLE_EQ(program.ops[static_cast<std::size_t>(recompute)].flops, 2 * 2 * s * s * h);
   const OpIndex alloc = find_op(program, "alloc h.1 recomputed attention scores");
   const OpIndex free = find_op(program, "free h.1 recomputed attention scores");
   ASSERT_GE(alloc, 0);

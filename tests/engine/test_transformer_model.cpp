@@ -77,7 +77,8 @@ TEST(TransformerPresets, BlockFlopsFollowMegatron) {
   const Model m = parse_model_spec("gpt2-medium", options);
   const double s = 512, h = 1024, vocab = 50257;
   EXPECT_DOUBLE_EQ(m.layers[1].forward_flops_per_sample, 24 * s * h * h + 4 * s * s * h);
-  EXPECT_DOUBLE_EQ(m.layers[1].attention_forward_flops_per_sample, 4 * s * s * h);
+  // Selective recomputation re-runs QKᵀ only (it stops before the product with V): 2·s²·h.
+  EXPECT_DOUBLE_EQ(m.layers[1].attention_recompute_flops_per_sample, 2 * s * s * h);
   EXPECT_DOUBLE_EQ(m.layers.back().forward_flops_per_sample, 2 * s * h * vocab);
 }
 

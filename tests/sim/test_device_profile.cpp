@@ -394,6 +394,18 @@ TEST(SimulateWithProfile, TensorParallelGptBlocksArePricedAtTheShardsShape) {
   }
 }
 
+// A GPT model from a config.json, one rank per tensor-parallel shard, recomputing as `mode` says.
+Scenario recomputing_gpt(const std::string& config, int batch, CheckpointMode mode, int tp) {
+  Scenario s;
+  s.model.spec = "hf:" + config;
+  s.training.batch = batch;
+  s.training.checkpoint = mode;
+  s.strategy.kind = StrategyKind::Single;
+  s.strategy.tp = tp;
+  s.cluster.world = tp;
+  return s;
+}
+
 // A full recomputation re-runs its block only up to GELU (plan/block_recompute.h), as the executors do: priced, it is
 // the block's forward less mlp.c_proj's GEMM, that GEMM's bias rows (2 passes over its output) and the second
 // residual add (3 passes over n × h), by hand from the shapes against the synthetic profile (GEMMs at 100 GFLOP/s,
@@ -411,14 +423,7 @@ TEST(SimulateWithProfile, AFullRecomputationIsPricedUpToItsGelu) {
                                             {"head_dim", h / a}, {"forward_s", 5e-6}, {"backward_s", 9e-6}});
   const auto profile = std::make_shared<const DeviceProfile>(parse_device_profile(text.dump(), "test"));
   for (const int tp : {1, 2}) {
-    Scenario s;
-    s.model.spec = "hf:" + config;
-    s.training.batch = b;
-    s.training.checkpoint = CheckpointMode::Full;
-    s.strategy.kind = StrategyKind::Single;
-    s.strategy.tp = tp;
-    s.cluster.world = tp;
-    const ResolvedScenario r = resolve_scenario(s);
+    const ResolvedScenario r = resolve_scenario(recomputing_gpt(config, b, CheckpointMode::Full, tp));
     const ProfileCosts costs(profile, r);
     const double n = b * positions;
     const double expected_ns = 1e9 * *costs.gemm_seconds("forward", n, h, i / tp) + 2 * n * h * 4 + 3 * n * h * 4;
@@ -443,6 +448,54 @@ TEST(SimulateWithProfile, AFullRecomputationIsPricedUpToItsGelu) {
       const double forward = seconds_of("h.1 forward"), recompute = seconds_of("h.1 recompute");
       EXPECT_NEAR((forward - recompute) * 1e9, expected_ns, 1e-6 * forward * 1e9);
     }
+  }
+}
+
+// Selective recomputation re-runs the attention core up to its dropped probabilities (no product with V), as the
+// executors do: our profile prices it at the calibration's timed recomputation kernel (its own attention points,
+// kernel kAttentionRecomputeKernel), and a profile without them at the whole core's forward, as before (an upper
+// bound); a PyTorch profile as the eager core's kernels up to the softmax: q and k made contiguous (2 passes over
+// b·s·h each), q·kᵀ, the scale (2 passes over the b·a·s² scores), the mask (3) and the softmax (2), counted here at
+// 1 ns a byte with q·kᵀ from the profile's batched curve. On one rank and under tp 2 (the shard's heads).
+TEST(SimulateWithProfile, ASelectiveRecomputationIsPricedUpToItsProbabilities) {
+  testing::TempConfigDir dir;
+  const int h = 64, a = 4, positions = 32, b = 2;
+  const std::string config = dir.write("tiny.json", testing::gpt2_config_json(h, a, 2, 256, positions));
+  const auto point = [&](const char* kernel, int batch_heads, double forward_s, double backward_s) {
+    return json{{"kernel", kernel}, {"batch_heads", batch_heads}, {"seq", positions}, {"head_dim", h / a},
+                {"forward_s", forward_s}, {"backward_s", backward_s}};
+  };
+  json ours = json::parse(synthetic_profile(100));
+  for (const int batch_heads : {4, 8}) ours["attention"]["float32"].push_back(point("shardscope-block-rest", batch_heads, 5e-6, 9e-6));
+  json pytorch = ours;
+  pytorch["source"] = "pytorch";
+  for (const char* op : {"copy", "mul", "add", "softmax"})
+    pytorch["elementwise"][op]["float32"] = json::array({{{"bytes", 1}, {"seconds", 1e-9}}});
+  for (const double bh : {1.0, 64.0})
+    for (const double m : {4.0, 4096.0})
+      for (const double k : {4.0, 4096.0})
+        pytorch["gemm"]["float32"].push_back({{"layout", "batched"}, {"m", m}, {"n", m}, {"k", k}, {"batch", bh},
+                                              {"seconds", 2 * m * m * k * bh / 50e9}});
+  json with_recompute = ours;
+  for (const int batch_heads : {4, 8}) with_recompute["attention"]["float32"].push_back(point(kAttentionRecomputeKernel, batch_heads, 2e-6, 0));
+  const auto costs_of = [](const json& text, const ResolvedScenario& r) {
+    return ProfileCosts(std::make_shared<const DeviceProfile>(parse_device_profile(text.dump(), "test")), r);
+  };
+  for (const int tp : {1, 2}) {
+    SCOPED_TRACE("tp " + std::to_string(tp));
+    const ResolvedScenario r = resolve_scenario(recomputing_gpt(config, b, CheckpointMode::Selective, tp));
+    const Plan plan = lower_validated_plan(r);
+    const Op* recompute = nullptr;
+    for (const Op& op : plan.programs.at(0).ops)
+      if (op.label.str() == "h.1 attention recompute") recompute = &op;
+    ASSERT_NE(recompute, nullptr);
+    EXPECT_NEAR(*costs_of(with_recompute, r).compute_seconds(*recompute), 2e-6, 1e-15);
+    EXPECT_NEAR(*costs_of(ours, r).compute_seconds(*recompute), 5e-6, 1e-15);  // the core's forward
+    const ProfileCosts torch = costs_of(pytorch, r);
+    const double bh = b * a / tp, scores = bh * positions * positions * 4, heads = b * positions * (h / tp) * 4.0;
+    const double expected = 1e-9 * (2 * 2 * heads + 2 * scores + 3 * scores + 2 * scores) +
+                            *torch.gemm_seconds("batched", positions, positions, h / a, bh);
+    EXPECT_NEAR(*torch.compute_seconds(*recompute), expected, 1e-9 * expected);
   }
 }
 
