@@ -1,7 +1,9 @@
 // Collectives between the ranks of a fresh two-rank backend (the CPU backend's rank threads; the CUDA backend's
 // local path or NCCL), each rank driven by its own thread as the executor's stream threads drive them, and the
 // launch and synchronisation floors. Sizes as nccl-tests' S (sim/collective_cost.h): all-reduce and broadcast the
-// buffer, all-gather the gathered output, reduce-scatter the input; a message its bytes ("send_recv").
+// buffer, all-gather the gathered output, reduce-scatter the input; a message its bytes ("send_recv"). On the CPU
+// each call moves the next of enough copies of its buffers to exceed the caches (cold_copies), as a step's
+// collectives meet buckets and parameters last written a layer or a step before.
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -26,6 +28,17 @@ exec::CommunicationLaunch collective(CollectiveKind kind, std::vector<exec::Devi
   return l;
 }
 
+// How many copies of a collective's buffers each rank rotates through. Why cold, on the CPU only: a training step's
+// collectives move buckets and parameters that other work has pushed out of the caches since they were written
+// (the weight gradients of the layers after, the optimizer's states), and on this machine a 3 MiB broadcast of
+// parameters a step had just updated ran 0.93 ms, the same broadcast repeated on one warm buffer 0.28 ms (2 ranks
+// on 2 vCPUs; memory moves at the DRAM's rate, not the L3's). The GPU's profiles keep warm buffers: NCCL's figures
+// in h200-shardscope.json were measured so, and no GPU has measured a cold one.
+std::int64_t cold_copies(exec::BackendKind kind, std::int64_t bytes_per_rank) {
+  if (kind != exec::BackendKind::Cpu) return 1;
+  return std::clamp<std::int64_t>((std::int64_t{64} << 20) / std::max<std::int64_t>(bytes_per_rank, 1), 2, 1024);
+}
+
 }  // namespace
 
 void calibrate_collectives(Context& c) {
@@ -44,24 +57,28 @@ void calibrate_collectives(Context& c) {
   for (const char* kind : kinds) {
     for (const std::int64_t bytes : sizes) {
       const std::int64_t floats = bytes / 4;
-      // One launch per rank: what that rank passes for this kind.
+      // Launches per rank: what that rank passes for this kind, in `copies` copies of its buffers.
+      const std::int64_t copies = cold_copies(c.kind, 2 * bytes);
       std::vector<std::unique_ptr<DeviceBuffers>> buffers;
-      std::vector<exec::CommunicationLaunch> launches;
+      std::vector<std::vector<exec::CommunicationLaunch>> launches(kRanks);
       for (int r = 0; r < kRanks; ++r) {
         buffers.push_back(std::make_unique<DeviceBuffers>(backend->rank(r)));
         DeviceBuffers& b = *buffers.back();
         const std::string k = kind;
-        if (k == "all_reduce") launches.push_back(collective(CollectiveKind::AllReduce, {b.values(floats)}));
-        if (k == "broadcast") launches.push_back(collective(CollectiveKind::Broadcast, {b.values(floats)}));
-        if (k == "all_gather") launches.push_back(collective(CollectiveKind::AllGather, {b.values(floats / kRanks), b.zeros(bytes)}));
-        if (k == "reduce_scatter")
-          launches.push_back(collective(CollectiveKind::ReduceScatter, {b.values(floats), b.zeros(bytes / kRanks)}));
-        if (k == "send_recv") {
-          exec::CommunicationLaunch l;
-          l.kind = r == 0 ? OpKind::Send : OpKind::Recv;
-          l.peer = 1 - r;
-          l.operands = {b.values(floats)};
-          launches.push_back(l);
+        auto& mine = launches[static_cast<std::size_t>(r)];
+        for (std::int64_t copy = 0; copy < copies; ++copy) {
+          if (k == "all_reduce") mine.push_back(collective(CollectiveKind::AllReduce, {b.values(floats)}));
+          if (k == "broadcast") mine.push_back(collective(CollectiveKind::Broadcast, {b.values(floats)}));
+          if (k == "all_gather") mine.push_back(collective(CollectiveKind::AllGather, {b.values(floats / kRanks), b.zeros(bytes)}));
+          if (k == "reduce_scatter")
+            mine.push_back(collective(CollectiveKind::ReduceScatter, {b.values(floats), b.zeros(bytes / kRanks)}));
+          if (k == "send_recv") {
+            exec::CommunicationLaunch l;
+            l.kind = r == 0 ? OpKind::Send : OpKind::Recv;
+            l.peer = 1 - r;
+            l.operands = {b.values(floats)};
+            mine.push_back(l);
+          }
         }
       }
       // Calls per repetition: about 16 MiB moved, at least 3; three repetitions, the median.
@@ -69,10 +86,12 @@ void calibrate_collectives(Context& c) {
       std::vector<double> seconds;
       const auto drive = [&](int r, bool timed) {
         exec::RankBackend& rank = backend->rank(r);
-        rank.run_communication(launches[static_cast<std::size_t>(r)]);  // warm-up, and both ranks past their start
+        const auto& mine = launches[static_cast<std::size_t>(r)];
+        std::size_t next = 0;
+        rank.run_communication(mine[next++ % mine.size()]);  // warm-up, and both ranks past their start
         for (int rep = 0; rep < 3; ++rep) {
           const auto start = std::chrono::steady_clock::now();
-          for (int i = 0; i < count; ++i) rank.run_communication(launches[static_cast<std::size_t>(r)]);
+          for (int i = 0; i < count; ++i) rank.run_communication(mine[next++ % mine.size()]);
           rank.synchronize(Stream::Communication);
           if (timed) seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / count);
         }

@@ -74,7 +74,12 @@ void calibrate_elementwise(Context& c) {
     exec::KernelLaunch mse_back = launch(Kernel::MseLossBackward, {x, y, out});
     add("mse_loss_backward", 2 * n * eb, c.time(mse_back), n);
     add("accumulate", 3 * n * eb, c.time(launch(Kernel::Accumulate, {out, x})), n);
-    add("copy", 2 * n * eb, c.time(launch(Kernel::Copy, {out, x})), n);
+    // On the CPU a copy's destination (a DDP bucket, a .grad, a gathered buffer) was last written a step before, and
+    // a step's copies ran at DRAM's rate there: 0.40-0.47 ms for a 1.6 MB gradient into its bucket, 0.19 ms warm.
+    // A GPU's copies stay warm until a lease measures the difference (FORMAT.md).
+    const double copy = cpu ? cold_seconds(c, e * 4, [&](DeviceBuffers& cold) { return launch(Kernel::Copy, {cold.zeros(e * 4), x}); })
+                            : c.time(launch(Kernel::Copy, {out, x}));
+    add("copy", 2 * n * eb, copy, n);
     exec::KernelLaunch scale = launch(Kernel::Scale, {out});
     scale.scale = 0.5;
     add("scale", 2 * n * eb, c.time(scale), n);

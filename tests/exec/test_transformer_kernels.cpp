@@ -94,6 +94,27 @@ TEST(GeluKernels, TanhApproximationAndItsDerivative) {
   EXPECT_NEAR(g[1], (at(-2.0f + 1e-3f) - at(-2.0f - 1e-3f)) / 2e-3, 1e-3);
 }
 
+// gelu_new and its derivative against the tanh formula in double, from the negative tail (where 1 + tanh(u) in float
+// cancels to nothing) to where it is the identity. The kernel evaluates v·σ(2u); float rounding of u (an ulp of
+// |2u| ≤ 40 here moves exp(−2u) by ~5e-6 relative) bounds its error. Below v = −6 (u < −12.5) the formula in double
+// loses its own digits (1 + tanh(u) < 3e-11), so there the values only have to be that small.
+TEST(GeluKernels, MatchesTheTanhFormulaInDoubleEverywhere) {
+  const double c = std::sqrt(2.0 / 3.14159265358979323846), a = 0.044715;
+  std::vector<float> x;
+  for (int k = -1200; k <= 1200; ++k) x.push_back(static_cast<float>(k) / 100.0f);
+  for (const float tiny : {1e-30f, -1e-30f, 3e-8f, -3e-8f}) x.push_back(tiny);
+  std::vector<float> y(x.size()), g(x.size(), 1.0f);
+  gelu_tanh_forward(x, y);
+  gelu_tanh_backward(x, g);
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    const double v = x[k], t = std::tanh(c * (v + a * v * v * v));
+    const double value = 0.5 * v * (1 + t), slope = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * c * (1 + 3 * a * v * v);
+    const double tail = v < -6 ? 1e-9 : 0;
+    EXPECT_NEAR(y[k], value, 2e-5 * std::abs(value) + tail + 1e-37) << "gelu_new(" << v << ")";
+    EXPECT_NEAR(g[k], slope, 2e-5 * std::abs(slope) + tail + 1e-6) << "gelu_new'(" << v << ")";
+  }
+}
+
 TEST(DropoutMask, KeepsAboutOneMinusPAndIsAPureFunctionOfItsKey) {
   std::vector<std::uint8_t> a(100000), b(100000), c(100000);
   fill_keep_mask(42, 1, 0.1, 0, a);

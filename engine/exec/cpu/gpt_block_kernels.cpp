@@ -21,6 +21,14 @@ namespace {
 constexpr float kGeluC = 0.7978845608028654f;  // sqrt(2/π)
 constexpr float kGeluA = 0.044715f;
 
+// gelu_new, 0.5·v·(1 + tanh(u)) with u = √(2/π)(v + 0.044715v³), is computed as v·σ(2u), since 1 + tanh(u) = 2σ(2u):
+// the same function within an ulp or two, but one expf a value where tanhf's cost depends on |u| (glibc 2.36 on a
+// Xeon: 17 ns an element at GPT-2's initial scale, 27 ns at |u| near 1; expf 7.5 ns at any scale). A kernel whose
+// speed follows the values times differently in calibration and in a run (our GPT-2 block ran 22 % faster in a
+// step than calibrate timed it on uniform [-1, 1) values).
+float sigmoid_of_twice(float u) { return 1.0f / (1.0f + std::exp(-2.0f * u)); }
+float gelu_inner(float v) { return kGeluC * (v + kGeluA * v * v * v); }
+
 Views checked_views(const GptBlockShape& shape, const GptBlockDims& d, const GptBlockParams& p, std::span<std::byte> saved,
                     std::span<std::byte> attention) {
   if (shape.sequence_parallel)
@@ -39,16 +47,17 @@ void residual_dropout(const GptBlockShape& shape, int site, std::span<float> x, 
 void gelu_tanh_forward(std::span<const float> x, std::span<float> y) {
   for (std::size_t k = 0; k < x.size(); ++k) {
     const float v = x[k];
-    y[k] = 0.5f * v * (1.0f + std::tanh(kGeluC * (v + kGeluA * v * v * v)));
+    y[k] = v * sigmoid_of_twice(gelu_inner(v));
   }
 }
 
+// d/dv: 0.5(1 + t) + 0.5·v·(1 − t²)·u', and with s = σ(2u): 1 + t = 2s, 1 − t² = 4s(1 − s).
 void gelu_tanh_backward(std::span<const float> x, std::span<float> grad) {
   for (std::size_t k = 0; k < x.size(); ++k) {
     const float v = x[k];
-    const float t = std::tanh(kGeluC * (v + kGeluA * v * v * v));
+    const float s = sigmoid_of_twice(gelu_inner(v));
     const float dinner = kGeluC * (1.0f + 3.0f * kGeluA * v * v);
-    grad[k] *= 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * dinner;
+    grad[k] *= s + 2.0f * v * s * (1.0f - s) * dinner;
   }
 }
 
