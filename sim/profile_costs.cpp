@@ -456,8 +456,7 @@ std::optional<double> ProfileCosts::block_seconds(const Op& op, const Layer& lay
     return attention_recompute_seconds(b, a, s, d);
   }
   // model_pass.cpp: a block's backward counts twice its forward's FLOPs (it has weights, and its input needs a gradient).
-  const bool recompute = is_full_recompute(op);
-  const double per_sample = recompute ? layer.recompute_forward_flops_per_sample : layer.forward_flops_per_sample;
+  const double per_sample = layer.forward_pass_flops_per_sample(is_full_recompute(op));
   const double b = std::max(1.0, std::round(op.flops / (per_sample * (backward ? 2 : 1))));
   return gpt2_block_seconds(b, s, h, a, i, backward, true, {}, block_pieces(op));
 }

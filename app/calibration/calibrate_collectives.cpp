@@ -2,7 +2,7 @@
 // local path or NCCL), each rank driven by its own thread as the executor's stream threads drive them, and the
 // launch and synchronisation floors. Sizes as nccl-tests' S (sim/collective_cost.h): all-reduce and broadcast the
 // buffer, all-gather the gathered output, reduce-scatter the input; a message its bytes ("send_recv"). On the CPU
-// each call moves the next of enough copies of its buffers to exceed the caches (cold_copies), as a step's
+// each call moves the next of enough copies of its buffers to exceed the caches (copies_beyond_caches), as a step's
 // collectives meet buckets and parameters last written a layer or a step before.
 #include <algorithm>
 #include <chrono>
@@ -28,17 +28,6 @@ exec::CommunicationLaunch collective(CollectiveKind kind, std::vector<exec::Devi
   return l;
 }
 
-// How many copies of a collective's buffers each rank rotates through. Why cold, on the CPU only: a training step's
-// collectives move buckets and parameters that other work has pushed out of the caches since they were written
-// (the weight gradients of the layers after, the optimizer's states), and on this machine a 3 MiB broadcast of
-// parameters a step had just updated ran 0.93 ms, the same broadcast repeated on one warm buffer 0.28 ms (2 ranks
-// on 2 vCPUs; memory moves at the DRAM's rate, not the L3's). The GPU's profiles keep warm buffers: NCCL's figures
-// in h200-shardscope.json were measured so, and no GPU has measured a cold one.
-std::int64_t cold_copies(exec::BackendKind kind, std::int64_t bytes_per_rank) {
-  if (kind != exec::BackendKind::Cpu) return 1;
-  return std::clamp<std::int64_t>((std::int64_t{64} << 20) / std::max<std::int64_t>(bytes_per_rank, 1), 2, 1024);
-}
-
 }  // namespace
 
 void calibrate_collectives(Context& c) {
@@ -54,11 +43,18 @@ void calibrate_collectives(Context& c) {
   const std::vector<std::int64_t> sizes = c.quick ? std::vector<std::int64_t>{1 << 12, 1 << 16}
                                                   : std::vector<std::int64_t>{1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24};
   const char* kinds[] = {"all_reduce", "all_gather", "reduce_scatter", "broadcast", "send_recv"};
+  // Why cold, on the CPU only: a training step's collectives move buckets and parameters that other work has pushed
+  // out of the caches since they were written (the weight gradients of the layers after, the optimizer's states),
+  // and on this machine a 3 MiB broadcast of parameters a step had just updated ran 0.93 ms, the same broadcast
+  // repeated on one warm buffer 0.28 ms (2 ranks on 2 vCPUs; memory moves at the DRAM's rate, not the L3's). A GPU's
+  // profiles keep warm buffers: NCCL's figures in h200-shardscope.json were measured so, and no GPU has measured a
+  // cold one.
+  const bool cold = c.kind == exec::BackendKind::Cpu;
   for (const char* kind : kinds) {
     for (const std::int64_t bytes : sizes) {
       const std::int64_t floats = bytes / 4;
       // Launches per rank: what that rank passes for this kind, in `copies` copies of its buffers.
-      const std::int64_t copies = cold_copies(c.kind, 2 * bytes);
+      const std::int64_t copies = cold ? copies_beyond_caches(c.kind, 2 * bytes) : 1;
       std::vector<std::unique_ptr<DeviceBuffers>> buffers;
       std::vector<std::vector<exec::CommunicationLaunch>> launches(kRanks);
       for (int r = 0; r < kRanks; ++r) {

@@ -42,12 +42,16 @@ std::vector<std::int64_t> sizes(bool quick, int from, int to) {
 // each call runs the next of enough copies of those tensors (`make` makes one) to hold more than the caches do:
 // 64 MiB on the CPU (beyond its L2; as far as a step's working set from its last use), 256 MiB on a GPU (beyond an
 // H100 / H200's 50-60 MB L2); 2 copies at least.
+std::int64_t copies_beyond_caches(exec::BackendKind kind, Bytes bytes) {
+  const Bytes cache_bytes = kind == exec::BackendKind::Cpu ? Bytes{64} << 20 : Bytes{256} << 20;
+  return std::clamp<Bytes>(cache_bytes / std::max<Bytes>(bytes, 1), 2, 4096);
+}
+
 double cold_seconds(Context& c, Bytes cold_tensor_bytes, const std::function<exec::KernelLaunch(DeviceBuffers&)>& make) {
-  const Bytes cache_bytes = c.kind == exec::BackendKind::Cpu ? Bytes{64} << 20 : Bytes{256} << 20;
-  const Bytes copies = std::clamp<Bytes>(cache_bytes / std::max<Bytes>(cold_tensor_bytes, 1), 2, 4096);
+  const std::int64_t copies = copies_beyond_caches(c.kind, cold_tensor_bytes);
   DeviceBuffers b(*c.rank);
   std::vector<exec::KernelLaunch> launches;
-  for (Bytes i = 0; i < copies; ++i) launches.push_back(make(b));
+  for (std::int64_t i = 0; i < copies; ++i) launches.push_back(make(b));
   std::size_t next = 0;
   return c.timer.seconds([&] { return c.rank->run_kernel_timed(launches[next++ % launches.size()]); });
 }

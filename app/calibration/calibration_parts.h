@@ -40,6 +40,9 @@ void calibrate_elementwise(Context& c);
 // Seconds to zero-fill a block of `bytes` that the caches no longer hold, as the executor's fill of a new
 // allocation meets it: each call fills the next of enough buffers to exceed the caches (at least 2).
 double cold_zero_seconds(Context& c, std::int64_t bytes);
+// How many copies of `bytes` of tensors hold more than the caches do (64 MiB on the CPU, 256 MiB on a GPU; 2 to
+// 4096): what a kernel timed cold rotates through, as it meets memory a step has moved past.
+std::int64_t copies_beyond_caches(exec::BackendKind kind, Bytes bytes);
 // The optimizer step of each kind over parameter counts.
 void calibrate_optimizers(Context& c);
 // GPT-2 blocks at a few shapes; our attention core is what the GEMMs and elementwise curves do not explain.

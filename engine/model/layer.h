@@ -64,6 +64,10 @@ struct Layer {
   std::vector<std::pair<std::string, std::int64_t>> buffers;
 
   bool has_weight() const { return !params.empty() || tied_layer >= 0; }
+  // A forward pass's FLOPs per sample: the layer's own, or a full recomputation's (a block, which stops earlier).
+  double forward_pass_flops_per_sample(bool full_recompute) const {
+    return full_recompute ? recompute_forward_flops_per_sample : forward_flops_per_sample;
+  }
 
   std::int64_t param_numel() const {
     std::int64_t n = 0;

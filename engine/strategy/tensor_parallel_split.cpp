@@ -159,7 +159,7 @@ namespace {
 double mlp_share(const Model& shard, const Op& op, int tp) {
   const Layer& layer = shard.layers.at(static_cast<std::size_t>(op.layer));
   const bool recompute = is_full_recompute(op);
-  const double per_sample = recompute ? layer.recompute_forward_flops_per_sample : layer.forward_flops_per_sample;
+  const double per_sample = layer.forward_pass_flops_per_sample(recompute);
   if (per_sample <= 0) return 0.5;
   const TransformerConfig& c = *shard.transformer;
   const double gemm = 2.0 * static_cast<double>(shard.seq) * static_cast<double>(c.hidden) *
