@@ -2,8 +2,10 @@
 // simulates and executes five held-out jobs whose shapes the calibration did not time (MLP single, DDP, ZeRO-1,
 // a GPipe pipeline, a tiny GPT-2) and prints each simulated step beside the executed median with the error, the
 // breakdown per kind of time, and the mean absolute error. Calibration passes and rounds of executions alternate
-// (--repeats of each), so both sample the same stretch of a machine whose speed drifts. A benchmark, not a test: it reports what this machine
-// gives (the goal: each within 10 %, mean ≤ 5 %) and exits 0 unless something fails to run.
+// (--repeats of each), so both sample the same stretch of a machine whose speed drifts; each round is also set
+// beside the pass just before it (its own profile, saved as OUT.passN), which takes the drift between rounds out.
+// A benchmark, not a test: it reports what this machine gives (the goal: each within 10 %, mean ≤ 5 %) and exits 0
+// unless something fails to run.
 // Run: build-test/tests/bench/bench_timeline [--profile PROFILE.json | --save-profile OUT.json] [--repeats N]
 //      [--steps N]    (from the repository root: the GPT-2 job's config is tests/bench/heldout/...)
 #include <algorithm>
@@ -141,9 +143,47 @@ std::string load_average() {
   return one.empty() ? "?" : one;
 }
 
+// Each round set beside the calibration pass just before it: the simulated step with that pass's profile against the
+// round's median, per job. Drift between rounds then falls out; what stays is the model's error plus drift within a
+// round (seconds).
+std::vector<std::vector<double>> paired_errors(const std::vector<Job>& jobs, const Executions& e,
+                                               const std::vector<std::string>& pass_profiles) {
+  std::vector<std::vector<double>> errors(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    for (std::size_t r = 0; r < pass_profiles.size() && r < e.round_medians[j].size(); ++r) {
+      const double sim = static_cast<double>(simulated(jobs[j], pass_profiles[r]).simulated.step_ns);
+      errors[j].push_back(sim / static_cast<double>(e.round_medians[j][r]) - 1);
+    }
+  return errors;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 std::string ms(TimeNs ns) { return fmt::format("{:.2f}", static_cast<double>(ns) / 1e6); }
 std::string pct(TimeNs sim, TimeNs exec) {
   return exec > 0 ? fmt::format("{:+.1f}%", 100.0 * (static_cast<double>(sim) - static_cast<double>(exec)) / static_cast<double>(exec)) : "-";
+}
+
+// The paired errors per job and round, each job's median over its rounds, and their summary as for the merged profile.
+void print_paired(const std::vector<Job>& jobs, const Executions& e, const std::vector<std::string>& pass_profiles) {
+  std::cout << "paired by round (each round against the calibration pass just before it): error per round; median\n";
+  double abs_sum = 0;
+  int within = 0;
+  const auto paired = paired_errors(jobs, e, pass_profiles);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    std::string rounds;
+    for (const double err : paired[j]) rounds += fmt::format(" {:+.1f}%", 100 * err);
+    const double mid = median_of(paired[j]);
+    abs_sum += std::abs(mid);
+    within += std::abs(mid) <= 0.10;
+    std::cout << fmt::format("{:<14} {}; {:+.1f}%\n", jobs[j].name, rounds, 100 * mid);
+  }
+  std::cout << fmt::format("paired: within 10 %: {} of {}; mean absolute error {:.1f} %\n", within, jobs.size(),
+                           100 * abs_sum / static_cast<double>(jobs.size()));
 }
 
 }  // namespace
@@ -172,6 +212,7 @@ int main(int argc, char** argv) {
     std::cout << fmt::format("load average before: {} ({} cores)\n", load_average(), std::thread::hardware_concurrency());
     const auto jobs = heldout_jobs(steps, gpt2_config);
     Executions executions;
+    std::vector<std::string> pass_profiles;  // when calibrating: each pass's own profile, for paired_errors
     if (profile_path.empty()) {
       // A calibration pass before each round of executions; the profile is their median, as calibrate's.
       calibration::CalibrationOptions options;
@@ -179,7 +220,11 @@ int main(int argc, char** argv) {
       options.passes = repeats;
       calibration::Calibrator calibrator(options);
       std::vector<DeviceProfile> passes;
-      executions = execute_rounds(jobs, repeats, [&](int r) { passes.push_back(calibrator.pass(r + 1)); });
+      executions = execute_rounds(jobs, repeats, [&](int r) {
+        passes.push_back(calibrator.pass(r + 1));
+        pass_profiles.push_back(save_path + fmt::format(".pass{}", r + 1));
+        std::ofstream(pass_profiles.back()) << device_profile_to_json(passes.back()) << "\n";
+      });
       const DeviceProfile profile = calibrator.merged(passes);
       std::ofstream(save_path) << device_profile_to_json(profile) << "\n";
       profile_path = save_path;
@@ -218,6 +263,7 @@ int main(int argc, char** argv) {
     std::cout << fmt::format("the machine's own spread: a job's median step differs by up to {:.1f} % of its median between "
                              "rounds{}\n", 100 * widest_spread,
                              widest_spread > 0.05 ? " (above the 5 % goal: this run cannot judge it)" : "");
+    if (!pass_profiles.empty()) print_paired(jobs, executions, pass_profiles);
     std::cout << fmt::format("load average after: {}\n", load_average());
   } catch (const std::exception& e) {
     std::cerr << "bench_timeline: " << e.what() << "\n";

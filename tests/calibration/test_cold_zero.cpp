@@ -63,8 +63,9 @@ TEST(ColdZero, EachFillWritesABufferNotFilledInTheLast64MiB) {
   // No buffer filled twice within any 2,048 consecutive fills, and 2,048 used in all.
   std::map<const std::byte*, std::size_t> last;
   for (std::size_t i = 0; i < rank.zeroed.size(); ++i) {
-    if (const auto found = last.find(rank.zeroed[i]); found != last.end())
+    if (const auto found = last.find(rank.zeroed[i]); found != last.end()) {
       ASSERT_GE(i - found->second, kCold) << "fill " << i << " rewrote the buffer of fill " << found->second;
+    }
     last[rank.zeroed[i]] = i;
   }
   EXPECT_EQ(last.size(), kCold);
