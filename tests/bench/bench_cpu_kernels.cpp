@@ -1,13 +1,15 @@
 // CPU executor speed: the GEMMs of the 20 × Linear(2000, 2000), batch 20 scenario (forward and both backward
 // products, as the kernels run them), a square 2000³ GEMM (the machine's BLAS peak), and ring all-reduce of
 // 16 MiB between 2 and 4 rank threads, and Adam's update of one layer's parameters (memory-bound: the bytes/s to
-// hold against the machine's bandwidth). Run: build/tests/bench/bench_cpu_kernels
+// hold against the machine's bandwidth), and ReLU forward and backward on activations of random sign (a branch on
+// the sign would mispredict about every other element). Run: build/tests/bench/bench_cpu_kernels
 #include <benchmark/benchmark.h>
 
 #include <barrier>
 #include <thread>
 #include <vector>
 
+#include "exec/cpu/activation_kernels.h"
 #include "exec/cpu/blas_gemm.h"
 #include "exec/cpu/cpu_communicator.h"
 #include "exec/cpu/linear_kernels.h"
@@ -86,6 +88,22 @@ void BM_AdamStepOneLayer(benchmark::State& state) {
                                                  benchmark::Counter::OneK::kIs1024);
 }
 BENCHMARK(BM_AdamStepOneLayer)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Arg: elements (a 96 × 384 activation: 36,864). Values of random sign, as after a Linear.
+void BM_ReluForwardBackward(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<float> x(n), y(n), grad(n, 1.0f), grad_x(n);
+  std::uint32_t bits = 12345;
+  for (float& v : x) v = static_cast<float>((bits = bits * 1664525u + 1013904223u) >> 8) / 8388608.0f - 1.0f;
+  for (auto _ : state) {
+    relu_forward(x, y);
+    relu_backward(grad, y, grad_x);
+    benchmark::ClobberMemory();
+  }
+  state.counters["ns/element"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ReluForwardBackward)->Arg(36864)->Arg(1 << 20)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK(BM_SquareGemm2000)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -1,7 +1,9 @@
 // ReLU, MSE and cross-entropy kernels against plain formulas in the test and central finite differences.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
@@ -41,6 +43,50 @@ TEST(Relu, NanPassesThroughAsInTorch) {
   std::vector<float> x = {std::numeric_limits<float>::quiet_NaN()};
   relu_forward_inplace(x);
   EXPECT_TRUE(std::isnan(x[0]));
+}
+
+// What PyTorch 1.13's CPU kernels give (printed by torch.relu and aten.threshold_backward(g, relu(x), 0)): relu
+// keeps -0.0 (clamp_min: only v < 0 becomes 0) and NaN, zeroes -inf and a negative denormal; the backward passes the
+// gradient, NaN included, exactly where the output is > 0.
+TEST(Relu, SpecialValuesAsTorchComputesThem) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float denormal = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> x = {-0.0f, 0.0f, -inf, inf, nan, -denormal, denormal};
+  std::vector<float> y(x.size());
+  relu_forward(x, y);
+  EXPECT_TRUE(y[0] == 0.0f && std::signbit(y[0]));
+  EXPECT_TRUE(y[1] == 0.0f && !std::signbit(y[1]));
+  EXPECT_TRUE(y[2] == 0.0f && !std::signbit(y[2]));
+  EXPECT_EQ(y[3], inf);
+  EXPECT_TRUE(std::isnan(y[4]));
+  EXPECT_TRUE(y[5] == 0.0f && !std::signbit(y[5]));
+  EXPECT_EQ(y[6], denormal);
+  std::vector<float> in_place = x;
+  relu_forward_inplace(in_place);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(in_place[i]), std::bit_cast<std::uint32_t>(y[i])) << i;
+  const std::vector<float> grad_y = {1.0f, 2.0f, 3.0f, 4.0f, nan, 6.0f, 7.0f};
+  std::vector<float> grad_x(x.size());
+  relu_backward(grad_y, y, grad_x);
+  const std::vector<float> expected = {0.0f, 0.0f, 0.0f, 4.0f, 0.0f, 0.0f, 7.0f};  // torch: [0, 0, 0, 4, nan, 0, 7]
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (i == 4) {
+      EXPECT_TRUE(std::isnan(grad_x[i]));  // the output is NaN, not <= 0: the (NaN) gradient passes
+    } else {
+      EXPECT_EQ(grad_x[i], expected[i]) << i;
+    }
+}
+
+// Many random values, each against the formula written plainly in the test.
+TEST(Relu, RandomValuesMatchTheFormula) {
+  const std::vector<float> x = random_values(10007, 9, 3.0f), grad_y = random_values(10007, 10);
+  std::vector<float> y(x.size()), grad_x(x.size());
+  relu_forward(x, y);
+  relu_backward(grad_y, y, grad_x);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(y[i], x[i] > 0.0f ? x[i] : 0.0f) << i;
+    ASSERT_EQ(grad_x[i], x[i] > 0.0f ? grad_y[i] : 0.0f) << i;
+  }
 }
 
 TEST(Relu, BackwardMatchesFiniteDifferences) {
