@@ -1,8 +1,9 @@
 // CPU executor speed: the GEMMs of the 20 × Linear(2000, 2000), batch 20 scenario (forward and both backward
 // products, as the kernels run them), a square 2000³ GEMM (the machine's BLAS peak), and ring all-reduce of
 // 16 MiB between 2 and 4 rank threads, and Adam's update of one layer's parameters (memory-bound: the bytes/s to
-// hold against the machine's bandwidth), and ReLU forward and backward on activations of random sign (a branch on
-// the sign would mispredict about every other element). Run: build/tests/bench/bench_cpu_kernels
+// hold against the machine's bandwidth), and the kernels whose choice follows their data: ReLU forward and
+// backward on activations of random sign, dropout's keep mask at p 0.1 and 0.5 (a branch on either would mispredict
+// as often as the data changes). Run: build/tests/bench/bench_cpu_kernels
 #include <benchmark/benchmark.h>
 
 #include <barrier>
@@ -14,6 +15,7 @@
 #include "exec/cpu/cpu_communicator.h"
 #include "exec/cpu/linear_kernels.h"
 #include "exec/cpu/optimizer_kernels.h"
+#include "exec/shared_kernels/dropout_mask.h"
 
 namespace {
 
@@ -104,6 +106,22 @@ void BM_ReluForwardBackward(benchmark::State& state) {
                                                                                   benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_ReluForwardBackward)->Arg(36864)->Arg(1 << 20)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// Arg: p in percent. A 96 × 384 activation through native_dropout's mask (fill_keep_mask's draws).
+void BM_DropoutKeepMask(benchmark::State& state) {
+  const double p = static_cast<double>(state.range(0)) / 100;
+  constexpr std::size_t kElements = 36864;
+  std::vector<std::uint8_t> mask(kElements);
+  shardscope::exec::fill_keep_mask(1, 0, p, 0, mask);
+  std::vector<float> x(kElements, 1.5f), out(kElements);
+  for (auto _ : state) {
+    shardscope::exec::apply_keep_mask(x, mask.data(), p, out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["ns/element"] = benchmark::Counter(static_cast<double>(kElements), benchmark::Counter::kIsIterationInvariantRate |
+                                                                                          benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_DropoutKeepMask)->Arg(10)->Arg(50)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK(BM_SquareGemm2000)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -146,6 +147,23 @@ TEST(DropoutMask, KeepsAboutOneMinusPAndIsAPureFunctionOfItsKey) {
   apply_keep_mask(x, mask, 0.5);
   EXPECT_FLOAT_EQ(x[0], 4.0f);  // kept elements scaled by 1/(1 − p)
   EXPECT_FLOAT_EQ(x[1], 0.0f);
+}
+
+// A dropped element is exactly 0 whatever it held (native_dropout's mask selects; an inf or NaN dropped does not
+// become NaN as x · 0 would), a kept one x / (1 − p); random masks against the formula written here.
+TEST(DropoutMask, DroppedElementsAreZeroKeptOnesScaled) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{inf, nan, -inf, 3.0f};
+  apply_keep_mask(x, std::vector<std::uint8_t>{0, 0, 1, 1}, 0.25);
+  EXPECT_TRUE(x[0] == 0.0f && x[1] == 0.0f);
+  EXPECT_EQ(x[2], -inf);
+  EXPECT_FLOAT_EQ(x[3], 4.0f);
+  std::vector<std::uint8_t> mask(4099);
+  fill_keep_mask(7, 2, 0.5, 0, mask);
+  std::vector<float> values(mask.size()), out(mask.size());
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 13) - 6.0f;
+  apply_keep_mask(values, mask.data(), 0.5, out.data());
+  for (std::size_t i = 0; i < values.size(); ++i) ASSERT_EQ(out[i], mask[i] ? values[i] * 2.0f : 0.0f) << i;
 }
 
 TEST(EmbeddingKernels, ForwardAddsTokenAndPositionRowsAndBackwardScattersThem) {

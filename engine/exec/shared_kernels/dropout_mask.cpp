@@ -6,6 +6,7 @@
 #include <string>
 
 #include "exec/data/splitmix64.h"
+#include "exec/shared_kernels/kept_or_zero.h"
 
 namespace shardscope::exec {
 
@@ -56,7 +57,7 @@ void apply_keep_mask(std::span<float> x, std::span<const std::uint8_t> mask, dou
 
 void apply_keep_mask(std::span<const float> x, const std::uint8_t* mask, double p, float* out) {
   const float scale = keep_scale(p);
-  for (std::size_t i = 0; i < x.size(); ++i) out[i] = mask[i] ? x[i] * scale : 0.0f;
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = kept_or_zero(mask[i] != 0, x[i] * scale);
 }
 
 }  // namespace shardscope::exec
