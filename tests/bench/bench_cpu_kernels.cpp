@@ -25,6 +25,12 @@ constexpr int kWidth = 2000;
 constexpr int kBatch = 20;
 const LinearShape kMlpLayer{kBatch, kWidth, kWidth};
 
+// Seconds per element of `elements` processed each iteration (Google Benchmark prints it with an SI prefix: "2.0n").
+void set_time_per_element(benchmark::State& state, std::size_t elements) {
+  state.counters["ns/element"] = benchmark::Counter(static_cast<double>(elements),
+                                                    benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void set_flops(benchmark::State& state, double flops_per_iteration) {
   state.counters["FLOP/s"] = benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate,
                                                 benchmark::Counter::OneK::kIs1000);
@@ -102,8 +108,7 @@ void BM_ReluForwardBackward(benchmark::State& state) {
     relu_backward(grad, y, grad_x);
     benchmark::ClobberMemory();
   }
-  state.counters["ns/element"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                  benchmark::Counter::kInvert);
+  set_time_per_element(state, n);
 }
 BENCHMARK(BM_ReluForwardBackward)->Arg(36864)->Arg(1 << 20)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
@@ -118,8 +123,7 @@ void BM_DropoutKeepMask(benchmark::State& state) {
     shardscope::exec::apply_keep_mask(x, mask.data(), p, out.data());
     benchmark::ClobberMemory();
   }
-  state.counters["ns/element"] = benchmark::Counter(static_cast<double>(kElements), benchmark::Counter::kIsIterationInvariantRate |
-                                                                                          benchmark::Counter::kInvert);
+  set_time_per_element(state, kElements);
 }
 BENCHMARK(BM_DropoutKeepMask)->Arg(10)->Arg(50)->Unit(benchmark::kMicrosecond)->UseRealTime();
 

@@ -5,7 +5,8 @@ price, op by op, with the drift of a noisy machine taken out as far as it can be
 that round's profile (`simulate --chrome`); it prints, per job and round, the executed / simulated ratio of the
 median Linear forward and backward (hidden layers, steps 2 and later; GPT-2: its blocks and lm_head), and the
 median over rounds. A ratio away from 1 in every round is the model's; one that moves between rounds is the
-machine's. (2026-11-28, 2 vCPUs: single-thread MLPs 1.08-1.19, two-rank MLPs 0.91-1.02, GPT-2 0.98.)
+machine's. (2026-11-28, 2 vCPUs, medians: single-thread MLPs 1.08-1.19 in one half hour and 2.04 in the next, two-rank
+MLPs 0.87-1.23, GPT-2 0.89-0.99.)
 Usage (from the repository root, nothing else running): tests/bench/linear_op_ratios.py CLI [ROUNDS] [JOB...]"""
 import json
 import os
