@@ -62,9 +62,18 @@ void check_model_implementation(const ResolvedScenario& resolved) {
         throw ScenarioError("model.implementation", "a plan this large holds each block's parameters as one flat tensor "
                                                     "(over 65,536 parameter tensors on all ranks), which transformers' "
                                                     "modules do not have; use fewer ranks or --implementation megatron");
-  if (hf && s.training.checkpoint != CheckpointMode::None)
-    throw ScenarioError("training.checkpoint", "gradient checkpointing of transformers' modules is not modelled yet; "
-                                               "with --implementation hf use --checkpoint none");
+  // transformers' gradient_checkpointing_enable(): whole blocks under reentrant checkpointing (training/eager/checkpoint.h)
+  if (hf && s.training.checkpoint == CheckpointMode::Selective)
+    throw ScenarioError("training.checkpoint", "transformers' gradient_checkpointing_enable() re-runs whole blocks: with "
+                                               "--implementation hf use --checkpoint full (or none); selective is Megatron-LM's");
+  if (hf && s.training.checkpoint == CheckpointMode::Full && model.transformer->family != TransformerFamily::Gpt2)
+    throw ScenarioError("training.checkpoint", "gradient checkpointing is modelled for transformers' GPT-2; a Llama layer "
+                                               "takes its mask and rotary tables as keyword arguments, which the checkpoint "
+                                               "holds until the loss is freed, not yet modelled: use --checkpoint none");
+  if (hf && s.training.checkpoint == CheckpointMode::Full && autocast)
+    throw ScenarioError("training.checkpoint", "gradient checkpointing under torch.autocast (the recomputation re-enters "
+                                               "autocast and its cast cache) is not modelled yet: use --precision none or "
+                                               "--checkpoint none");
   if (transformer && model.attention != AttentionKind::Eager && s.training.checkpoint == CheckpointMode::Selective)
     throw ScenarioError("training.checkpoint", "selective recomputation re-runs the materialised attention core; with "
                                                "--attention " + attention_name(model.attention) + " there is none to recompute");

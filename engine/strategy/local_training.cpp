@@ -98,6 +98,7 @@ void LocalTraining::eager_training_step() {
   settings.grad_enabled = grad;
   settings.loss = training.loss;
   settings.precision = training.precision;
+  settings.gradient_checkpointing = training.checkpoint == CheckpointMode::Full;
   settings.behaviour = context_.behaviour;
   settings.parameter_dtype = element_bytes_ == 2 ? (training.dtype == Dtype::Fp16 ? eager::Dtype::F16 : eager::Dtype::BF16)
                                                  : eager::Dtype::F32;

@@ -95,6 +95,8 @@ def predict(cli, job, spec, config_path):
             "--device", "H200-141", "--optimizer", "adam", "--accounting", "pytorch-2"]
     if spec["precision"] != "fp32":
         args += ["--precision", spec["precision"]]
+    if spec.get("gradient_checkpointing"):  # model.gradient_checkpointing_enable()
+        args += ["--checkpoint", "full"]
     out = subprocess.run(args, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"FAIL: {job}: {' '.join(args)}: {out.stderr.strip()}")

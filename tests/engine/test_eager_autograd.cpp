@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "training/eager/checkpoint.h"
 #include "training/eager/ops.h"
 
 namespace shardscope {
@@ -47,9 +48,19 @@ struct Graph {
   TensorId param(const std::string& name, Bytes bytes) {
     return builder.alloc(name, bytes, Category::Parameters, true, ElementType::Fp32);
   }
+  // live bytes at the first Phase op (Alloc and Free replayed in order)
+  static Bytes live_at_phase(const Program& p) {
+    Bytes live = 0;
+    for (const Op& op : p.ops) {
+      if (op.kind == OpKind::Phase) return live;
+      if (op.kind == OpKind::Alloc) live += p.tensors.at(op.tensor).bytes;
+      if (op.kind == OpKind::Free) live -= p.tensors.at(op.tensor).bytes;
+    }
+    return -1;
+  }
   // the allocations of the program, in order, by name
-  std::vector<std::string> allocations() {
-    Program p = builder.finish();
+  std::vector<std::string> allocations() { return allocations(builder.finish()); }
+  static std::vector<std::string> allocations(const Program& p) {
     std::vector<std::string> names;
     for (const Op& op : p.ops)
       if (op.kind == OpKind::Alloc) names.push_back(p.tensors.at(op.tensor).name.str());
@@ -106,5 +117,42 @@ TEST(EagerAutograd, InputBufferAccumulatesInPlaceOnlyIntoAPlainGradient) {
   }
 }
 
+
+// torch.utils.checkpoint (reentrant) around y = tanh(tanh(x)), x = tanh(p), loss = mean(mean(y)) (keepdim). Hand
+// count, B = one [4, 6] fp32 tensor (96 bytes), tanh saving its result, mean only sizes, the loss [4, 1] (16 bytes):
+// - after the forward without the checkpoint: p, x, the inner result and y (each saved by the tanh that made it),
+//   the loss: 4B + 16; with it the function ran under no_grad, so only the checkpoint's input x is saved, and y,
+//   which nothing saves, goes with its name: p, x, the loss: 2B + 16;
+// - backward with it: the function runs again (two more tanh results, allocated after the seed) and a nested
+//   backward through it; p's gradient reaches AccumulateGrad either way.
+TEST(EagerCheckpoint, ForwardKeepsTheInputOnlyAndBackwardRecomputes) {
+  const Bytes B = 4 * 6 * 4, loss_bytes = 4 * 1 * 4;
+  for (const bool checkpointed : {false, true}) {
+    Graph g;
+    const TensorId p_id = g.param("p", B);
+    {
+      const Tensor p = g.e.parameter(whole(p_id), {4, 6}, 0, 0);
+      Tensor x = ops::tanh(g.e, p);
+      const auto body = [&g](const std::vector<Tensor>& args) { return ops::tanh(g.e, ops::tanh(g.e, args[0])); };
+      Tensor y = checkpointed ? eager::checkpoint(g.e, {x}, body) : body({x});
+      x.reset();
+      Tensor loss = ops::mean_last(g.e, ops::mean_last(g.e, y));
+      y.reset();
+      g.builder.phase("forward");
+      const Tensor seed = g.e.empty("seed", loss.sizes(), Dtype::F32);
+      g.e.run_backward(loss, seed);
+    }
+    ASSERT_EQ(g.sink.grads.size(), 1u);
+    const Program program = g.builder.finish();
+    const auto names = Graph::allocations(program);
+    std::ptrdiff_t tanh_after_seed = 0;
+    const std::ptrdiff_t seed = position(names, "seed");
+    ASSERT_GE(seed, 0);
+    for (std::size_t i = static_cast<std::size_t>(seed) + 1; i < names.size(); ++i)
+      tanh_after_seed += names[i].find("tanh") != std::string::npos && names[i].find("backward") == std::string::npos;
+    EXPECT_EQ(tanh_after_seed, checkpointed ? 2 : 0) << checkpointed;
+    EXPECT_EQ(Graph::live_at_phase(program), (checkpointed ? 2 : 4) * B + loss_bytes) << checkpointed;
+  }
+}
 }  // namespace
 }  // namespace shardscope

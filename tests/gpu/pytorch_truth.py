@@ -145,6 +145,9 @@ def worker_hf(spec, out):
         torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", max_entries=400000)
     marks = []
     model = model.to(device)
+    if spec.get("gradient_checkpointing"):  # as an HF script turns it on: reentrant checkpointing of every block
+        model.train()
+        model.gradient_checkpointing_enable()
     result["parameters"] = sum(p.numel() for p in model.parameters())
     result["parameter_dtypes"] = sorted({str(p.dtype) for p in model.parameters()})
     counters(torch, device, log, "model_created", 0)
@@ -453,11 +456,15 @@ def hf_jobs(toy):
                      steps=3, sdpa_backend="FLASH_ATTENTION"))
     jobs.append(dict(family="gpt2", config=gpt2, attention="sdpa", precision="fp32", seq=seq, batch=batch, steps=3,
                      sdpa_backend="EFFICIENT_ATTENTION"))
+    for attention in ("eager", "sdpa"):
+        jobs.append(dict(family="gpt2", config=gpt2, attention=attention, precision="fp32", seq=seq, batch=batch,
+                         steps=3, gradient_checkpointing=True))
     gqa = dict(llama, num_key_value_heads=max(1, llama["num_attention_heads"] // 4))
     jobs.append(dict(family="llama", config=gqa, attention="sdpa", precision="fp32", seq=seq, batch=batch, steps=3))
     for job in jobs:
         tag = job.get("sdpa_backend", job["attention"]).lower()
-        job["name"] = f"{job['family']}-{tag}-{job['precision']}" + ("-gqa" if job["config"] is gqa else "")
+        job["name"] = (f"{job['family']}-{tag}-{job['precision']}" + ("-gqa" if job["config"] is gqa else "")
+                       + ("-checkpoint" if job.get("gradient_checkpointing") else ""))
     return jobs
 
 

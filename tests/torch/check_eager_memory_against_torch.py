@@ -3,6 +3,8 @@
 
 Usage: check_eager_memory_against_torch.py CLI CASE [CONFIG]
   CASE: mlp-autocast-bf16 | gpt2-eager-fp32 | gpt2-eager-autocast-bf16 | llama-eager-fp32 | llama-eager-autocast-bf16
+        | gpt2-eager-fp32-checkpoint (model.gradient_checkpointing_enable(): each block under reentrant
+        torch.utils.checkpoint, whose peak inside the recomputation is checked too)
         (CONFIG: the model's config.json for gpt2-* and llama-*)
 
 Three figures per phase (model_created, forward, before_step, after_step of two steps), bytes of live tensors:
@@ -45,6 +47,7 @@ import torch_or_skip  # noqa: E402,F401  (before torch: skips where PyTorch cann
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
+from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 MIB = 1 << 20
 WORKSPACE = 32 * MIB  # cuBLAS workspace per thread on sm90 (PyTorch 2.x, CublasHandlePool.cpp)
@@ -69,19 +72,22 @@ class Marks:
 
 
 def measure(run):
-    """Live CPU tensor bytes at each phase of `run(mark)`, from the profiler's allocation events."""
+    """Live CPU tensor bytes at each phase of `run(mark)`, from the profiler's allocation events, and their most
+    (a marker's own bytes left out)."""
     marks = Marks()
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         run(marks)
-    live, at = 0, {}
+    live, at, peak = 0, {}, 0
     for event in prof.profiler.kineto_results.events():
         if event.name() != "[memory]":
             continue
         n = event.nbytes()
         if n in marks.sizes and marks.sizes[n] not in at:
             at[marks.sizes[n]] = live
+        elif abs(n) not in marks.sizes:
+            peak = max(peak, live + n)
         live += n
-    return at
+    return at, peak
 
 
 def train(make_params, loss_of, batches, mark, autocast):
@@ -156,9 +162,47 @@ def gelu_new(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x3)))
 
 
-def gpt2_loss(p, c, ids):
+def gpt2_block(p, c, i, hidden, mask, cache):
+    """GPT2Block.forward; `cache` None when use_cache is off (gradient checkpointing)."""
     h, heads = c["n_embd"], c["n_head"]
     hd = h // heads
+    b, s = hidden.shape[0], hidden.shape[1]
+    pre = f"h.{i}."
+    residual = hidden
+    hidden = F.layer_norm(hidden, (h,), p[pre + "ln_1.w"], p[pre + "ln_1.b"])
+    query, key, value = conv1d(hidden, p[pre + "c_attn.w"], p[pre + "c_attn.b"]).split(h, dim=2)
+    key = key.view(b, s, heads, hd).transpose(1, 2)
+    value = value.view(b, s, heads, hd).transpose(1, 2)
+    query = query.view(b, s, heads, hd).transpose(1, 2)
+    if cache is not None:
+        key, value = cache_update(key, value)
+        cache += [key, value]
+    weights = torch.matmul(query, key.transpose(-1, -2)) * (1.0 / math.sqrt(hd))
+    weights = weights + mask
+    weights = F.softmax(weights, dim=-1)
+    weights = weights.type(value.dtype)
+    attn = torch.matmul(weights, value).transpose(1, 2)
+    attn = attn.reshape(b, s, h).contiguous()
+    attn = conv1d(attn, p[pre + "c_proj.w"], p[pre + "c_proj.b"])
+    del query, key, value, weights
+    hidden = attn + residual
+    residual = hidden
+    hidden = F.layer_norm(hidden, (h,), p[pre + "ln_2.w"], p[pre + "ln_2.b"])
+    ff = conv1d(hidden, p[pre + "c_fc.w"], p[pre + "c_fc.b"])
+    ff = gelu_new(ff)
+    ff = conv1d(ff, p[pre + "mlp.c_proj.w"], p[pre + "mlp.c_proj.b"])
+    hidden = residual + ff
+    return hidden
+
+
+def checkpointed_gpt2_block(p, c, i):
+    def run(hidden, cache_position, mask):  # the positional (hidden_states, cache_position, causal_mask)
+        return gpt2_block(p, c, i, hidden, mask, None)
+    return run
+
+
+def gpt2_loss(p, c, ids, checkpointing=False):
+    h = c["n_embd"]
     b, s = ids.shape
     inputs_embeds = F.embedding(ids, p["wte"])
     cache_position = torch.arange(s)
@@ -168,31 +212,13 @@ def gpt2_loss(p, c, ids):
     mask = eager_causal_mask(b, s, inputs_embeds.dtype)
     cache = []
     for i in range(c["n_layer"]):
-        pre = f"h.{i}."
-        residual = hidden
-        hidden = F.layer_norm(hidden, (h,), p[pre + "ln_1.w"], p[pre + "ln_1.b"])
-        query, key, value = conv1d(hidden, p[pre + "c_attn.w"], p[pre + "c_attn.b"]).split(h, dim=2)
-        key = key.view(b, s, heads, hd).transpose(1, 2)
-        value = value.view(b, s, heads, hd).transpose(1, 2)
-        query = query.view(b, s, heads, hd).transpose(1, 2)
-        key, value = cache_update(key, value)
-        cache += [key, value]
-        weights = torch.matmul(query, key.transpose(-1, -2)) * (1.0 / math.sqrt(hd))
-        weights = weights + mask
-        weights = F.softmax(weights, dim=-1)
-        weights = weights.type(value.dtype)
-        attn = torch.matmul(weights, value).transpose(1, 2)
-        attn = attn.reshape(b, s, h).contiguous()
-        attn = conv1d(attn, p[pre + "c_proj.w"], p[pre + "c_proj.b"])
-        del query, key, value, weights
-        hidden = attn + residual
-        residual = hidden
-        hidden = F.layer_norm(hidden, (h,), p[pre + "ln_2.w"], p[pre + "ln_2.b"])
-        ff = conv1d(hidden, p[pre + "c_fc.w"], p[pre + "c_fc.b"])
-        ff = gelu_new(ff)
-        ff = conv1d(ff, p[pre + "mlp.c_proj.w"], p[pre + "mlp.c_proj.b"])
-        hidden = residual + ff
-        del residual, attn, ff
+        if not checkpointing:
+            hidden = gpt2_block(p, c, i, hidden, mask, cache)
+            continue
+        # model.gradient_checkpointing_enable(): GradientCheckpointingLayer.__call__ runs the block through
+        # checkpoint(..., use_reentrant=True) (transformers' default kwargs) with its positional arguments; training
+        # turns use_cache off, so no cache copies
+        hidden = checkpoint(checkpointed_gpt2_block(p, c, i), hidden, cache_position, mask, use_reentrant=True)
     hidden = F.layer_norm(hidden, (h,), p["ln_f.w"], p["ln_f.b"])
     del inputs_embeds, position_embeds, mask
     logits = F.linear(hidden, p["wte"])  # lm_head tied to wte
@@ -361,6 +387,19 @@ def gpt2_activations(c, b, s, autocast):
     return ids_and_positions + stream + L * block + head + loss_bytes(T, v) + T * 8  # + the shifted labels
 
 
+def gpt2_checkpointed_activations(c, b, s):
+    """With gradient checkpointing each block runs under no_grad and keeps nothing: what its checkpoint saves is its
+    input (the residual stream, counted once as without), cache_position (kept by wpe's embedding anyway) and the
+    causal mask [b, 1, s, s] fp32, which no op saved before and now stays until block 0's backward. No cache copies
+    (use_cache off). The rest as gpt2_activations: the ids, positions, stream, ln_f and lm_head's input, the loss."""
+    h, L, v = c["n_embd"], c["n_layer"], c["vocab_size"]
+    T = b * s
+    stream = (L + 1) * T * h * 4
+    mask = b * s * s * 4
+    head = 2 * T * 4 + T * h * 4
+    return T * 8 + s * 8 + stream + mask + head + loss_bytes(T, v) + T * 8
+
+
 def llama_activations(c, b, s, autocast):
     """LlamaDecoderLayer, saved tensor by tensor (T = b·s, kv heads, groups = heads / kv):
     fp32: per RMSNorm its rsqrt result (T·4, saved by RsqrtBackward and the mul), x·rsqrt (the weight's mul) and its
@@ -408,6 +447,15 @@ def ours(cli, args):
     return {(p["name"], p["step"]): (p["allocated_bytes"], p["by_category"]["temporaries"]) for p in phases}
 
 
+def ours_peak(cli, args):
+    """ShardScope's peak of live tensors on a device without cuBLAS workspaces (--device CPU)."""
+    out = subprocess.run([cli, "memory", "--json", "--accounting", "exact", "--strategy", "single", "--device", "CPU",
+                          "--steps", "2", "--optimizer", "momentum"] + args, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"FAIL: shardscope-cli {' '.join(args)} --device CPU: {out.stderr.strip()}")
+    return json.loads(out.stdout)["ranks"][0]["peak_bytes"]
+
+
 def workspaces(phase, biased_addmm):
     """PyTorch 2.x keeps one cuBLAS workspace per thread that ran a GEMM (forward's main thread from the first
     forward, the autograd thread from the first backward), and cuBLASLt's for a biased addmm's thread."""
@@ -422,6 +470,9 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     cli, case = sys.argv[1], sys.argv[2]
+    checkpointing = case.endswith("-checkpoint")  # gpt2-*-fp32-checkpoint: model.gradient_checkpointing_enable()
+    case = case.removesuffix("-checkpoint")
+    rng_states = 0  # bytes of the CPU RNG states the checkpoints' contexts keep while the loss lives
     torch.manual_seed(0)
     batch, seq = 4, 32
     if case == "mlp-autocast-bf16":
@@ -444,17 +495,26 @@ def main():
         vocab = c["vocab_size"]
         params_of = (lambda: gpt2_params(c)) if family == "gpt2" else (lambda: llama_params(c))
         forward = gpt2_loss if family == "gpt2" else llama_loss
-        loss_of = lambda p, ids: forward(p, c, ids)  # noqa: E731
+        loss_of = ((lambda p, ids: gpt2_loss(p, c, ids, checkpointing=True)) if checkpointing  # noqa: E731
+                   else (lambda p, ids: forward(p, c, ids)))
         batches = lambda step: torch.randint(0, vocab, (batch, seq))  # noqa: E731
         args = ["--model", "hf:" + config_path, "--implementation", "hf", "--attention", attention, "--batch", str(batch),
                 "--seq", str(seq)] + (["--precision", "autocast-bf16"] if autocast else [])
         activations = (gpt2_activations if family == "gpt2" else llama_activations)(c, batch, seq, autocast)
+        if checkpointing:
+            args += ["--checkpoint", "full"]
+            activations = gpt2_checkpointed_activations(c, batch, seq)
         batch_bytes = batch * seq * 8
         layers = c["n_layer"] if family == "gpt2" else c["num_hidden_layers"]
         cpu_scalars = (4 if family == "gpt2" else 1) * layers
         if family == "llama":  # 1.13's MeanBackward1 keeps each RMSNorm's pow(2) output
             older_rules = (2 * layers + 1) * batch * seq * c["hidden_size"] * 4
-    measured = measure(lambda mark: train(params_of, loss_of, batches, mark, autocast))
+        if checkpointing:
+            # the no-grad forward saves no wrapped numbers; each CheckpointFunction's ctx keeps torch.get_rng_state()
+            # (ctx.fwd_cpu_state, preserve_rng_state's default) as long as its node lives, i.e. while `loss` does
+            cpu_scalars = 0
+            rng_states = layers * torch.get_rng_state().numel()
+    measured, measured_peak = measure(lambda mark: train(params_of, loss_of, batches, mark, autocast))
     params = params_of()
     model_bytes, trained = parameter_bytes(params), trainable_bytes(params)
     # before_step: parameters, their .grad (fp32: AccumulateGrad takes the fp32 casts' gradients), the batch, the loss;
@@ -474,18 +534,30 @@ def main():
         allocated, temporaries = ours_figures[phase]
         expected_ws = workspaces(phase, biased)
         # the CPU's saved wrapped numbers and 1.13's saves 2.x does not make
-        scalars = 8 * cpu_scalars + older_rules if phase[0] == "forward" else 0
+        scalars = (8 * cpu_scalars + older_rules if phase[0] == "forward" else 0) + (rng_states if phase[1] > 0 else 0)
         row = (measured.get(phase), formula[phase], allocated - temporaries)
         print(f"  {phase[0] + ' ' + str(phase[1]):<16} {row[0]!s:>12} {row[1]:>12} {row[2]:>12} {temporaries:>11}"
-              + (f"   (measured includes {scalars} B of CPU scalars / 1.13 saves)" if scalars else ""))
+              + (f"   (measured includes {scalars} B of CPU scalars / RNG states / 1.13 saves)" if scalars else ""))
         if temporaries != expected_ws:
             failures.append(f"{phase}: ShardScope's temporaries {temporaries} are not the workspaces {expected_ws}")
         if row[0] is None or row[0] - scalars != row[1] or row[2] != row[1]:
             failures.append(f"{phase}: measured {row[0]} (less {scalars} B of CPU scalars / 1.13 saves), formula {row[1]}, ours {row[2]}")
+    ours_max = ours_peak(cli, args)
+    print(f"  peak: measured {measured_peak}, ours (--device CPU) {ours_max}, difference {measured_peak - ours_max}")
+    if checkpointing:
+        # The peak falls inside a block's recomputation and nested backward, which the phases do not see. At any
+        # moment the CPU run holds at most these bytes that a CUDA device would not: the contexts' RNG states, one
+        # more taken by fork_rng around the recomputation, and the recomputed block's four wrapped numbers; so if
+        # ShardScope follows every allocation, the measured peak exceeds its peak by 0 to that many bytes.
+        cpu_only = rng_states + torch.get_rng_state().numel() + 4 * 8
+        if not 0 <= measured_peak - ours_max <= cpu_only:
+            failures.append(f"peak: measured {measured_peak}, ours {ours_max}: the difference is not within the CPU-only "
+                            f"0 to {cpu_only} B")
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))
         return 1
-    print("OK: PyTorch, the formula and ShardScope agree to the byte at every phase")
+    print("OK: PyTorch, the formula and ShardScope agree to the byte at every phase"
+          + (", and the peak within the CPU run's own bytes" if checkpointing else ""))
     return 0
 
 

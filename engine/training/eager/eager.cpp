@@ -59,13 +59,10 @@ Tensor Eager::parameter(const TensorSlice& slice, Sizes sizes, int layer_index, 
   auto it = accumulators_.find(key);
   if (it == accumulators_.end()) {
     Node acc;
-    acc.name = "AccumulateGrad";
-    acc.sequence = kAccumulateSequence;
     acc.param_layer = layer_index;
     acc.param_index = index;
     acc.layer = layer_index;
-    nodes_.push_back(std::move(acc));
-    it = accumulators_.emplace(key, static_cast<int>(nodes_.size()) - 1).first;
+    it = accumulators_.emplace(key, add_accumulate_node(std::move(acc))).first;
   }
   p.grad_edge = Edge{it->second, 0};
   return p;
@@ -194,6 +191,72 @@ void Eager::run_backward(const Tensor& root, Tensor seed) {
   const bool was_enabled = grad_enabled;
   grad_enabled = false;
   in_backward = true;
+  run_graph(root, std::move(seed));
+  // The graph dies with the loss: what no node released (nodes off the loss's path) goes now.
+  release_graph_from(0);
+  layer = -1;
+  scope.clear();
+  grad_enabled = was_enabled;
+  in_backward = false;
+}
+
+void Eager::run_reentrant_backward(const Tensor& root, Tensor seed) {
+  if (!root.requires_grad()) return;
+  const bool was_enabled = grad_enabled, was_in_backward = in_backward;
+  const int outer_layer = layer;
+  const std::string outer_scope = scope;
+  grad_enabled = false;
+  in_backward = true;
+  run_graph(root, std::move(seed));
+  grad_enabled = was_enabled;
+  in_backward = was_in_backward;
+  layer = outer_layer;
+  scope = outer_scope;
+}
+
+void Eager::release_graph_from(int first) {
+  for (std::size_t i = static_cast<std::size_t>(std::max(first, 0)); i < nodes_.size(); ++i) {
+    Node& n = nodes_[i];
+    for (Tensor& s : n.saved) s.reset();
+    n.saved.clear();
+    n.apply = nullptr;
+  }
+}
+
+Tensor Eager::detach(const Tensor& t) { return t.view_as(t.sizes(), t.strides()); }
+
+Tensor Eager::detached_leaf(const Tensor& t, std::shared_ptr<Tensor>& grad) {
+  Tensor x = detach(t);
+  grad = std::make_shared<Tensor>();
+  Node acc;
+  acc.layer = layer;
+  acc.scope = scope;
+  acc.leaf_grad = grad;
+  x.grad_edge = Edge{add_accumulate_node(std::move(acc)), 0};
+  return x;
+}
+
+int Eager::add_accumulate_node(Node acc) {
+  acc.name = "AccumulateGrad";
+  acc.sequence = kAccumulateSequence;
+  nodes_.push_back(std::move(acc));
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+// accumulate_grad.h accumulateGrad with no .grad yet and grad mode off (inside backward): the incoming gradient
+// becomes .grad when nothing else holds it and its layout is the leaf's (contiguous here), else a clone of it.
+void Eager::take_leaf_grad(Node& leaf, Tensor grad) {
+  if (!grad.defined()) return;
+  if (b.holders(grad.storage()) == 1 && !grad.is_view() && grad.is_contiguous()) {
+    *leaf.leaf_grad = std::move(grad);
+    return;
+  }
+  Tensor clone = empty("gradient cloned into .grad", grad.sizes(), grad.dtype(), Category::Temporaries);
+  compute(ComputeKind::Backward, "clone", 0, grad.bytes() + clone.bytes(), elementwise_work(WorkKind::Copy, grad.dtype()));
+  *leaf.leaf_grad = std::move(clone);
+}
+
+void Eager::run_graph(const Tensor& root, Tensor seed) {
   // dependencies_: edges into each node reachable from the root
   std::map<int, int> dependencies;
   {
@@ -219,12 +282,17 @@ void Eager::run_backward(const Tensor& root, Tensor seed) {
   while (!ready.empty()) {
     const int index = ready.top();
     ready.pop();
+    // a reference into the deque stays valid while a reentrant backward records more nodes
     Node& n = nodes_[static_cast<std::size_t>(index)];
     std::vector<Tensor> grads = std::move(buffers[index]);
     buffers.erase(index);
     grads.resize(static_cast<std::size_t>(n.slots));
     layer = n.layer;
     scope = n.scope;
+    if (n.leaf_grad) {
+      take_leaf_grad(n, std::move(grads[0]));
+      continue;
+    }
     if (n.is_accumulate()) {
       // AccumulateGrad steals the gradient as .grad, or adds it into the existing one (the sink decides)
       if (settings.sink && grads[0].defined()) {
@@ -251,16 +319,6 @@ void Eager::run_backward(const Tensor& root, Tensor seed) {
       if (--dependencies[e.node] == 0) ready.push(e.node);
     }
   }
-  // The graph dies with the loss: what no node released (nodes off the loss's path) goes now.
-  for (Node& n : nodes_) {
-    for (Tensor& s : n.saved) s.reset();
-    n.saved.clear();
-    n.apply = nullptr;
-  }
-  layer = -1;
-  scope.clear();
-  grad_enabled = was_enabled;
-  in_backward = false;
 }
 
 }  // namespace shardscope::eager

@@ -21,6 +21,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ struct Node {
   int param_layer = -1;         // AccumulateGrad: the parameter
   int param_index = -1;
   int uses = 0;                 // AccumulateGrad: edges into it (2 for GPT-2's tied wte)
+  // AccumulateGrad of a leaf that is no parameter (a reentrant checkpoint's detached input): its .grad
+  std::shared_ptr<Tensor> leaf_grad;
   bool is_accumulate() const { return param_layer >= 0; }
 };
 
@@ -134,7 +137,25 @@ class Eager {
   void run_backward(const Tensor& root, Tensor seed);
   const Node& node(int index) const { return nodes_.at(static_cast<std::size_t>(index)); }
 
+  // For torch.utils.checkpoint's reentrant backward (training/eager/checkpoint.h):
+  // `t.detach()`: the same storage, no autograd history.
+  Tensor detach(const Tensor& t);
+  // detach_variable: `t.detach()` with requires_grad set, a leaf whose gradient AccumulateGrad leaves in `*grad`
+  // (as x.grad: stolen when nothing else holds it and it has the leaf's layout, else a contiguous clone).
+  Tensor detached_leaf(const Tensor& t, std::shared_ptr<Tensor>& grad);
+  // torch.autograd.backward(root, seed) called from inside a node's backward: the engine runs the root's graph
+  // to its end before returning (reentrant), on the same thread; the outer backward's state is restored after.
+  void run_reentrant_backward(const Tensor& root, Tensor seed);
+  // How many nodes have been recorded; release_graph_from(n): the nodes recorded since n die (the outputs that
+  // held them went), with whatever they still saved.
+  int node_count() const { return static_cast<int>(nodes_.size()); }
+  void release_graph_from(int first);
+
  private:
+  // The engine's loop over the graph behind `root` (dependencies, ready queue, evaluation), `seed` its gradient.
+  void run_graph(const Tensor& root, Tensor seed);
+  void take_leaf_grad(Node& leaf, Tensor grad);
+  int add_accumulate_node(Node acc);  // named AccumulateGrad, first when ready; its index
   void add_to_buffer(std::vector<Tensor>& buffer, const Edge& edge, Tensor grad);
   void validate_outputs(const Node& node, std::vector<Tensor>& grads);
   Tensor sum_to(const Tensor& grad, const Sizes& target, Category category);

@@ -43,7 +43,8 @@ TensorId EagerPass::forward_loss(TensorId x_id, TensorId y_id) {
   if (model_.transformer) {
     const eager::Sizes ids_shape{settings_.batch, model_.seq};
     const Tensor ids(e_.b, x_id, ids_shape, eager::contiguous_strides(ids_shape), ED::I64, /*view=*/true);
-    const hf::CausalLm lm{e_, model_, params_, settings_.parameter_dtype, settings_.grad_enabled};
+    const hf::CausalLm lm{e_, model_, params_, settings_.parameter_dtype, settings_.grad_enabled,
+                          settings_.gradient_checkpointing};
     loss_ = hf::causal_lm_loss(lm, ids);
   } else {
     const eager::Sizes x_shape{settings_.batch, model_.input_numel};

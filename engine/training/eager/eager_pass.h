@@ -17,6 +17,7 @@ struct EagerPassSettings {
   bool grad_enabled = true;  // false: model.eval() under torch.no_grad()
   LossKind loss = LossKind::Mse;
   Precision precision = Precision::None;
+  bool gradient_checkpointing = false;  // transformers' gradient_checkpointing_enable() (hf/hf_modules.h)
   FrameworkBehaviour behaviour;
   eager::Dtype parameter_dtype = eager::Dtype::F32;  // 16-bit under --dtype's mixed precision
 };

@@ -3,6 +3,7 @@
 // before biases), ln_f, lm_head (tied to wte unless untied).
 #include <cmath>
 
+#include "training/eager/checkpoint.h"
 #include "training/hf/hf_modules.h"
 
 namespace shardscope::hf::detail {
@@ -18,7 +19,8 @@ namespace ops = eager::ops;
 class Gpt2 {
  public:
   Gpt2(const CausalLm& lm, std::int64_t batch, std::int64_t seq)
-      : lm_(lm), e_(lm.e), c_(*lm.model.transformer), batch_(batch), seq_(seq) {}
+      : lm_(lm), e_(lm.e), c_(*lm.model.transformer), batch_(batch), seq_(seq),
+        checkpointing_(lm.gradient_checkpointing && lm.training && lm.e.grad_enabled) {}
 
   Tensor causal_lm_loss(const Tensor& ids) {
     std::vector<Tensor> cache;  // DynamicCache: what past_key_values holds until the output is dropped
@@ -59,7 +61,20 @@ class Gpt2 {
     hidden = ops::add(e_, inputs_embeds, position_embeds);
     if (lm_.model.attention == AttentionKind::Eager) mask = eager_causal_mask(e_, batch_, seq_, inputs_embeds.dtype());
     hidden = ops::dropout(e_, hidden, c_.embd_pdrop, lm_.training);
-    for (int i = 0; i < c_.layers; ++i) hidden = block(i, hidden, mask, cache);
+    for (int i = 0; i < c_.layers; ++i) {
+      if (!checkpointing_) {
+        hidden = block(i, hidden, mask, cache);
+        continue;
+      }
+      // GradientCheckpointingLayer.__call__: checkpoint(partial(block.__call__, **kwargs), *args), the positional
+      // args hidden_states, past_key_values (None), cache_position, causal_mask (transformers 5.x GPT2Model.forward);
+      // cache_position is saved too, but wpe's embedding keeps it longer. The recomputation runs after this frame has
+      // gone, so the block is called on a copy of this model (its references are the pass's).
+      hidden = eager::checkpoint(e_, {hidden, mask}, [model = *this, i](const std::vector<Tensor>& args) mutable {
+        std::vector<Tensor> no_cache;
+        return model.block(i, args[0], args[1], no_cache);
+      });
+    }
     {
       const int norm = last_layer() - 1;
       const ModuleScope ln_f(e_, norm, "ln_f");
@@ -130,8 +145,9 @@ class Gpt2 {
     key = ops::transpose(e_, ops::view(e_, key, {batch_, seq_, heads, hd}), 1, 2);
     value = ops::transpose(e_, ops::view(e_, value, {batch_, seq_, heads, hd}), 1, 2);
     query = ops::transpose(e_, ops::view(e_, query, {batch_, seq_, heads, hd}), 1, 2);
-    // past_key_values.update: torch.cat([empty, key_states], dim=-2), a copy the cache keeps
-    {
+    // past_key_values.update: torch.cat([empty, key_states], dim=-2), a copy the cache keeps (none when
+    // gradient checkpointing has turned use_cache off)
+    if (!checkpointing_) {
       // DynamicLayer.lazy_initialization makes both empty tensors in the keys' dtype, so cat promotes the values
       // to it (under autocast Llama's rotated keys are fp32, its values bf16: the cached values are fp32)
       Tensor keys = ops::cat(e_, {&key}, -2, key.dtype());
@@ -204,10 +220,11 @@ class Gpt2 {
     return ops::mul(e_, half, inner);
   }
 
-  const CausalLm& lm_;
+  CausalLm lm_;  // a copy: a checkpointed block runs again in backward, after the caller's CausalLm has gone
   eager::Eager& e_;
   const TransformerConfig& c_;
   std::int64_t batch_, seq_;
+  bool checkpointing_;
 };
 
 }  // namespace

@@ -19,6 +19,9 @@ struct CausalLm {
   const LayerParams& params;         // each layer's parameter tensors, in the model's order
   eager::Dtype param_dtype = eager::Dtype::F32;  // fp32, or 16-bit under --dtype's mixed precision
   bool training = true;              // model.train(): dropout active
+  // model.gradient_checkpointing_enable(): each decoder block under reentrant torch.utils.checkpoint
+  // (training/eager/checkpoint.h), and use_cache forced off while training, as the model does (GPT-2 only)
+  bool gradient_checkpointing = false;
 };
 
 // `model(input_ids=ids, labels=ids).loss` for the model's family; what the output held (logits, the cache) is gone

@@ -1,0 +1,27 @@
+// torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=True), the reentrant CheckpointFunction, as
+// transformers' gradient_checkpointing_enable() applies it to each decoder block (its default
+// gradient_checkpointing_kwargs {"use_reentrant": True}; modeling_utils.py, GradientCheckpointingLayer.__call__).
+// PyTorch 1.13 and 2.x (torch/utils/checkpoint.py) alike:
+// - forward: the tensor arguments are saved (ctx.save_for_backward, released after this node's backward), `fn` runs
+//   under torch.no_grad() so the block keeps nothing, and its output takes a CheckpointFunctionBackward node;
+// - backward: the saved arguments detached (detach_variable: leaves that require grad where the originals did),
+//   `fn` run again under enable_grad on the autograd thread, torch.autograd.backward(output, incoming gradient)
+//   over that graph (reentrant: parameters' gradients reach AccumulateGrad, hence DDP's buckets, from inside it),
+//   then the detached leaves' .grad returned; the recomputed output and graph die with the backward's frame.
+// Not modelled: the RNG states the context keeps (torch.get_rng_state(), a CPU ByteTensor; CUDA's states are CPU
+// tensors too), which are host memory, and autocast inside the recomputation (callers refuse autocast).
+// Usage: Tensor out = checkpoint(e, {hidden, mask}, [&](const std::vector<Tensor>& a) { return block(a[0], a[1]); });
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "training/eager/eager.h"
+
+namespace shardscope::eager {
+
+using CheckpointedFn = std::function<Tensor(const std::vector<Tensor>& args)>;
+
+// `args`: the tensor arguments in order (an undefined Tensor for a None); `fn` must build its output from them only.
+Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedFn& fn);
+
+}  // namespace shardscope::eager
