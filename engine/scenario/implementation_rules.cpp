@@ -66,10 +66,6 @@ void check_model_implementation(const ResolvedScenario& resolved) {
   if (hf && s.training.checkpoint == CheckpointMode::Selective)
     throw ScenarioError("training.checkpoint", "transformers' gradient_checkpointing_enable() re-runs whole blocks: with "
                                                "--implementation hf use --checkpoint full (or none); selective is Megatron-LM's");
-  if (hf && s.training.checkpoint == CheckpointMode::Full && model.transformer->family != TransformerFamily::Gpt2)
-    throw ScenarioError("training.checkpoint", "gradient checkpointing is modelled for transformers' GPT-2; a Llama layer "
-                                               "takes its mask and rotary tables as keyword arguments, which the checkpoint "
-                                               "holds until the loss is freed, not yet modelled: use --checkpoint none");
   if (hf && s.training.checkpoint == CheckpointMode::Full && autocast)
     throw ScenarioError("training.checkpoint", "gradient checkpointing under torch.autocast (the recomputation re-enters "
                                                "autocast and its cast cache) is not modelled yet: use --precision none or "

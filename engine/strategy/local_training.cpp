@@ -103,7 +103,8 @@ void LocalTraining::eager_training_step() {
   settings.parameter_dtype = element_bytes_ == 2 ? (training.dtype == Dtype::Fp16 ? eager::Dtype::F16 : eager::Dtype::BF16)
                                                  : eager::Dtype::F32;
   EagerPass pass(b_, model_, pass_params(), settings, workspaces_, *this);
-  user_.rebind_loss(b_, pass.forward_loss(user_.x(), user_.y()));
+  const TensorId loss = pass.forward_loss(user_.x(), user_.y());
+  user_.rebind_loss(b_, loss, pass.take_graph_held());
   pass.exit_autocast();
   b_.phase(phase::kForward);
   if (!grad) return;

@@ -40,9 +40,11 @@ void UserTensors::next_token_batch(ProgramBuilder& b, const Model& model, std::i
   y_ = ids;
 }
 
-void UserTensors::rebind_loss(ProgramBuilder& b, TensorId loss) {
+void UserTensors::rebind_loss(ProgramBuilder& b, TensorId loss, std::vector<TensorId> graph_held) {
   if (loss_ >= 0) b.release(loss_);
+  for (const TensorId t : loss_graph_held_) b.release(t);
   loss_ = loss;
+  loss_graph_held_ = std::move(graph_held);
 }
 
 }  // namespace shardscope

@@ -1,6 +1,7 @@
 // The tensors a training script's own names hold across a step: x, y (the batch) and loss. Rebinding a name
 // frees the old tensor only after the new one exists, as Python does.
 #pragma once
+#include <vector>
 #include <cstdint>
 
 #include "model/model.h"
@@ -33,13 +34,15 @@ class UserTensors {
   // `ids = next_batch()` of a script that passes labels=ids (a Hugging Face causal LM shifts them itself): the ids
   // only, y names the same tensor.
   void next_token_batch(ProgramBuilder& builder, const Model& model, std::int64_t batch, int data_group);
-  // `loss = ...`: the new loss already exists; the old one is freed.
-  void rebind_loss(ProgramBuilder& builder, TensorId loss);
+  // `loss = ...`: the new loss already exists; the old one is freed, then what its graph held (`graph_held`: storages
+  // retained for the new loss's graph, released in order when the loss is next rebound).
+  void rebind_loss(ProgramBuilder& builder, TensorId loss, std::vector<TensorId> graph_held = {});
   TensorId x() const { return x_; }
   TensorId y() const { return y_; }
 
  private:
   TensorId x_ = -1, y_ = -1, loss_ = -1;
+  std::vector<TensorId> loss_graph_held_;  // what the loss's autograd graph keeps alive with it
 };
 
 }  // namespace shardscope

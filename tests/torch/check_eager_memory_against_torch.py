@@ -3,8 +3,8 @@
 
 Usage: check_eager_memory_against_torch.py CLI CASE [CONFIG]
   CASE: mlp-autocast-bf16 | gpt2-eager-fp32 | gpt2-eager-autocast-bf16 | llama-eager-fp32 | llama-eager-autocast-bf16
-        | gpt2-eager-fp32-checkpoint (model.gradient_checkpointing_enable(): each block under reentrant
-        torch.utils.checkpoint, whose peak inside the recomputation is checked too)
+        | gpt2-eager-fp32-checkpoint | llama-eager-fp32-checkpoint (model.gradient_checkpointing_enable(): each
+        block under reentrant torch.utils.checkpoint, whose peak inside the recomputation is checked too)
         (CONFIG: the model's config.json for gpt2-* and llama-*)
 
 Three figures per phase (model_created, forward, before_step, after_step of two steps), bytes of live tensors:
@@ -36,6 +36,7 @@ module writes CUDA's cast out: GPT-2's NewGELU calls pow, on CUDA's fp32 list (a
 on 1.13's CPU list, so the module casts pow's input to fp32 under autocast, as CUDA's autocast does. Linear, addmm,
 matmul and bmm run in bf16 on both; cross-entropy's log_softmax and nll_loss in fp32 on both (the logits are .float()).
 """
+import functools
 import json
 import math
 import os
@@ -263,10 +264,47 @@ def repeat_kv(x, n):
     return x[:, :, None, :, :].expand(b, kv, n, s, d).reshape(b, kv * n, s, d)
 
 
-def llama_loss(p, c, ids):
+def llama_layer(p, c, i, hidden, mask, cos, sin, cache):
+    """LlamaDecoderLayer.forward; `cache` None when use_cache is off (gradient checkpointing)."""
     h, heads = c["hidden_size"], c["num_attention_heads"]
     kv = c.get("num_key_value_heads", heads)
     hd = h // heads
+    b, s = hidden.shape[0], hidden.shape[1]
+    pre = f"l.{i}."
+    residual = hidden
+    hidden = rms_norm(hidden, p[pre + "in_norm"])
+    query = F.linear(hidden, p[pre + "q"]).view(b, s, -1, hd).transpose(1, 2)
+    key = F.linear(hidden, p[pre + "k"]).view(b, s, -1, hd).transpose(1, 2)
+    value = F.linear(hidden, p[pre + "v"]).view(b, s, -1, hd).transpose(1, 2)
+    cu, su = cos.unsqueeze(1), sin.unsqueeze(1)
+    query, key = (query * cu) + (rotate_half(query) * su), (key * cu) + (rotate_half(key) * su)
+    if cache is not None:
+        key, value = cache_update(key, value)
+        cache += [key, value]
+    key_states, value_states = repeat_kv(key, heads // kv), repeat_kv(value, heads // kv)
+    weights = torch.matmul(query, key_states.transpose(2, 3)) * (1.0 / math.sqrt(hd))
+    weights = weights + mask
+    weights = F.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    attn = torch.matmul(weights, value_states)
+    attn = attn.transpose(1, 2).contiguous()
+    attn = attn.reshape(b, s, -1).contiguous()
+    attn = F.linear(attn, p[pre + "o"])
+    del query, key, value, key_states, value_states, weights
+    hidden = residual + attn
+    residual = hidden
+    hidden = rms_norm(hidden, p[pre + "post_norm"])
+    hidden = F.linear(F.silu(F.linear(hidden, p[pre + "gate"])) * F.linear(hidden, p[pre + "up"]), p[pre + "down"])
+    hidden = residual + hidden
+    return hidden
+
+
+def checkpointed_llama_layer(p, c, i):
+    def call(hidden, attention_mask, position_embeddings, position_ids, cache_position):
+        return llama_layer(p, c, i, hidden, attention_mask, *position_embeddings, None)
+    return call
+
+
+def llama_loss(p, c, ids, checkpointing=False):
     b, s = ids.shape
     inputs_embeds = F.embedding(ids, p["embed"])
     cache_position = torch.arange(s)
@@ -283,31 +321,16 @@ def llama_loss(p, c, ids):
         cos, sin = cos.to(hidden.dtype), sin.to(hidden.dtype)
     cache = []
     for i in range(c["num_hidden_layers"]):
-        pre = f"l.{i}."
-        residual = hidden
-        hidden = rms_norm(hidden, p[pre + "in_norm"])
-        query = F.linear(hidden, p[pre + "q"]).view(b, s, -1, hd).transpose(1, 2)
-        key = F.linear(hidden, p[pre + "k"]).view(b, s, -1, hd).transpose(1, 2)
-        value = F.linear(hidden, p[pre + "v"]).view(b, s, -1, hd).transpose(1, 2)
-        cu, su = cos.unsqueeze(1), sin.unsqueeze(1)
-        query, key = (query * cu) + (rotate_half(query) * su), (key * cu) + (rotate_half(key) * su)
-        key, value = cache_update(key, value)
-        cache += [key, value]
-        key_states, value_states = repeat_kv(key, heads // kv), repeat_kv(value, heads // kv)
-        weights = torch.matmul(query, key_states.transpose(2, 3)) * (1.0 / math.sqrt(hd))
-        weights = weights + mask
-        weights = F.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
-        attn = torch.matmul(weights, value_states)
-        attn = attn.transpose(1, 2).contiguous()
-        attn = attn.reshape(b, s, -1).contiguous()
-        attn = F.linear(attn, p[pre + "o"])
-        del query, key, value, key_states, value_states, weights
-        hidden = residual + attn
-        residual = hidden
-        hidden = rms_norm(hidden, p[pre + "post_norm"])
-        hidden = F.linear(F.silu(F.linear(hidden, p[pre + "gate"])) * F.linear(hidden, p[pre + "up"]), p[pre + "down"])
-        hidden = residual + hidden
-        del residual, attn
+        if not checkpointing:
+            hidden = llama_layer(p, c, i, hidden, mask, cos, sin, cache)
+            continue
+        # GradientCheckpointingLayer.__call__: checkpoint(partial(layer.__call__, **kwargs), hidden_states): LlamaModel
+        # passes everything but hidden_states by keyword, so the mask, (cos, sin) and the positions are held by the
+        # partial the checkpoint's context keeps, i.e. until the loss's graph is freed; no cache (use_cache off)
+        layer = functools.partial(checkpointed_llama_layer(p, c, i), attention_mask=mask, position_embeddings=(cos, sin),
+                                  position_ids=position_ids, cache_position=cache_position)
+        hidden = checkpoint(layer, hidden, use_reentrant=True)
+        del layer
     hidden = rms_norm(hidden, p["norm"])
     del inputs_embeds, position_ids, mask, cos, sin
     logits = F.linear(hidden, p["lm_head"])
@@ -400,6 +423,25 @@ def gpt2_checkpointed_activations(c, b, s):
     return T * 8 + s * 8 + stream + mask + head + loss_bytes(T, v) + T * 8
 
 
+def llama_checkpoint_kwargs_bytes(c, b, s):
+    """What each checkpointed LlamaDecoderLayer's context holds through the partial of its keyword arguments until the
+    loss's graph is freed: the eager causal mask [b, 1, s, s] fp32, cos and sin [1, s, head_dim] fp32, and
+    cache_position (int64, which position_ids views)."""
+    hd = c["hidden_size"] // c["num_attention_heads"]
+    return b * s * s * 4 + 2 * s * hd * 4 + s * 8
+
+
+def llama_checkpointed_activations(c, b, s):
+    """With gradient checkpointing each layer runs under no_grad: its checkpoint saves its input (the residual
+    stream), and holds its keyword arguments (llama_checkpoint_kwargs_bytes); no cache copies. The final norm (its
+    rsqrt result, x·rsqrt and its output) and the loss as llama_activations count them."""
+    h, L, v = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
+    T = b * s
+    stream = (L + 1) * T * h * 4
+    norm = T * 4 + T * h * 4 + T * h * 4
+    return T * 8 + stream + norm + llama_checkpoint_kwargs_bytes(c, b, s) + loss_bytes(T, v) + T * 8
+
+
 def llama_activations(c, b, s, autocast):
     """LlamaDecoderLayer, saved tensor by tensor (T = b·s, kv heads, groups = heads / kv):
     fp32: per RMSNorm its rsqrt result (T·4, saved by RsqrtBackward and the mul), x·rsqrt (the weight's mul) and its
@@ -473,6 +515,7 @@ def main():
     checkpointing = case.endswith("-checkpoint")  # gpt2-*-fp32-checkpoint: model.gradient_checkpointing_enable()
     case = case.removesuffix("-checkpoint")
     rng_states = 0  # bytes of the CPU RNG states the checkpoints' contexts keep while the loss lives
+    graph_kept = 0  # bytes the checkpoints' contexts keep on the device while the loss lives (Llama's kwargs)
     torch.manual_seed(0)
     batch, seq = 4, 32
     if case == "mlp-autocast-bf16":
@@ -495,25 +538,30 @@ def main():
         vocab = c["vocab_size"]
         params_of = (lambda: gpt2_params(c)) if family == "gpt2" else (lambda: llama_params(c))
         forward = gpt2_loss if family == "gpt2" else llama_loss
-        loss_of = ((lambda p, ids: gpt2_loss(p, c, ids, checkpointing=True)) if checkpointing  # noqa: E731
-                   else (lambda p, ids: forward(p, c, ids)))
+        loss_of = lambda p, ids: forward(p, c, ids, checkpointing=checkpointing)  # noqa: E731
         batches = lambda step: torch.randint(0, vocab, (batch, seq))  # noqa: E731
         args = ["--model", "hf:" + config_path, "--implementation", "hf", "--attention", attention, "--batch", str(batch),
                 "--seq", str(seq)] + (["--precision", "autocast-bf16"] if autocast else [])
         activations = (gpt2_activations if family == "gpt2" else llama_activations)(c, batch, seq, autocast)
         if checkpointing:
             args += ["--checkpoint", "full"]
-            activations = gpt2_checkpointed_activations(c, batch, seq)
+            activations = (gpt2_checkpointed_activations(c, batch, seq) if family == "gpt2"
+                           else llama_checkpointed_activations(c, batch, seq))
         batch_bytes = batch * seq * 8
         layers = c["n_layer"] if family == "gpt2" else c["num_hidden_layers"]
         cpu_scalars = (4 if family == "gpt2" else 1) * layers
         if family == "llama":  # 1.13's MeanBackward1 keeps each RMSNorm's pow(2) output
             older_rules = (2 * layers + 1) * batch * seq * c["hidden_size"] * 4
         if checkpointing:
-            # the no-grad forward saves no wrapped numbers; each CheckpointFunction's ctx keeps torch.get_rng_state()
-            # (ctx.fwd_cpu_state, preserve_rng_state's default) as long as its node lives, i.e. while `loss` does
+            # the no-grad forward saves no wrapped numbers (nor, on 1.13, the layers' RMSNorm pow outputs: only the
+            # final norm's); each CheckpointFunction's ctx keeps torch.get_rng_state() (ctx.fwd_cpu_state,
+            # preserve_rng_state's default) as long as its node lives, i.e. while `loss` does; a Llama layer's keyword
+            # arguments stay as long (graph_kept)
             cpu_scalars = 0
             rng_states = layers * torch.get_rng_state().numel()
+            if family == "llama":
+                older_rules = batch * seq * c["hidden_size"] * 4
+                graph_kept = llama_checkpoint_kwargs_bytes(c, batch, seq)
     measured, measured_peak = measure(lambda mark: train(params_of, loss_of, batches, mark, autocast))
     params = params_of()
     model_bytes, trained = parameter_bytes(params), trainable_bytes(params)
@@ -521,14 +569,14 @@ def main():
     # after_step adds the momentum buffers; a forward after the first holds them instead of the .grad (set_to_none)
     formula = {("model_created", 0): model_bytes,
                ("forward", 1): model_bytes + activations,
-               ("before_step", 1): model_bytes + trained + batch_bytes + 4,
-               ("after_step", 1): model_bytes + 2 * trained + batch_bytes + 4,
+               ("before_step", 1): model_bytes + trained + batch_bytes + 4 + graph_kept,
+               ("after_step", 1): model_bytes + 2 * trained + batch_bytes + 4 + graph_kept,
                ("forward", 2): model_bytes + trained + activations,
-               ("before_step", 2): model_bytes + 2 * trained + batch_bytes + 4,
-               ("after_step", 2): model_bytes + 2 * trained + batch_bytes + 4}
+               ("before_step", 2): model_bytes + 2 * trained + batch_bytes + 4 + graph_kept,
+               ("after_step", 2): model_bytes + 2 * trained + batch_bytes + 4 + graph_kept}
     ours_figures = ours(cli, args)
     failures = []
-    print(f"{case}: live tensor bytes per phase (ShardScope exact accounting less its cuBLAS workspaces)")
+    print(f"{sys.argv[2]}: live tensor bytes per phase (ShardScope exact accounting less its cuBLAS workspaces)")
     print(f"  {'phase':<16} {'measured':>12} {'formula':>12} {'ours':>12} {'workspaces':>11}")
     for phase in PHASES:
         allocated, temporaries = ours_figures[phase]
@@ -547,9 +595,11 @@ def main():
     if checkpointing:
         # The peak falls inside a block's recomputation and nested backward, which the phases do not see. At any
         # moment the CPU run holds at most these bytes that a CUDA device would not: the contexts' RNG states, one
-        # more taken by fork_rng around the recomputation, and the recomputed block's four wrapped numbers; so if
-        # ShardScope follows every allocation, the measured peak exceeds its peak by 0 to that many bytes.
-        cpu_only = rng_states + torch.get_rng_state().numel() + 4 * 8
+        # more taken by fork_rng around the recomputation, the recomputed block's wrapped numbers (GPT-2 four,
+        # Llama one) and on 1.13 a Llama layer's two RMSNorm pow outputs and the final norm's; so if ShardScope
+        # follows every allocation, the measured peak exceeds its peak by 0 to that many bytes.
+        recomputed = 4 * 8 if family == "gpt2" else 8 + 2 * batch * seq * c["hidden_size"] * 4
+        cpu_only = rng_states + torch.get_rng_state().numel() + recomputed + older_rules
         if not 0 <= measured_peak - ours_max <= cpu_only:
             failures.append(f"peak: measured {measured_peak}, ours {ours_max}: the difference is not within the CPU-only "
                             f"0 to {cpu_only} B")

@@ -5,7 +5,7 @@
 
 namespace shardscope::eager {
 
-Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedFn& fn) {
+Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedFn& fn, const std::vector<Tensor>& held) {
   bool any_requires_grad = false;
   for (const Tensor& a : args) any_requires_grad = any_requires_grad || (a.defined() && a.requires_grad());
   if (!e.grad_enabled || !any_requires_grad) return fn(args);  // no graph to rebuild (1.13 warns, and runs it)
@@ -54,6 +54,9 @@ Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedF
         return out_grads;
       });
   e.connect(out, node);
+  e.graph_held.emplace_back();
+  for (const Tensor& t : held)
+    if (t.defined()) e.graph_held.back().push_back(t);
   return out;
 }
 

@@ -8,9 +8,13 @@
 //   `fn` run again under enable_grad on the autograd thread, torch.autograd.backward(output, incoming gradient)
 //   over that graph (reentrant: parameters' gradients reach AccumulateGrad, hence DDP's buckets, from inside it),
 //   then the detached leaves' .grad returned; the recomputed output and graph die with the backward's frame.
+// - keyword arguments (GradientCheckpointingLayer passes all but the hidden states so: Llama's mask, cos and sin,
+//   positions) are held by the partial in ctx.run_function, which lives as long as the graph's nodes, i.e. until the
+//   loss is freed (Eager::graph_held), not only until the block's backward.
 // Not modelled: the RNG states the context keeps (torch.get_rng_state(), a CPU ByteTensor; CUDA's states are CPU
 // tensors too), which are host memory, and autocast inside the recomputation (callers refuse autocast).
 // Usage: Tensor out = checkpoint(e, {hidden, mask}, [&](const std::vector<Tensor>& a) { return block(a[0], a[1]); });
+//        (keyword arguments: captured by value in the function, and listed in `held`)
 #pragma once
 #include <functional>
 #include <vector>
@@ -21,7 +25,8 @@ namespace shardscope::eager {
 
 using CheckpointedFn = std::function<Tensor(const std::vector<Tensor>& args)>;
 
-// `args`: the tensor arguments in order (an undefined Tensor for a None); `fn` must build its output from them only.
-Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedFn& fn);
+// `args`: the positional tensor arguments in order (an undefined Tensor for a None); `held`: the keyword arguments'
+// tensors. `fn` must build its output from those only.
+Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedFn& fn, const std::vector<Tensor>& held = {});
 
 }  // namespace shardscope::eager

@@ -146,6 +146,9 @@ class Eager {
   // torch.autograd.backward(root, seed) called from inside a node's backward: the engine runs the root's graph
   // to its end before returning (reentrant), on the same thread; the outer backward's state is restored after.
   void run_reentrant_backward(const Tensor& root, Tensor seed);
+  // What the graph's nodes hold beyond their saved variables until the loss that roots them is freed (a reentrant
+  // checkpoint's keyword arguments, in its context's partial), one group per node in the order recorded.
+  std::vector<std::vector<Tensor>> graph_held;
   // How many nodes have been recorded; release_graph_from(n): the nodes recorded since n die (the outputs that
   // held them went), with whatever they still saved.
   int node_count() const { return static_cast<int>(nodes_.size()); }

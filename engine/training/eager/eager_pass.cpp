@@ -58,6 +58,19 @@ TensorId EagerPass::forward_loss(TensorId x_id, TensorId y_id) {
   return loss_.storage();
 }
 
+std::vector<TensorId> EagerPass::take_graph_held() {
+  std::vector<TensorId> held;
+  for (auto group = e_.graph_held.rbegin(); group != e_.graph_held.rend(); ++group)
+    for (const Tensor& t : *group) {
+      // past the program's end too, as a loss the script still holds keeps its graph
+      e_.b.recategorize(t.storage(), e_.b.tensor(t.storage()).category, true);
+      e_.b.retain(t.storage());
+      held.push_back(t.storage());
+    }
+  e_.graph_held.clear();
+  return held;
+}
+
 // nn.Sequential of Linear and ReLU, then nn.MSELoss / nn.CrossEntropyLoss (mean)
 Tensor EagerPass::mlp_forward_loss(const Tensor& x, const Tensor& y) {
   Tensor h = x;

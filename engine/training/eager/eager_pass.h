@@ -29,6 +29,10 @@ class EagerPass {
   // The forward and the loss (a language model: model(input_ids=x, labels=x).loss; an MLP: loss_fn(model(x), y)),
   // inside the autocast region when one is on. Returns the loss with one reference for the caller.
   TensorId forward_loss(TensorId x, TensorId y);
+  // What the loss's graph keeps alive until the loss is freed (Eager::graph_held), handed over as held storages in
+  // the order PyTorch frees them (the graph is torn down from the loss: the last checkpointed block's first); the
+  // caller releases them when it rebinds the loss.
+  std::vector<TensorId> take_graph_held();
   // The autocast region's end (its cast cache freed).
   void exit_autocast() { e_.exit_autocast(); }
   // loss.backward(); with a GradScaler's `scale` tensor (not -1) scaler.scale(loss).backward(): the loss times the

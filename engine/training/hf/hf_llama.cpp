@@ -3,6 +3,7 @@
 // post_attention_layernorm), norm, lm_head.
 #include <cmath>
 
+#include "training/eager/checkpoint.h"
 #include "training/hf/hf_modules.h"
 
 namespace shardscope::hf::detail {
@@ -21,7 +22,8 @@ constexpr double kRmsEps = 1e-6;
 class Llama {
  public:
   Llama(const CausalLm& lm, std::int64_t batch, std::int64_t seq)
-      : lm_(lm), e_(lm.e), c_(*lm.model.transformer), batch_(batch), seq_(seq) {}
+      : lm_(lm), e_(lm.e), c_(*lm.model.transformer), batch_(batch), seq_(seq),
+        checkpointing_(lm.gradient_checkpointing && lm.training && lm.e.grad_enabled) {}
 
   Tensor causal_lm_loss(const Tensor& ids) {
     std::vector<Tensor> cache;
@@ -57,7 +59,23 @@ class Llama {
     Tensor hidden = inputs_embeds;
     Tensor cos, sin;
     rotary(inputs_embeds.dtype(), cos, sin);
-    for (int i = 0; i < c_.layers; ++i) hidden = decoder_layer(i, hidden, mask, cos, sin, cache);
+    for (int i = 0; i < c_.layers; ++i) {
+      if (!checkpointing_) {
+        hidden = decoder_layer(i, hidden, mask, cos, sin, cache);
+        continue;
+      }
+      // GradientCheckpointingLayer.__call__: checkpoint(partial(layer.__call__, **kwargs), hidden_states). LlamaModel
+      // passes the rest by keyword (attention_mask, position_embeddings, position_ids, cache_position), so the
+      // context's partial holds them until the loss is freed. The recomputation runs after this frame has gone: the
+      // layer is called on a copy of this model (its references are the pass's).
+      hidden = eager::checkpoint(
+          e_, {hidden},
+          [model = *this, i, mask, cos, sin](const std::vector<Tensor>& args) mutable {
+            std::vector<Tensor> no_cache;
+            return model.decoder_layer(i, args[0], mask, cos, sin, no_cache);
+          },
+          {mask, cos, sin, position_ids});
+    }
     {
       const int norm = last_layer() - 1;
       hidden = rms_norm(norm, 0, "model.norm", hidden);
@@ -180,7 +198,7 @@ class Llama {
       query = std::move(q_embed);
       key = std::move(k_embed);
     }
-    {
+    if (!checkpointing_) {  // no cache when gradient checkpointing has turned use_cache off
       // key_states, value_states = past_key_values.update(...): both copied, then both names rebound
       // DynamicLayer.lazy_initialization makes both empty tensors in the keys' dtype, so cat promotes the values
       // to it (under autocast Llama's rotated keys are fp32, its values bf16: the cached values are fp32)
@@ -248,10 +266,11 @@ class Llama {
     return ops::linear(e_, gated, parameter(lm_, L, 6, {h, inner}));
   }
 
-  const CausalLm& lm_;
+  CausalLm lm_;  // a copy: a checkpointed layer runs again in backward, after the caller's CausalLm has gone
   eager::Eager& e_;
   const TransformerConfig& c_;
   std::int64_t batch_, seq_;
+  bool checkpointing_;
 };
 
 }  // namespace

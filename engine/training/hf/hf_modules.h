@@ -20,7 +20,7 @@ struct CausalLm {
   eager::Dtype param_dtype = eager::Dtype::F32;  // fp32, or 16-bit under --dtype's mixed precision
   bool training = true;              // model.train(): dropout active
   // model.gradient_checkpointing_enable(): each decoder block under reentrant torch.utils.checkpoint
-  // (training/eager/checkpoint.h), and use_cache forced off while training, as the model does (GPT-2 only)
+  // (training/eager/checkpoint.h), and use_cache forced off while training, as the model does
   bool gradient_checkpointing = false;
 };
 
