@@ -66,10 +66,6 @@ void check_model_implementation(const ResolvedScenario& resolved) {
   if (hf && s.training.checkpoint == CheckpointMode::Selective)
     throw ScenarioError("training.checkpoint", "transformers' gradient_checkpointing_enable() re-runs whole blocks: with "
                                                "--implementation hf use --checkpoint full (or none); selective is Megatron-LM's");
-  if (hf && s.training.checkpoint == CheckpointMode::Full && autocast)
-    throw ScenarioError("training.checkpoint", "gradient checkpointing under torch.autocast (the recomputation re-enters "
-                                               "autocast and its cast cache) is not modelled yet: use --precision none or "
-                                               "--checkpoint none");
   if (transformer && model.attention != AttentionKind::Eager && s.training.checkpoint == CheckpointMode::Selective)
     throw ScenarioError("training.checkpoint", "selective recomputation re-runs the materialised attention core; with "
                                                "--attention " + attention_name(model.attention) + " there is none to recompute");

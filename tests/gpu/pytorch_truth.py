@@ -456,8 +456,10 @@ def hf_jobs(toy):
                      steps=3, sdpa_backend="FLASH_ATTENTION"))
     jobs.append(dict(family="gpt2", config=gpt2, attention="sdpa", precision="fp32", seq=seq, batch=batch, steps=3,
                      sdpa_backend="EFFICIENT_ATTENTION"))
-    for family, config, attention in (("gpt2", gpt2, "eager"), ("gpt2", gpt2, "sdpa"), ("llama", llama, "sdpa")):
-        jobs.append(dict(family=family, config=config, attention=attention, precision="fp32", seq=seq, batch=batch,
+    for family, config, attention, precision in (("gpt2", gpt2, "eager", "fp32"), ("gpt2", gpt2, "sdpa", "fp32"),
+                                                 ("llama", llama, "sdpa", "fp32"), ("gpt2", gpt2, "sdpa", "autocast-bf16"),
+                                                 ("llama", llama, "sdpa", "autocast-bf16")):
+        jobs.append(dict(family=family, config=config, attention=attention, precision=precision, seq=seq, batch=batch,
                          steps=3, gradient_checkpointing=True))
     gqa = dict(llama, num_key_value_heads=max(1, llama["num_attention_heads"] // 4))
     jobs.append(dict(family="llama", config=gqa, attention="sdpa", precision="fp32", seq=seq, batch=batch, steps=3))

@@ -24,7 +24,7 @@ Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedF
   }
   const int node = e.record(
       "CheckpointFunctionBackward", inputs, args,
-      [fn, required](Eager& eg, const Node& n, std::vector<Tensor>& grads) {
+      [fn, required, autocast = e.autocast_active](Eager& eg, const Node& n, std::vector<Tensor>& grads) {
         const int first_recomputed = eg.node_count();
         // detach_variable(ctx.saved_tensors)
         std::vector<std::shared_ptr<Tensor>> leaf_grads(n.saved.size());
@@ -35,12 +35,16 @@ Tensor checkpoint(Eager& e, const std::vector<Tensor>& args, const CheckpointedF
           else if (required[i]) detached.push_back(eg.detached_leaf(s, leaf_grads[i]));
           else detached.push_back(eg.detach(s));
         }
-        // with torch.enable_grad(): outputs = ctx.run_function(*detached_inputs), on the autograd thread
+        // with torch.enable_grad(), torch.autocast(**ctx's autocast state): outputs = ctx.run_function(*detached_inputs),
+        // on the autograd thread; leaving that autocast region (nesting back to 0) clears its cast cache, so a weight
+        // cast the recomputed graph did not save is freed before the nested backward
         Tensor recomputed;
         {
           const bool was = eg.grad_enabled;
           eg.grad_enabled = true;
+          if (autocast) eg.enter_autocast();
           recomputed = fn(detached);
+          if (autocast) eg.exit_autocast();
           eg.grad_enabled = was;
         }
         // torch.autograd.backward(outputs_with_grad, args_with_grad): the incoming gradient stays the caller's

@@ -11,8 +11,10 @@
 // - keyword arguments (GradientCheckpointingLayer passes all but the hidden states so: Llama's mask, cos and sin,
 //   positions) are held by the partial in ctx.run_function, which lives as long as the graph's nodes, i.e. until the
 //   loss is freed (Eager::graph_held), not only until the block's backward.
+// - under torch.autocast the recomputation re-enters an autocast region with the forward's state (ctx's autocast
+//   kwargs): its weight casts are cached anew and the cache is cleared when it exits, before the nested backward.
 // Not modelled: the RNG states the context keeps (torch.get_rng_state(), a CPU ByteTensor; CUDA's states are CPU
-// tensors too), which are host memory, and autocast inside the recomputation (callers refuse autocast).
+// tensors too), which are host memory.
 // Usage: Tensor out = checkpoint(e, {hidden, mask}, [&](const std::vector<Tensor>& a) { return block(a[0], a[1]); });
 //        (keyword arguments: captured by value in the function, and listed in `held`)
 #pragma once
