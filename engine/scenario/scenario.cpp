@@ -135,6 +135,11 @@ void check_model_training(ResolvedScenario& resolved) {
   if (training.checkpoint != CheckpointMode::None && model.transformer_block_count() == 0)
     throw ScenarioError("training.checkpoint", "'" + spec + "' has no transformer blocks to recompute; activation "
                         "checkpointing applies to transformer models (hf:PATH, gpt2, llama-2-7b, ...)");
+  if (training.checkpoint == CheckpointMode::Full && model.implementation == TransformerImplementation::Hf)
+    model.notes.push_back("gradient checkpointing as model.gradient_checkpointing_enable() sets it up: each block under "
+                          "reentrant torch.utils.checkpoint keeps only its arguments (its input until its backward; "
+                          "keyword arguments such as Llama's mask, cos and sin until the loss is freed), use_cache off "
+                          "(no KV cache copies); in backward each block runs again and then its own backward");
   if (model.language_model && training.loss == LossKind::Mse) {
     // GPT2LMHeadModel / LlamaForCausalLM compute cross-entropy over the vocabulary when given labels.
     training.loss = LossKind::CrossEntropy;

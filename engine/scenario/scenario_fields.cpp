@@ -134,8 +134,8 @@ const std::vector<ScenarioField>& table() {
           .key = "training.checkpoint", .flag = "--checkpoint", .label = "Checkpointing", .kind = K::Choice,
           .help = "Activation recomputation for transformers: none, selective (attention core recomputed), full "
                   "(only each block's input kept; megatron: its backward re-runs it up to the MLP's output projection, "
-                  "where non-reentrant checkpointing stops; hf (GPT-2): transformers' gradient_checkpointing_enable(), "
-                  "reentrant checkpointing that re-runs the whole block, then its backward, and turns use_cache off)",
+                  "where non-reentrant checkpointing stops; hf: transformers' gradient_checkpointing_enable(), reentrant "
+                  "checkpointing that re-runs the whole block, then its backward, and turns use_cache off)",
           .framework = "Megatron-LM --recompute-granularity selective | full; "
                        "torch.utils.checkpoint(block, use_reentrant=False) per block; hf: "
                        "model.gradient_checkpointing_enable() (use_reentrant=True)",
