@@ -483,22 +483,24 @@ def llama_activations(c, b, s, autocast):
 
 
 # ---------------------------------------------------------------- ShardScope's figures
-def ours(cli, args):
-    out = subprocess.run([cli, "memory", "--json", "--accounting", "exact", "--strategy", "single", "--device", "H100-80",
+def memory_json(cli, args, device):
+    """Rank 0 of `shardscope-cli memory --json` for the test's script (exact accounting, single, two steps, SGD with
+    momentum) on `device`."""
+    out = subprocess.run([cli, "memory", "--json", "--accounting", "exact", "--strategy", "single", "--device", device,
                           "--steps", "2", "--optimizer", "momentum"] + args, capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"FAIL: shardscope-cli {' '.join(args)}: {out.stderr.strip()}")
-    phases = [p for p in json.loads(out.stdout)["ranks"][0]["phases"] if p["name"] != "wrapped"]
+        sys.exit(f"FAIL: shardscope-cli {' '.join(args)} --device {device}: {out.stderr.strip()}")
+    return json.loads(out.stdout)["ranks"][0]
+
+
+def ours(cli, args):
+    phases = [p for p in memory_json(cli, args, "H100-80")["phases"] if p["name"] != "wrapped"]
     return {(p["name"], p["step"]): (p["allocated_bytes"], p["by_category"]["temporaries"]) for p in phases}
 
 
 def ours_peak(cli, args):
     """ShardScope's peak of live tensors on a device without cuBLAS workspaces (--device CPU)."""
-    out = subprocess.run([cli, "memory", "--json", "--accounting", "exact", "--strategy", "single", "--device", "CPU",
-                          "--steps", "2", "--optimizer", "momentum"] + args, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"FAIL: shardscope-cli {' '.join(args)} --device CPU: {out.stderr.strip()}")
-    return json.loads(out.stdout)["ranks"][0]["peak_bytes"]
+    return memory_json(cli, args, "CPU")["peak_bytes"]
 
 
 def workspaces(phase, biased_addmm):

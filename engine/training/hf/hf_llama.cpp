@@ -23,7 +23,7 @@ class Llama {
  public:
   Llama(const CausalLm& lm, std::int64_t batch, std::int64_t seq)
       : lm_(lm), e_(lm.e), c_(*lm.model.transformer), batch_(batch), seq_(seq),
-        checkpointing_(lm.gradient_checkpointing && lm.training && lm.e.grad_enabled) {}
+        checkpointing_(lm.checkpoints_blocks()) {}
 
   Tensor causal_lm_loss(const Tensor& ids) {
     std::vector<Tensor> cache;

@@ -22,6 +22,9 @@ struct CausalLm {
   // model.gradient_checkpointing_enable(): each decoder block under reentrant torch.utils.checkpoint
   // (training/eager/checkpoint.h), and use_cache forced off while training, as the model does
   bool gradient_checkpointing = false;
+  // Whether the blocks run checkpointed: only in training with grad on (GradientCheckpointingLayer checks
+  // self.training; under no_grad there is no graph to rebuild).
+  bool checkpoints_blocks() const { return gradient_checkpointing && training && e.grad_enabled; }
 };
 
 // `model(input_ids=ids, labels=ids).loss` for the model's family; what the output held (logits, the cache) is gone
