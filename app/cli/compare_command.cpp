@@ -33,7 +33,7 @@ RunPeaks trace_peaks(const std::string& path) {
   const TraceReadResult& trace = opened.read;
   if (trace.truncated) std::cerr << "warning: " << describe_cut(trace) << "\n";  // compared up to the cut
   for (const std::string& note : opened.notes) std::cerr << "note: " << note << "\n";
-  RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}, trace_step_timings(trace.header, intervals)};
+  RunPeaks run{path, "trace", trace_scenario_name(trace.header), {}, trace_step_timings(store, intervals)};
   store.read([&](const TraceData& data) {
     for (const RankTimeline& rank : data.ranks) run.ranks.push_back({rank.peak.allocated, rank.peak.by_category});
   });

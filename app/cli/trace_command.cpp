@@ -58,7 +58,7 @@ void print_trace_info(const std::string& path, bool as_json, std::ostream& out, 
   load(path, trace, err, &intervals);
   const TraceReadResult& file = trace.file;
   // Step times by the rules run --json uses (run/step_timing.h): a recorded run's or a simulated one's.
-  const std::vector<StepTiming> steps = trace_step_timings(file.header, intervals);
+  const std::vector<StepTiming> steps = trace_step_timings(trace.store, intervals);
   const auto [ranks, t_min, t_max] = trace.store.read([](const TraceData& d) { return std::tuple(d.ranks.size(), d.t_min, d.t_max); });
   const TimeNs duration = t_max - t_min;
   if (as_json) {

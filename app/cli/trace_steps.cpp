@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "run/planless_step_timing.h"
 #include "scenario/scenario.h"
 #include "strategy/lower.h"
 
@@ -32,9 +33,12 @@ std::optional<Plan> plan_with_kernels(const TraceHeader& header) {
   }
 }
 
-std::vector<StepTiming> trace_step_timings(const TraceHeader& header, const OpIntervalSink& intervals) {
-  const std::optional<Plan> plan = plan_with_kernels(header);
-  return plan ? step_timings(*plan, intervals.intervals()) : std::vector<StepTiming>{};
+std::vector<StepTiming> trace_step_timings(const TraceStore& store, const OpIntervalSink& intervals) {
+  return store.read([&](const TraceData& data) {
+    if (!data.header.plan) return planless_step_timings(data);
+    const std::optional<Plan> plan = plan_with_kernels(data.header);
+    return plan ? step_timings(*plan, intervals.intervals()) : std::vector<StepTiming>{};
+  });
 }
 
 }  // namespace shardscope::cli

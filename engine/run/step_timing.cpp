@@ -87,52 +87,38 @@ TimeNs uncovered(const std::vector<Span>& covered, const std::vector<Span>& cove
 
 }  // namespace
 
-std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInterval>& intervals) {
+std::vector<StepTiming> step_timings(std::size_t ranks, const std::vector<CountedInterval>& intervals) {
   struct Window {
     TimeNs begin = std::numeric_limits<TimeNs>::max(), end = std::numeric_limits<TimeNs>::min();
     std::vector<TimeNs> rank_end, rank_load;
-    std::vector<const OpInterval*> members;  // the step's intervals
+    std::vector<const CountedInterval*> members;  // the step's intervals
   };
-  const std::size_t ranks = plan.programs.size();
   std::map<int, Window> windows;
-  const auto op_of = [&](const OpInterval& i) -> const Op* {
-    if (i.rank < 0 || static_cast<std::size_t>(i.rank) >= ranks) return nullptr;
-    const auto& ops = plan.programs[static_cast<std::size_t>(i.rank)].ops;
-    return i.op >= 0 && static_cast<std::size_t>(i.op) < ops.size() ? &ops[static_cast<std::size_t>(i.op)] : nullptr;
-  };
   // A transfer starts when the last member of its collective or message has arrived (the simulator's OpBegin
   // says so itself; an executed member's op begins when it arrives and waits inside): earlier is waiting, idle.
-  std::map<std::tuple<int, int, int, int>, TimeNs> transfer_begin;  // (kind, a, b, sequence) -> last arrival
-  const auto instance_key = [](int rank, const Op& op) {
-    if (op.kind == OpKind::Collective) return std::tuple<int, int, int, int>{0, op.group, 0, op.sequence};
-    const int sender = op.kind == OpKind::Send ? rank : op.peer, receiver = op.kind == OpKind::Send ? op.peer : rank;
-    return std::tuple<int, int, int, int>{1, sender, receiver, op.sequence};
-  };
-  for (const OpInterval& i : intervals) {
-    const Op* op = op_of(i);
-    if (op == nullptr || !is_communication(*op)) continue;
-    auto [it, inserted] = transfer_begin.try_emplace(instance_key(i.rank, *op), i.begin_ns);
-    if (!inserted) it->second = std::max(it->second, i.begin_ns);
+  std::map<TransferKey, TimeNs> transfer_begin;  // transfer -> last arrival
+  for (const CountedInterval& i : intervals) {
+    if (i.counts_as != CountedAs::Communication) continue;
+    auto [it, inserted] = transfer_begin.try_emplace(i.transfer, i.interval.begin_ns);
+    if (!inserted) it->second = std::max(it->second, i.interval.begin_ns);
   }
-  const auto transfer_start = [&](const OpInterval& i, const Op& op) {
-    return std::min(i.end_ns, transfer_begin.at(instance_key(i.rank, op)));
-  };
-  for (const OpInterval& i : intervals) {
-    const Op* op = op_of(i);
-    if (op == nullptr || op->step < 1) continue;
-    Window& w = windows[op->step];
+  const auto transfer_start = [&](const CountedInterval& i) { return std::min(i.interval.end_ns, transfer_begin.at(i.transfer)); };
+  for (const CountedInterval& counted : intervals) {
+    const OpInterval& i = counted.interval;
+    if (counted.step < 1 || i.rank < 0 || static_cast<std::size_t>(i.rank) >= ranks) continue;
+    Window& w = windows[counted.step];
     if (w.rank_end.empty()) {
       w.rank_end.assign(ranks, std::numeric_limits<TimeNs>::min());
       w.rank_load.assign(ranks, 0);
     }
     const auto r = static_cast<std::size_t>(i.rank);
-    w.members.push_back(&i);
-    if (op->kernel == Kernel::LoadBatch) {
+    w.members.push_back(&counted);
+    if (counted.counts_as == CountedAs::BatchLoad) {
       w.rank_load[r] += i.end_ns - i.begin_ns;
     } else {
       // A rank that posts a receive (or joins a collective) before its peer is ready waits; the step has not begun
       // for it until the transfer does, which is where the simulator's op begins too.
-      w.begin = std::min(w.begin, is_communication(*op) ? transfer_start(i, *op) : i.begin_ns);
+      w.begin = std::min(w.begin, counted.counts_as == CountedAs::Communication ? transfer_start(counted) : i.begin_ns);
     }
     w.end = std::max(w.end, i.end_ns);
     w.rank_end[r] = std::max(w.rank_end[r], i.end_ns);
@@ -147,20 +133,19 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
     // Loading inside the window, per rank; the longest is left out of the step.
     std::vector<TimeNs> load_inside(ranks, 0);
     std::vector<Span> compute, comm;
-    for (const OpInterval* member : w.members) {
-      const OpInterval& i = *member;
-      const Op* op = op_of(i);
+    for (const CountedInterval* member : w.members) {
+      const OpInterval& i = member->interval;
       const auto r = static_cast<std::size_t>(i.rank);
-      if (op->kernel == Kernel::LoadBatch) {
+      if (member->counts_as == CountedAs::BatchLoad) {
         load_inside[r] += clipped(i.begin_ns, i.end_ns, w.begin, w.end);
         continue;
       }
       if (i.rank != t.critical_rank) continue;
-      if (op->kind == OpKind::Compute && op->stream == Stream::Compute) {
-        t.by_kind[static_cast<std::size_t>(compute_time_kind(*op))] += i.end_ns - i.begin_ns;
+      if (member->counts_as == CountedAs::Compute) {
+        t.by_kind[static_cast<std::size_t>(member->compute_kind)] += i.end_ns - i.begin_ns;
         compute.emplace_back(i.begin_ns, i.end_ns);
-      } else if (is_communication(*op)) {
-        const TimeNs begin = transfer_start(i, *op);
+      } else if (member->counts_as == CountedAs::Communication) {
+        const TimeNs begin = transfer_start(*member);
         if (i.end_ns > begin) comm.emplace_back(begin, i.end_ns);
       }
     }
@@ -176,6 +161,35 @@ std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInter
     steps.push_back(t);
   }
   return steps;
+}
+
+std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInterval>& intervals) {
+  const std::size_t ranks = plan.programs.size();
+  std::vector<CountedInterval> counted;
+  counted.reserve(intervals.size());
+  for (const OpInterval& i : intervals) {
+    if (i.rank < 0 || static_cast<std::size_t>(i.rank) >= ranks) continue;
+    const auto& ops = plan.programs[static_cast<std::size_t>(i.rank)].ops;
+    if (i.op < 0 || static_cast<std::size_t>(i.op) >= ops.size()) continue;
+    const Op& op = ops[static_cast<std::size_t>(i.op)];
+    CountedInterval c{i, op.step};
+    if (op.kernel == Kernel::LoadBatch) {
+      c.counts_as = CountedAs::BatchLoad;
+    } else if (is_communication(op)) {
+      c.counts_as = CountedAs::Communication;
+      if (op.kind == OpKind::Collective) {
+        c.transfer = {0, op.group, 0, op.sequence};
+      } else {
+        const int sender = op.kind == OpKind::Send ? i.rank : op.peer, receiver = op.kind == OpKind::Send ? op.peer : i.rank;
+        c.transfer = {1, sender, receiver, op.sequence};
+      }
+    } else if (op.kind == OpKind::Compute && op.stream == Stream::Compute) {
+      c.counts_as = CountedAs::Compute;
+      c.compute_kind = compute_time_kind(op);
+    }
+    counted.push_back(c);
+  }
+  return step_timings(ranks, counted);
 }
 
 std::vector<const StepTiming*> steady_steps(const std::vector<StepTiming>& steps) {
@@ -199,6 +213,7 @@ const StepTiming& median_step(const std::vector<StepTiming>& steps) {
 void OpIntervalSink::begin(const TraceHeader& header) {
   std::lock_guard lock(mutex_);
   ops_per_rank_.clear();
+  open_.clear();
   if (header.plan)
     for (const Program& p : header.plan->programs) ops_per_rank_.push_back(p.ops.size());
 }
@@ -209,15 +224,12 @@ void OpIntervalSink::emit(const TraceEvent& event) {
   std::lock_guard lock(mutex_);
   const auto r = static_cast<std::size_t>(event.rank);
   if (!ops_per_rank_.empty() && (r >= ops_per_rank_.size() || static_cast<std::size_t>(event.op) >= ops_per_rank_[r])) return;
-  if (open_.size() <= r) open_.resize(r + 1);
-  auto& ops = open_[r];
-  const auto o = static_cast<std::size_t>(event.op);
-  if (ops.size() <= o) ops.resize(o + 1, -1);
+  const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(event.rank)} << 32) | static_cast<std::uint32_t>(event.op);
   if (event.kind == TraceEventKind::OpBegin) {
-    ops[o] = event.t_ns;
-  } else if (ops[o] >= 0 && event.t_ns >= ops[o]) {
-    done_.push_back({event.rank, event.op, ops[o], event.t_ns});
-    ops[o] = -1;
+    open_[key] = event.t_ns;
+  } else if (const auto it = open_.find(key); it != open_.end() && event.t_ns >= it->second) {
+    done_.push_back({event.rank, event.op, it->second, event.t_ns});
+    open_.erase(it);
   }
 }
 

@@ -20,6 +20,8 @@
 #include <array>
 #include <mutex>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "plan/plan.h"
@@ -51,6 +53,21 @@ struct StepTiming {
 // One entry per step s ≥ 1 that has ops, in step order. Intervals of ops that never ended are left out.
 std::vector<StepTiming> step_timings(const Plan& plan, const std::vector<OpInterval>& intervals);
 
+// What an interval counts as in its step, for intervals no plan describes (a recorded run's spans:
+// planless_step_timing.h). Other: inside the window, but neither compute on the compute stream nor communication.
+enum class CountedAs { Compute, Communication, BatchLoad, Other };
+using TransferKey = std::tuple<int, int, int, int>;  // one collective or message: its members share the key
+struct CountedInterval {
+  OpInterval interval;
+  int step = 0;
+  CountedAs counts_as = CountedAs::Other;
+  TimeKind compute_kind = TimeKind::Elementwise;  // Compute: which kind its time counts under
+  TransferKey transfer{};                         // Communication
+};
+// The same rules over intervals that say what they count as; ranks: how many ranks the run has (intervals naming
+// others are left out).
+std::vector<StepTiming> step_timings(std::size_t ranks, const std::vector<CountedInterval>& intervals);
+
 // The steps that stand for the run: steps 2 and later (step 1 does one-off work: the optimizer's lazy state, DDP's
 // first buckets), all of them when there is only one, the first when none is later than step 1. Throws
 // std::invalid_argument for an empty list.
@@ -61,8 +78,9 @@ std::vector<const StepTiming*> steady_steps(const std::vector<StepTiming>& steps
 const StepTiming& median_step(const std::vector<StepTiming>& steps);
 
 // Keeps each op's [OpBegin, OpEnd) interval; forwards nothing (pair it with a TeeTraceSink). With a header that
-// carries the plan (every trace file's does), events naming a rank or op the plan lacks, and ends before their
-// begins, are ignored: a trace file is untrusted input, and an op index is what sizes the table here.
+// carries the plan (a run's or a simulation's), events naming a rank or op the plan lacks are ignored; ends before
+// their begins always are. A trace file is untrusted input: a plan-less one (recorded from PyTorch, imported) may
+// name any op of any rank, so open ops are kept by (rank, op), never in a table an index sizes.
 class OpIntervalSink : public TraceSink {
  public:
   void begin(const TraceHeader& header) override;
@@ -73,7 +91,7 @@ class OpIntervalSink : public TraceSink {
  private:
   mutable std::mutex mutex_;
   std::vector<std::size_t> ops_per_rank_;  // from the header's plan; empty: no bound known (the caller's own events)
-  std::vector<std::vector<TimeNs>> open_;  // [rank][op]: the begin of an op that has not ended yet, or -1
+  std::unordered_map<std::uint64_t, TimeNs> open_;  // (rank, op) -> the begin of an op that has not ended yet
   std::vector<OpInterval> done_;
 };
 

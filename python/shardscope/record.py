@@ -1,6 +1,6 @@
 """Records a PyTorch training run as a ShardScope trace (.sstrace): every allocation and free on the run's device with
-its bytes and memory category, ShardScope's phase markers, and a timeline of module forward / backward spans, the
-optimizer step and collectives. Runs inside the user's process; standard library and torch only (PyTorch 1.13 to 2.x).
+its bytes and memory category, ShardScope's phase markers, and a timeline of leaf modules' forward / backward spans
+(each named with its module's class: "forward fc1 (Linear)"), the optimizer step and collectives. Runs inside the user's process; standard library and torch only (PyTorch 1.13 to 2.x).
 
     PYTHONPATH=python python3 -m shardscope.record --out run.sstrace -- train.py ARGS
     PYTHONPATH=python python3 -m shardscope.record --out run.sstrace -- -m package.module ARGS
@@ -147,10 +147,16 @@ class _Storage:
 
 
 class _BackwardSpan:
-    __slots__ = ("label", "op", "pending", "handles")
+    __slots__ = ("label", "text", "op", "pending", "handles")
 
-    def __init__(self, label, pending):
-        self.label, self.op, self.pending, self.handles = label, None, pending, []
+    def __init__(self, label, text, pending):
+        self.label, self.text, self.op, self.pending, self.handles = label, text, None, pending, []
+
+
+def _type_suffix(module):
+    """A leaf module's span names its class ("forward fc1 (Linear)"), which says whether its time is a matrix product
+    (the step's gemm time) or elementwise work (span_kind.h on the C++ side reads it)."""
+    return f" ({type(module).__name__})"
 
 
 class _WatchedState(dict):
@@ -957,7 +963,7 @@ class Recorder:
             label = self._module_name(module)
             self._module_context.append(label + " forward")
             if self.spans and not module._modules:
-                self._forward_stack.append((id(module), self._begin_span("forward " + label)))
+                self._forward_stack.append((id(module), self._begin_span("forward " + label + _type_suffix(module))))
 
     @_guarded()
     def _forward_post(self, module, inputs, output):
@@ -981,7 +987,7 @@ class Recorder:
             label = "backward " + self._module_name(module)
             ins = [x for x in _tensors_in(inputs, torch) if x.requires_grad]
             own = [p for p in module._parameters.values() if p is not None and p.requires_grad]
-            span = _BackwardSpan(label, len(ins) if ins else len(own))
+            span = _BackwardSpan(label, label + _type_suffix(module), len(ins) if ins else len(own))
             if span.pending == 0:
                 return
             self._internal += 1
@@ -1000,7 +1006,7 @@ class Recorder:
         with self._lock:
             if span.op is not None or _ACTIVE is not self:
                 return
-            span.op = self._begin_span(span.label)
+            span.op = self._begin_span(span.text)
             self._open_backward.add(span)
             self._module_context.append(span.label)
             for h in span.handles:

@@ -144,6 +144,35 @@ TEST(StepTiming, TheSinkPairsBeginsWithEnds) {
   EXPECT_EQ(intervals[0].end_ns, 9);
 }
 
+// One OpBegin or OpEnd into the sink.
+void emit_op_event(OpIntervalSink& sink, int rank, OpIndex op, TraceEventKind kind, TimeNs t) {
+  TraceEvent e;
+  e.rank = rank;
+  e.op = op;
+  e.kind = kind;
+  e.t_ns = t;
+  sink.emit(e);
+}
+
+TEST(StepTiming, ThePlanlessSinkTakesAnyIndexWithoutATableItSizes) {
+  // A recorded or imported trace has no plan: its op ids and ranks are whatever the file says. An id near 2^31 once
+  // sized a table of 16 GiB here; now it is one interval like any other.
+  OpIntervalSink sink;
+  sink.begin(TraceHeader{});
+  const auto at = [&](int rank, OpIndex op, TraceEventKind kind, TimeNs t) { emit_op_event(sink, rank, op, kind, t); };
+  constexpr OpIndex kFar = std::numeric_limits<OpIndex>::max();
+  at(kMaxTraceRanks, kFar, TraceEventKind::OpBegin, 10);
+  at(kMaxTraceRanks, kFar, TraceEventKind::OpEnd, 5);   // before its begin: ignored, the op stays open
+  at(kMaxTraceRanks, kFar, TraceEventKind::OpEnd, 30);
+  at(kMaxTraceRanks, kFar, TraceEventKind::OpEnd, 40);  // no open op left
+  const auto intervals = sink.intervals();
+  ASSERT_EQ(intervals.size(), 1u);
+  EXPECT_EQ(intervals[0].rank, kMaxTraceRanks);
+  EXPECT_EQ(intervals[0].op, kFar);
+  EXPECT_EQ(intervals[0].begin_ns, 10);
+  EXPECT_EQ(intervals[0].end_ns, 30);
+}
+
 TEST(StepTiming, TheSinkIgnoresEventsThePlanInTheHeaderLacks) {
   // A trace file is untrusted: an op index far past the plan must not size the sink's table, and an end before its
   // begin is no interval.
@@ -151,14 +180,7 @@ TEST(StepTiming, TheSinkIgnoresEventsThePlanInTheHeaderLacks) {
   header.plan = std::make_shared<const Plan>(two_rank_plan());  // 2 ranks of 5 ops
   OpIntervalSink sink;
   sink.begin(header);
-  TraceEvent e;
-  const auto at = [&](int rank, OpIndex op, TraceEventKind kind, TimeNs t) {
-    e.rank = rank;
-    e.op = op;
-    e.kind = kind;
-    e.t_ns = t;
-    sink.emit(e);
-  };
+  const auto at = [&](int rank, OpIndex op, TraceEventKind kind, TimeNs t) { emit_op_event(sink, rank, op, kind, t); };
   at(0, std::numeric_limits<OpIndex>::max(), TraceEventKind::OpBegin, 1);  // past rank 0's 5 ops
   at(0, std::numeric_limits<OpIndex>::max(), TraceEventKind::OpEnd, 2);
   at(0, -1, TraceEventKind::OpBegin, 1);  // before them

@@ -1,7 +1,7 @@
 // libFuzzer target: a .sstrace file's bytes read, replayed into a TraceStore, then looked at the way the window does
 // (app/gui/logic/caption.h at a few instants for every rank, the playhead over the run's boundaries and phases, a second
-// run aligned by phase, the comparison table) and exported (Chrome trace, memory CSV). Nothing may crash, allocate
-// without bound, or trip ASan / UBSan.
+// run aligned by phase, the comparison table), its step times taken as `trace info` takes a plan-less run's, and
+// exported (Chrome trace, memory CSV). Nothing may crash, allocate without bound, or trip ASan / UBSan.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "gui/logic/caption.h"
 #include "gui/logic/playback.h"
 #include "gui/logic/run_alignment.h"
+#include "run/planless_step_timing.h"
 #include "trace/export/chrome_trace_export.h"
 #include "trace/export/memory_csv_export.h"
 #include "trace/file/trace_file_reader.h"
@@ -83,7 +84,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const TraceReadResult trace = read_trace_bytes(bytes, "fuzz.sstrace");
     TraceStore store;
     replay_trace(trace, store);
-    store.read([](const TraceData& d) { look_at(d); });
+    store.read([](const TraceData& d) {
+      look_at(d);
+      if (!d.header.plan) planless_step_timings(d);  // trace info's and compare's step times of a recorded run
+    });
     std::ostringstream chrome, csv;
     write_chrome_trace(store, chrome);
     write_memory_csv(store, csv);

@@ -150,8 +150,8 @@ class SingleProcess(RecorderTest):
         self.assertIn("mlp_train.py", trace.header["command_line"])
         self.assertEqual(trace.header["recording"]["world_size"], 1)
         spans = [e.text for e in trace.events if e.kind == tw.OP_BEGIN]
-        self.assertIn("forward 0", spans)
-        self.assertIn("backward 2", spans)
+        self.assertIn("forward 0 (Linear)", spans)
+        self.assertIn("backward 2 (Linear)", spans)
         self.assertIn("optimizer step (Adam)", spans)
         self.assertEqual(sum(e.kind == tw.OP_BEGIN for e in trace.events),
                          sum(e.kind == tw.OP_END for e in trace.events))
@@ -342,6 +342,30 @@ class CppReaderAcceptsRecordings(RecorderTest):
         self.assertEqual(rank["peak_bytes"]["a"], peak)
         self.assertEqual(rank["a"], by_category)
         self.assertEqual(rank["peak_bytes"]["difference"], 0)
+        # Step times from the recorded spans (run/planless_step_timing.h), counted here from the events: a step's
+        # window from its first span's begin to its last span's end; gemm the Linear modules' spans, optimizer the
+        # optimizer step's, elementwise the other leaf modules' (each compute span from where the earlier ones end).
+        begins, windows, kinds = {}, {}, {}
+        for e in trace.events:
+            if e.kind == tw.OP_BEGIN:
+                begins[e.op] = (e.t_ns, e.step, e.text)
+            elif e.kind == tw.OP_END and e.op in begins:
+                t0, step, text = begins.pop(e.op)
+                lo, hi = windows.get(step, (t0, e.t_ns))
+                windows[step] = (min(lo, t0), max(hi, e.t_ns))
+                kind = "optimizer" if text.startswith("optimizer step") else "gemm" if text.endswith("(Linear)") else "elementwise"
+                kinds.setdefault(step, []).append((t0, e.t_ns, kind))
+        self.assertEqual(info["step_times_ns"], [windows[s][1] - windows[s][0] for s in (1, 2)])
+        expected = {"gemm": 0, "elementwise": 0, "optimizer": 0, "communication": 0}
+        until = None
+        for t0, t1, kind in sorted(kinds[2]):
+            start = t0 if until is None else max(t0, until)
+            if t1 > start:
+                expected[kind] += t1 - start
+                until = t1
+        expected["idle"] = info["median_step_ns"] - sum(expected.values())
+        self.assertGreater(expected["gemm"], 0)
+        self.assertEqual(info["median_step_by_kind_ns"], expected)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 
 #include "core/category.h"
 #include "plan/op.h"
+#include "trace/store/span_kind.h"
 
 namespace shardscope::gui {
 
@@ -27,7 +28,8 @@ inline constexpr TimelineKind kAllTimelineKinds[] = {
     TimelineKind::ReduceScatter, TimelineKind::AllGather, TimelineKind::RootedCollective, TimelineKind::SendRecv,
     TimelineKind::Copy,      TimelineKind::Other};
 
-TimelineKind timeline_kind(const Op& op);
+TimelineKind timeline_kind(const SpanKind& kind);
+inline TimelineKind timeline_kind(const Op& op) { return timeline_kind(span_kind_of(op)); }
 std::uint32_t timeline_rgb(TimelineKind kind);
 const char* timeline_label(TimelineKind kind);  // "all-reduce", "broadcast / scatter / gather / reduce", ...
 inline std::uint32_t op_rgb(const Op& op) { return timeline_rgb(timeline_kind(op)); }

@@ -37,6 +37,12 @@ std::string op_bytes_text(const Op& op) {
   return op.bytes_accessed > 0 ? format_bytes(op.bytes_accessed) + " moved" : "";
 }
 
+// A span's colour: its op's kind, or what a plan-less trace's text names (span_kind.h); "other" when neither says.
+std::uint32_t span_rgb(const TraceData& data, int rank, OpIndex op) {
+  const std::optional<SpanKind> kind = data.span_kind(rank, op);
+  return timeline_rgb(kind ? timeline_kind(*kind) : TimelineKind::Other);
+}
+
 // Where a span sits on a lane, or not visible: a barrier moves nothing, and an op that took no time (a wait marker:
 // "wait for device 0's thread") has nothing to show; neither becomes a grey mark. Pipeline messages stay visible
 // (and coloured) however short: a send or receive is never a hairline.
@@ -49,12 +55,12 @@ struct SpanPlace {
 SpanPlace place_span(const TraceData& data, int rank, const TraceSpan& span, const LaneGeometry& g, const TimeView& view) {
   SpanPlace place;
   place.op = op_of(data, rank, span.op);
-  const Op* op = place.op;
-  if (op && op->kind == OpKind::Collective && op->collective_kind == CollectiveKind::Barrier) return place;
+  const std::optional<SpanKind> kind = data.span_kind(rank, span.op);
+  if (kind && kind->kind == OpKind::Collective && kind->collective == CollectiveKind::Barrier) return place;
   if (!span.open() && span.end_ns == span.begin_ns) return place;
   place.xa = static_cast<float>(view.x_of(span.begin_ns, g.x0, g.width));
   place.xb = static_cast<float>(view.x_of(span.open() ? view.t1() : span.end_ns, g.x0, g.width));
-  const bool message = op && (op->kind == OpKind::Send || op->kind == OpKind::Recv);
+  const bool message = kind && (kind->kind == OpKind::Send || kind->kind == OpKind::Recv);
   if (message && place.xb - place.xa < kMinMessageWidth) place.xb = place.xa + kMinMessageWidth;
   place.visible = true;
   return place;
@@ -166,7 +172,7 @@ void draw_lane(ImDrawList* draw, const TraceData& data, int rank, const StreamSp
     }
     flush();
     const Op* op = place.op;
-    const std::uint32_t rgb = op ? op_rgb(*op) : timeline_rgb(TimelineKind::Other);
+    const std::uint32_t rgb = span_rgb(data, rank, span.op);
     const ImU32 colour = to_imgui_color(rgb);
     // A one-pixel gap between neighbours, so back-to-back ops of one colour stay countable.
     draw->AddRectFilled(ImVec2(xa, g.y0 + 1), ImVec2(xb - (xb - xa > 3.0f ? 1.0f : 0.0f), y1), colour);
@@ -262,6 +268,8 @@ void span_tooltip(const TraceData& data, int rank, const TraceSpan& span) {
     ImGui::Text("%s · step %d%s%s", kind.c_str(), span.step, op->layer >= 0 ? (" · layer " + std::to_string(op->layer)).c_str() : "",
                 op->micro_batch >= 0 ? (" · micro-batch " + std::to_string(op->micro_batch)).c_str() : "");
     if (const std::string bytes = op_bytes_text(*op); !bytes.empty()) ImGui::Text("%s", bytes.c_str());
+  } else if (const std::optional<SpanKind> kind = data.span_kind(rank, span.op)) {
+    ImGui::Text("%s · step %d", timeline_label(timeline_kind(*kind)), span.step);  // what the span's text names
   }
   ImGui::Text("start %s · %s", format_duration(span.begin_ns).c_str(),
               span.open() ? "running" : ("duration " + format_duration(span.end_ns - span.begin_ns)).c_str());
@@ -287,10 +295,8 @@ void draw_compared_stream(ImDrawList* draw, const TraceData& other_data, const R
     const float xa = static_cast<float>(view.x_of(alignment.first_time_of(span.begin_ns), g.x0, g.width));
     const float xb = static_cast<float>(view.x_of(alignment.first_time_of(span.end_ns), g.x0, g.width));
     if (xb < g.x0 || xa > g.x0 + g.width || xb <= last_x) continue;
-    const Op* op = op_of(other_data, other.rank, span.op);
     const float left = std::max(xa, last_x), right = std::max(xb, left + 1.0f);
-    draw->AddRectFilled(ImVec2(left, g.y0 + 1), ImVec2(right, g.y0 + g.height - 1),
-                        to_imgui_color(op ? op_rgb(*op) : timeline_rgb(TimelineKind::Other)));
+    draw->AddRectFilled(ImVec2(left, g.y0 + 1), ImVec2(right, g.y0 + g.height - 1), to_imgui_color(span_rgb(other_data, other.rank, span.op)));
     last_x = right;
   }
 }

@@ -91,16 +91,12 @@ void span_event(Writer& w, const TraceData& d, const RankTimeline& r, Stream str
   const TimeNs end = s.open() ? std::max(d.t_max, s.begin_ns) : s.end_ns;
   std::string& b = w.open('X', r.rank, static_cast<int>(stream));
   b += ",\"ts\":" + chrome_trace_us(s.begin_ns) + ",\"dur\":" + chrome_trace_us(end - s.begin_ns) + ",\"name\":";
-  append_escaped(b, op ? op->label.str() : "op " + std::to_string(s.op));
+  // A plan-less trace (recorded from PyTorch, imported) names its spans in their text, and the text their kind.
+  const std::string_view text = op ? std::string_view{} : d.op_text(r.rank, s.op);
+  append_escaped(b, op ? op->label.str() : !text.empty() ? std::string(text) : "op " + std::to_string(s.op));
   b += ",\"cat\":";
-  if (!op)
-    append_escaped(b, "unknown");
-  else if (op->kind == OpKind::Compute)
-    append_escaped(b, compute_kind_name(op->compute_kind));
-  else if (op->kind == OpKind::Collective)
-    append_escaped(b, collective_kind_name(op->collective_kind));
-  else
-    append_escaped(b, op_kind_name(op->kind));
+  const std::optional<SpanKind> kind = d.span_kind(r.rank, s.op);
+  append_escaped(b, kind ? span_kind_name(*kind) : "unknown");
   b += ",\"args\":{\"op\":" + std::to_string(s.op);
   int_arg(b, "step", s.step);
   if (op) {

@@ -246,7 +246,10 @@ void TraceStore::merge_boundary_tail() const {
 
 std::uint32_t TraceStore::intern(const std::string& text) {
   const auto [it, added] = text_index_.emplace(text, static_cast<std::uint32_t>(data_.texts.size()));
-  if (added) data_.texts.push_back(text);
+  if (added) {
+    data_.texts.push_back(text);
+    data_.text_span_kinds.push_back(span_kind_of_text(text));
+  }
   return it->second;
 }
 
@@ -264,6 +267,19 @@ std::string_view text_of(const TraceData& d, const Map RankTimeline::*map, int r
 
 std::string_view TraceData::op_text(int r, OpIndex op) const { return text_of(*this, &RankTimeline::op_texts, r, op); }
 std::string_view TraceData::tensor_text(int r, TensorId tensor) const { return text_of(*this, &RankTimeline::tensor_texts, r, tensor); }
+
+std::optional<SpanKind> TraceData::span_kind(int r, OpIndex op) const {
+  if (header.plan) {
+    if (r < 0 || static_cast<std::size_t>(r) >= header.plan->programs.size()) return std::nullopt;
+    const auto& ops = header.plan->programs[static_cast<std::size_t>(r)].ops;
+    if (op < 0 || static_cast<std::size_t>(op) >= ops.size()) return std::nullopt;
+    return span_kind_of(ops[static_cast<std::size_t>(op)]);
+  }
+  const RankTimeline* rank = this->rank(r);
+  if (!rank) return std::nullopt;
+  const auto it = rank->op_texts.find(op);
+  return it == rank->op_texts.end() ? std::nullopt : text_span_kinds[it->second];
+}
 
 TraceHeader TraceStore::header() const {
   return read([](const TraceData& d) { return d.header; });

@@ -46,6 +46,7 @@
 
 #include "trace/store/range_argmax.h"
 #include "trace/store/segmented_array.h"
+#include "trace/store/span_kind.h"
 #include "trace/store/trace_memory_series.h"
 #include "trace/events/trace_sink.h"
 
@@ -166,6 +167,7 @@ struct TraceData {
   std::uint64_t unmatched_op_ends = 0;  // OpEnd with no open OpBegin of that (rank, op)
   std::uint64_t ignored_events = 0;
   std::vector<std::string> texts;  // the distinct span and tensor texts of a plan-less trace (see RankTimeline)
+  std::vector<std::optional<SpanKind>> text_span_kinds;  // span_kind_of_text of each of texts
 
   const RankTimeline* rank(int r) const {
     return r >= 0 && static_cast<std::size_t>(r) < ranks.size() ? &ranks[static_cast<std::size_t>(r)] : nullptr;
@@ -173,6 +175,9 @@ struct TraceData {
   // The text a plan-less trace gave op `op` / tensor `tensor` of rank `r`; "" when it gave none.
   std::string_view op_text(int r, OpIndex op) const;
   std::string_view tensor_text(int r, TensorId tensor) const;
+  // What op `op`'s span on rank `r` is: its plan op's kinds, or what a plan-less trace's text names (span_kind.h);
+  // nullopt when neither says.
+  std::optional<SpanKind> span_kind(int r, OpIndex op) const;
 };
 
 class TraceStore : public TraceSink {
