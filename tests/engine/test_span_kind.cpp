@@ -81,6 +81,13 @@ TEST(SpanKind, MatrixProductsByModuleClassKernelOrOp) {
   EXPECT_FALSE(span_text_is_matmul("forward linear_relu (ReLU)"));
   EXPECT_FALSE(span_text_is_matmul("backward transformer.h.0.ln_1 (LayerNorm)"));
   EXPECT_FALSE(span_text_is_matmul("forward fc1"));  // recorded before spans named their class: not known
+  // Kernels the profiler importer prefixed with their launch's phase: the kernel's name decides.
+  EXPECT_TRUE(span_text_is_matmul("forward · sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x2x1"));
+  EXPECT_TRUE(span_text_is_matmul(
+      "backward · fmha_cutlassB_f32_aligned_64x64_k64_sm80(PyTorchMemEffAttention::AttentionBackwardKernel<cutlass::arch::Sm80>::Params)"));
+  EXPECT_FALSE(span_text_is_matmul("forward · void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)"));
+  EXPECT_EQ(span_kind_of_text("backward · sm80_xmma_gemm_f32f32_f32f32_f32_nn_n"), computing(ComputeKind::Backward));
+  EXPECT_EQ(span_kind_of_text("optimizer step · void at::native::multi_tensor_apply_kernel<>"), computing(ComputeKind::Optimizer));
   // Kernels and ops of a profiler trace (the H200 sample's names).
   EXPECT_TRUE(span_text_is_matmul("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x2x1"));
   EXPECT_TRUE(span_text_is_matmul("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nt_align1>(cutlass_80"));

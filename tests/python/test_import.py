@@ -187,6 +187,57 @@ class ProfilerImport(ImportTest):
         host_spans = [e.text for e in trace.events if e.rank == 1 and e.kind == tw.OP_BEGIN]
         self.assertIn("Optimizer.step#AdamW.step", host_spans)
 
+    def test_steps_phases_and_kernel_phases_from_the_host_ops(self):
+        """The GPT-2 profiler trace ran two training steps (two Optimizer.step#AdamW.step annotations on the host). Each
+        kernel's phase is the host's at its launch (the cuda_runtime event of the same correlation id): inside an
+        autograd node it is backward, inside Optimizer.step the optimizer's, else forward. Kernels whose own names say
+        which pass they serve must agree: memory-efficient attention's cutlassF / cutlassB, LayerNorm's forward and its
+        grad kernels, tanh's backward, embedding's backward. Steps: step k ends with the k-th Optimizer.step, its
+        phases before_step / after_step at that annotation's begin and end on every rank, its forward phase at its
+        first autograd node."""
+        source = os.path.join(IMPORT_DIR, "gpt2-small2l-profiler.json.gz")
+        with gzip.open(source) as f:
+            events = json.load(f)["traceEvents"]
+        trace, _ = self.imported(source)
+        read = ("kernel", "gpu_memcpy", "gpu_memset", "cpu_op", "user_annotation")  # what the importer reads
+        t0 = min(e["ts"] for e in events if (e.get("ph") == "X" and e.get("cat") in read) or e.get("name") == "[memory]")
+        ns = lambda ts: round((ts - t0) * 1000)  # the importer's clock: ns since the first event it reads
+        steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                       if e.get("cat") == "user_annotation" and e["name"].startswith("Optimizer.step#"))
+        self.assertEqual(len(steps), 2)
+        backward_starts = sorted(e["ts"] for e in events
+                                 if e.get("cat") == "cpu_op" and e["name"].startswith("autograd::engine::evaluate_function"))
+        expected, previous_end = [], float("-inf")
+        for k, (begin, end) in enumerate(steps, start=1):
+            forward = min(t for t in backward_starts if t > previous_end)
+            expected += [("forward", k, ns(forward)), ("before_step", k, ns(begin)), ("after_step", k, ns(end))]
+            previous_end = end
+        for rank in (0, 1):
+            phases = [(e.text, e.step, e.t_ns) for e in trace.events if e.kind == tw.PHASE and e.rank == rank]
+            self.assertEqual(len(phases), len(expected))
+            for (name, step, t), (want_name, want_step, want_t) in zip(phases, expected):
+                self.assertEqual((name, step), (want_name, want_step))
+                self.assertLessEqual(abs(t - want_t), 1)  # each time rounded to whole ns on its own
+        kernels = [e.text for e in trace.events if e.rank == 0 and e.kind == tw.OP_BEGIN and e.stream == tw.COMPUTE]
+        def phase_of(*words):
+            found = {k.split(" · ")[0] if " · " in k else "" for k in kernels if any(w in k for w in words)}
+            self.assertTrue(found, words)
+            return found
+        self.assertEqual(phase_of("fmha_cutlassF"), {"forward"})
+        self.assertEqual(phase_of("fmha_cutlassB"), {"backward"})
+        self.assertEqual(phase_of("vectorized_layer_norm_kernel"), {"forward"})
+        self.assertEqual(phase_of("layer_norm_grad_input_kernel", "GammaBetaBackward", "tanh_backward",
+                                  "embedding_backward"), {"backward"})
+        self.assertEqual(phase_of("multi_tensor_apply_kernel"), {"optimizer step"})
+        # trace info times step 2 from its first span to its last: the host's Optimizer.step returns after the GPU's
+        # last kernel of the step has ended, and the first op after step 1 is the host's zero_grad.
+        info = helpers.cli_json("trace", "info", self.path(os.path.basename(source) + ".sstrace"), "--json")
+        self.assertEqual(len(info["step_times_ns"]), 2)
+        first_after = min(e["ts"] for e in events if e.get("cat") in ("cpu_op", "user_annotation") and e["ts"] > steps[0][1])
+        last_kernel_end = max(e["ts"] + e["dur"] for e in events if e.get("cat") == "kernel")
+        self.assertLess(last_kernel_end, steps[1][1])
+        self.assertLessEqual(abs(info["step_times_ns"][1] - (ns(steps[1][1]) - ns(first_after))), 1)
+
     def test_a_trace_made_here(self):
         """Debian's PyTorch 1.13 has no Kineto: torch.profiler falls back to the legacy profiler, whose Chrome export
         holds the ops ("X" events) and no [memory] events. The ops import (the outermost per thread, counted here from

@@ -30,6 +30,22 @@ struct Span {
   std::string thread;  // pid / tid as the file spells them
   int rank = 0;
   Stream stream = Stream::Compute;
+  std::optional<std::int64_t> correlation;  // a kernel's, memcpy's or memset's: its launch's
+};
+
+// The host ops open around an instant on one thread.
+struct HostContext {
+  bool in_backward = false, in_zero_grad = false;
+  std::optional<double> optimizer_step_end;  // inside Optimizer.step#...: when that step ends
+  const Span* op = nullptr;                  // the innermost op
+};
+
+// An instant whose host context is wanted: a [memory] event, a kernel's launch.
+struct HostProbe {
+  const std::string* thread;
+  double ts;
+  std::size_t order;  // ties keep it
+  HostContext* out;
 };
 
 struct MemoryEvent {
@@ -40,10 +56,7 @@ struct MemoryEvent {
   std::uint64_t address = 0;
   std::string thread;
   int device_type = 0, device_id = 0;
-  // From the ops around it on its thread:
-  bool in_backward = false, in_zero_grad = false;
-  std::optional<double> optimizer_step_end;
-  const Span* op = nullptr;  // the innermost op around it: names the allocation
+  HostContext context;  // the ops around it on its thread; the innermost names the allocation
 };
 
 std::optional<double> number(const json& object, const char* key) {
@@ -99,7 +112,7 @@ class ProfilerImport {
     if (host_spans_.empty() && gpu_spans_.empty() && memory_.empty())
       throw ImportError(source_ + ": the profiler trace holds no CPU ops, kernels or [memory] events");
     assign_ranks();
-    classify_memory_threads();
+    classify_by_host_ops();
     ImportedRun out;
     build(out);
     return out;
@@ -141,10 +154,14 @@ class ProfilerImport {
     if (phase != "X") return;
     const double dur = std::max(0.0, number(e, "dur").value_or(0));
     Span s{cut_text(name), *ts, dur, thread_key(e), 0, Stream::Compute};
-    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+    if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      // A launch (cudaLaunchKernel, cudaMemcpyAsync, ...): its kernel names the same correlation id.
+      if (const auto id = integer(args, "correlation")) launches_[*id] = {thread_key(e), *ts};
+    } else if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
       const auto device = integer(args, "device");
       if (!device || *device < 0 || *device >= kMaxTraceRanks) return;
       s.rank = static_cast<int>(*device);
+      s.correlation = integer(args, "correlation");
       s.stream = cat != "kernel" ? Stream::Copy : name.find("nccl") != std::string::npos ? Stream::Communication : Stream::Compute;
       gpu_ids_.insert(s.rank);
       note_time(s.ts);
@@ -176,36 +193,66 @@ class ProfilerImport {
   static bool on_host(const MemoryEvent& m) { return m.device_type == 0 || m.device_id < 0; }
   int rank_of(const MemoryEvent& m) const { return on_host(m) ? host_rank_ : rank_of_gpu_.at(m.device_id); }
 
-  // The ops around each memory event on its thread, by one sweep per thread over ops sorted by start (outer first).
-  void classify_memory_threads() {
+  // The host ops around each probe on its thread, by one sweep per thread over ops sorted by start (outer first).
+  void find_host_contexts(std::vector<HostProbe>& probes) const {
     std::map<std::string, std::vector<const Span*>> ops;
     for (const Span& s : host_ops_) ops[s.thread].push_back(&s);
     for (auto& [thread, list] : ops)
       std::sort(list.begin(), list.end(), [](const Span* a, const Span* b) { return a->ts != b->ts ? a->ts < b->ts : a->dur > b->dur; });
-    std::vector<MemoryEvent*> by_time;
-    for (MemoryEvent& m : memory_) by_time.push_back(&m);
-    std::sort(by_time.begin(), by_time.end(), [](const MemoryEvent* a, const MemoryEvent* b) { return a->ts != b->ts ? a->ts < b->ts : a->order < b->order; });
+    std::sort(probes.begin(), probes.end(), [](const HostProbe& a, const HostProbe& b) { return a.ts != b.ts ? a.ts < b.ts : a.order < b.order; });
     std::map<std::string, std::pair<std::size_t, std::vector<const Span*>>> sweep;  // thread -> (next op, open ops)
-    for (MemoryEvent* m : by_time) {
-      const auto list = ops.find(m->thread);
+    for (const HostProbe& probe : probes) {
+      const auto list = ops.find(*probe.thread);
       if (list == ops.end()) continue;
-      auto& [next, open] = sweep[m->thread];
-      while (next < list->second.size() && list->second[next]->ts <= m->ts) {
+      auto& [next, open] = sweep[*probe.thread];
+      while (next < list->second.size() && list->second[next]->ts <= probe.ts) {
         const Span* op = list->second[next++];
         while (!open.empty() && open.back()->ts + open.back()->dur < op->ts) open.pop_back();
         open.push_back(op);
       }
-      while (!open.empty() && open.back()->ts + open.back()->dur < m->ts) open.pop_back();
-      if (!open.empty()) m->op = open.back();
+      while (!open.empty() && open.back()->ts + open.back()->dur < probe.ts) open.pop_back();
+      HostContext& c = *probe.out;
+      if (!open.empty()) c.op = open.back();
       for (const Span* op : open) {
-        if (starts_with(op->name, "Optimizer.step#")) m->optimizer_step_end = op->ts + op->dur;
-        if (starts_with(op->name, "Optimizer.zero_grad#")) m->in_zero_grad = true;
-        if (is_backward(op->name)) m->in_backward = true;
+        if (starts_with(op->name, "Optimizer.step#")) c.optimizer_step_end = op->ts + op->dur;
+        if (starts_with(op->name, "Optimizer.zero_grad#")) c.in_zero_grad = true;
+        if (is_backward(op->name)) c.in_backward = true;
       }
     }
+  }
+
+  void classify_by_host_ops() {
+    std::vector<HostProbe> probes;
+    for (MemoryEvent& m : memory_) probes.push_back({&m.thread, m.ts, m.order, &m.context});
+    // A kernel's (memcpy's, memset's) context is its launch's: what the host was running when it queued it.
+    launch_contexts_.assign(gpu_spans_.size(), HostContext{});
+    for (std::size_t i = 0; i < gpu_spans_.size(); ++i)
+      if (const auto& id = gpu_spans_[i].correlation)
+        if (const auto launch = launches_.find(*id); launch != launches_.end())
+          probes.push_back({&launch->second.first, launch->second.second, i, &launch_contexts_[i]});
+    find_host_contexts(probes);
     for (const Span& s : host_ops_)
-      if (starts_with(s.name, "Optimizer.step#")) optimizer_starts_.push_back(s.ts);
-    std::sort(optimizer_starts_.begin(), optimizer_starts_.end());
+      if (starts_with(s.name, "Optimizer.step#")) optimizer_steps_.push_back({s.ts, s.ts + s.dur});
+    std::sort(optimizer_steps_.begin(), optimizer_steps_.end());
+    for (const auto& [begin, end] : optimizer_steps_) {
+      optimizer_starts_.push_back(begin);
+      optimizer_ends_.push_back(end);
+    }
+    std::sort(optimizer_ends_.begin(), optimizer_ends_.end());
+  }
+
+  // The training step a host instant belongs to: step k ends with the k-th Optimizer.step; after the last, none (0).
+  int step_at(double ts) const {
+    const auto done = std::lower_bound(optimizer_ends_.begin(), optimizer_ends_.end(), ts) - optimizer_ends_.begin();
+    return static_cast<std::size_t>(done) < optimizer_ends_.size() ? static_cast<int>(done) + 1 : 0;
+  }
+
+  // A kernel's phase, from its launch's host ops, in front of its name so the window colours it (span_kind.h).
+  static std::string phase_prefix(const HostContext& c) {
+    if (c.in_backward) return "backward · ";
+    if (c.optimizer_step_end) return "optimizer step · ";
+    if (c.in_zero_grad || c.op == nullptr) return "";
+    return "forward · ";
   }
 
   TimeNs time_ns(double ts) const {
@@ -221,12 +268,15 @@ class ProfilerImport {
     TraceEvent event;
   };
 
-  void add_spans(std::vector<Item>& items, const std::vector<Span>& spans, std::vector<OpIndex>& next_op) {
-    for (const Span& s : spans) {
+  // steps[i]: spans[i]'s training step.
+  void add_spans(std::vector<Item>& items, const std::vector<Span>& spans, const std::vector<int>& steps, std::vector<OpIndex>& next_op) {
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const Span& s = spans[i];
       const OpIndex op = next_op[static_cast<std::size_t>(s.rank)]++;
       TraceEvent begin;
       begin.kind = TraceEventKind::OpBegin;
       begin.rank = s.rank;
+      begin.step = steps[i];
       begin.op = op;
       begin.stream = s.stream;
       begin.t_ns = time_ns(s.ts);
@@ -288,6 +338,7 @@ class ProfilerImport {
         TraceEvent e;
         e.kind = kind;
         e.rank = rank;
+        e.step = step_at(m.ts);
         e.t_ns = time_ns(m.ts);
         e.bytes = bytes;
         e.category = category;
@@ -308,7 +359,7 @@ class ProfilerImport {
         if (m.bytes > 0) {
           const Category category = category_of(list, i, freed_at[i]);
           live[m.address] = {category, static_cast<TensorId>(i)};
-          emit(m, TraceEventKind::Alloc, m.bytes, category, static_cast<TensorId>(i), m.op ? m.op->name : "");
+          emit(m, TraceEventKind::Alloc, m.bytes, category, static_cast<TensorId>(i), m.context.op ? m.context.op->name : "");
         } else if (m.bytes < 0) {
           const auto it = live.find(m.address);
           const auto [category, tensor] = it != live.end() ? it->second : std::pair{Category::Temporaries, TensorId{-1}};
@@ -327,14 +378,44 @@ class ProfilerImport {
 
   Category category_of(const std::vector<MemoryEvent*>& list, std::size_t i, std::optional<std::size_t> freed) const {
     const MemoryEvent& m = *list[i];
-    if (m.optimizer_step_end) return !freed || list[*freed]->ts > *m.optimizer_step_end ? Category::OptimizerState : Category::Temporaries;
-    if (m.in_backward) {
-      if (!freed || list[*freed]->in_zero_grad) return Category::Gradients;
+    if (m.context.optimizer_step_end)
+      return !freed || list[*freed]->ts > *m.context.optimizer_step_end ? Category::OptimizerState : Category::Temporaries;
+    if (m.context.in_backward) {
+      if (!freed || list[*freed]->context.in_zero_grad) return Category::Gradients;
       const auto next_step = std::upper_bound(optimizer_starts_.begin(), optimizer_starts_.end(), m.ts);
       return next_step != optimizer_starts_.end() && list[*freed]->ts > *next_step ? Category::Gradients : Category::Temporaries;
     }
-    if (freed && list[*freed]->in_backward) return Category::Activations;
+    if (freed && list[*freed]->context.in_backward) return Category::Activations;
     return Category::Temporaries;
+  }
+
+  // ShardScope's phases on every rank, at host times (the [memory] events' clock): each Optimizer.step's begin and end
+  // are its step's before_step and after_step, the step's first backward op its forward (the forward has ended).
+  void add_phases(std::vector<Item>& items, const std::vector<TraceDevice>& devices) const {
+    std::vector<double> backward_starts;
+    for (const Span& s : host_ops_)
+      if (is_backward(s.name)) backward_starts.push_back(s.ts);
+    std::sort(backward_starts.begin(), backward_starts.end());
+    double step_begin = -std::numeric_limits<double>::infinity();
+    for (std::size_t k = 0; k < optimizer_steps_.size(); ++k) {
+      const auto [begin, end] = optimizer_steps_[k];
+      std::vector<std::pair<const char*, double>> phases;
+      const auto backward = std::upper_bound(backward_starts.begin(), backward_starts.end(), step_begin);
+      if (backward != backward_starts.end() && *backward < begin) phases.push_back({"forward", *backward});
+      phases.push_back({"before_step", begin});
+      phases.push_back({"after_step", end});
+      for (const auto& [name, ts] : phases)
+        for (const TraceDevice& d : devices) {
+          TraceEvent e;
+          e.kind = TraceEventKind::Phase;
+          e.rank = d.rank;
+          e.step = static_cast<int>(k) + 1;
+          e.t_ns = time_ns(ts);
+          e.text = name;
+          items.push_back({e.t_ns, 1, items.size(), std::move(e)});
+        }
+      step_begin = end;
+    }
   }
 
   void build(ImportedRun& out) {
@@ -357,10 +438,21 @@ class ProfilerImport {
     std::vector<Item> items;
     std::vector<OpIndex> next_op(h.devices.size() + 1, 0);
     std::vector<Span> gpu = gpu_spans_;
-    for (Span& s : gpu) s.rank = rank_of_gpu_.at(s.rank);
-    add_spans(items, gpu, next_op);
-    add_spans(items, outermost_host_spans(), next_op);
+    std::vector<int> gpu_steps;
+    for (std::size_t i = 0; i < gpu.size(); ++i) {
+      Span& s = gpu[i];
+      s.rank = rank_of_gpu_.at(s.rank);
+      const bool launched = s.correlation && launches_.count(*s.correlation) > 0;
+      if (s.stream == Stream::Compute) s.name = phase_prefix(launch_contexts_[i]) + s.name;
+      gpu_steps.push_back(step_at(launched ? launches_.at(*s.correlation).second : s.ts));
+    }
+    add_spans(items, gpu, gpu_steps, next_op);
+    const std::vector<Span> host = outermost_host_spans();
+    std::vector<int> host_steps;
+    for (const Span& s : host) host_steps.push_back(step_at(s.ts));
+    add_spans(items, host, host_steps, next_op);
     add_memory(items, out);
+    add_phases(items, h.devices);
     std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
       if (a.event.rank != b.event.rank) return a.event.rank < b.event.rank;
       if (a.t != b.t) return a.t < b.t;
@@ -390,7 +482,10 @@ class ProfilerImport {
   std::set<int> gpu_ids_;
   std::map<int, int> rank_of_gpu_;
   std::map<int, const json*> device_props_;
-  std::vector<double> optimizer_starts_;
+  std::unordered_map<std::int64_t, std::pair<std::string, double>> launches_;  // correlation -> (host thread, ts)
+  std::vector<HostContext> launch_contexts_;                                  // per gpu_spans_ entry
+  std::vector<std::pair<double, double>> optimizer_steps_;                    // Optimizer.step# (begin, end), by begin
+  std::vector<double> optimizer_starts_, optimizer_ends_;
   int host_rank_ = 0;
   double t_min_ = std::numeric_limits<double>::infinity();
   double t_max_ = -std::numeric_limits<double>::infinity();

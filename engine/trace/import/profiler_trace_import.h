@@ -4,7 +4,14 @@
 // Spans: kernels on the GPU rank's compute stream (NCCL kernels on its communication stream, memcpy / memset on
 // its copy stream); the host's CPU ops and user annotations, outermost per thread only (nested ops would cover
 // each other on one lane; "ProfilerStep#N" is skipped so the steps' ops show), on the host's compute stream. Each
-// span is an OpBegin / OpEnd pair with a unique op id and the op's name as text (plan-less: the store keeps it).
+// span is an OpBegin / OpEnd pair with a unique op id and the op's name as text (plan-less: the store keeps it). A
+// compute kernel's text starts with the phase the host was in when it launched it (its cuda_runtime / cuda_driver
+// event of the same "correlation"): "backward · " inside an autograd node, "optimizer step · " inside
+// Optimizer.step, "forward · " inside any other op but zero_grad, so the window colours it (trace/store/span_kind.h).
+// Steps and phases: step k ends with the k-th Optimizer.step annotation (its begin is the step's before_step phase,
+// its end after_step, the first autograd node after the previous step its forward phase, on every rank at the
+// host's time); a kernel counts in the step of its launch; what comes after the last Optimizer.step, or every span
+// of a trace without one, is in no step (0). Several optimizers stepping in one training step count as several.
 // Memory: each [memory] event (profile_memory=True) is an Alloc (Bytes > 0, named by the innermost op around it) or
 // Free (Bytes < 0) of its device,
 // allocated_after the running sum from what was allocated before the first event ("Total Allocated" − "Bytes" of

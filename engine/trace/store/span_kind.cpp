@@ -1,6 +1,7 @@
 // span_kind_of_text: the rules listed in span_kind.h.
 #include "trace/store/span_kind.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
@@ -81,14 +82,19 @@ bool matmul_module_class(std::string_view name) {
          name.find("Attention") != std::string_view::npos;
 }
 
+bool is_identifier(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 }  // namespace
 
 bool span_text_is_matmul(std::string_view text) {
-  if (starts_with(text, "forward ") || starts_with(text, "backward ")) {
-    // The recorder's module span: its class is the last parenthesised word.
+  // The recorder's module span ("forward fc1 (Linear)"): its class is the last parenthesised word. A kernel's
+  // argument list there ("backward · fmha_cutlassB_...(PyTorchMemEffAttention::...)") is no class: its name decides.
+  if ((starts_with(text, "forward ") || starts_with(text, "backward ")) && !text.empty() && text.back() == ')') {
     const std::size_t open = text.rfind('(');
-    return !text.empty() && text.back() == ')' && open != std::string_view::npos &&
-           matmul_module_class(text.substr(open + 1, text.size() - open - 2));
+    const std::string_view name = text.substr(open + 1, text.size() - open - 2);
+    if (open != std::string_view::npos && is_identifier(name)) return matmul_module_class(name);
   }
   const std::string name = lower(text);
   for (const std::string_view word : {"gemm", "xmma", "cutlass", "fmha", "flash", "attention", "convolution", "convolve",

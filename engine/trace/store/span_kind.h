@@ -7,7 +7,9 @@
 //   ("all_reduce DDP bucket 0 25.00 MiB", "_all_gather_base 4.00 MiB", "broadcast", "isend", ...);
 // - a profiler trace's: "autograd::engine::evaluate_function: AddmmBackward0" (backward), "Optimizer.step#AdamW.step"
 //   (optimizer), NCCL kernels ("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ncclKernel_SendRecv"), copies and
-//   memsets ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"). Other kernels and host ops name no phase.
+//   memsets ("Memcpy HtoD (Pageable -> Device)", "Memset (Device)"), and kernels the importer prefixed with the phase
+//   of their launch ("backward · sm80_xmma_gemm_...", "optimizer step · multi_tensor_apply_kernel..."). Other
+//   kernels and host ops name no phase.
 #pragma once
 #include <optional>
 #include <string>
