@@ -20,10 +20,10 @@ std::uint32_t category_rgb(Category category) {
   return kOutsideAllocatorRgb;
 }
 
-TimelineKind timeline_kind(const SpanKind& op) {
-  switch (op.kind) {
+TimelineKind timeline_kind(const SpanKind& kind) {
+  switch (kind.kind) {
     case OpKind::Compute:
-      switch (op.compute) {
+      switch (kind.compute) {
         case ComputeKind::Forward:
         case ComputeKind::Loss: return TimelineKind::Forward;
         case ComputeKind::Backward:
@@ -33,7 +33,7 @@ TimelineKind timeline_kind(const SpanKind& op) {
       }
       break;
     case OpKind::Collective:
-      switch (op.collective) {
+      switch (kind.collective) {
         case CollectiveKind::AllReduce: return TimelineKind::AllReduce;
         case CollectiveKind::ReduceScatter: return TimelineKind::ReduceScatter;
         case CollectiveKind::AllGather: return TimelineKind::AllGather;

@@ -86,9 +86,7 @@ std::string cut_text(std::string s) {
   return s + "…";
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-bool is_backward(std::string_view name) { return starts_with(name, "autograd::engine::evaluate_function"); }
+bool is_backward(std::string_view name) { return name.starts_with("autograd::engine::evaluate_function"); }
 
 class ProfilerImport {
  public:
@@ -153,7 +151,7 @@ class ProfilerImport {
     }
     if (phase != "X") return;
     const double dur = std::max(0.0, number(e, "dur").value_or(0));
-    Span s{cut_text(name), *ts, dur, thread_key(e), 0, Stream::Compute};
+    Span s{cut_text(name), *ts, dur, thread_key(e), 0, Stream::Compute, std::nullopt};
     if (cat == "cuda_runtime" || cat == "cuda_driver") {
       // A launch (cudaLaunchKernel, cudaMemcpyAsync, ...): its kernel names the same correlation id.
       if (const auto id = integer(args, "correlation")) launches_[*id] = {thread_key(e), *ts};
@@ -171,7 +169,7 @@ class ProfilerImport {
       note_time(s.ts);
       note_time(s.ts + s.dur);
       host_ops_.push_back(s);  // every op, nested too: the memory events' context
-      if (!starts_with(name, "ProfilerStep#")) host_spans_.push_back(std::move(s));
+      if (!name.starts_with("ProfilerStep#")) host_spans_.push_back(std::move(s));
     }
   }
 
@@ -214,8 +212,8 @@ class ProfilerImport {
       HostContext& c = *probe.out;
       if (!open.empty()) c.op = open.back();
       for (const Span* op : open) {
-        if (starts_with(op->name, "Optimizer.step#")) c.optimizer_step_end = op->ts + op->dur;
-        if (starts_with(op->name, "Optimizer.zero_grad#")) c.in_zero_grad = true;
+        if (op->name.starts_with("Optimizer.step#")) c.optimizer_step_end = op->ts + op->dur;
+        if (op->name.starts_with("Optimizer.zero_grad#")) c.in_zero_grad = true;
         if (is_backward(op->name)) c.in_backward = true;
       }
     }
@@ -232,12 +230,9 @@ class ProfilerImport {
           probes.push_back({&launch->second.first, launch->second.second, i, &launch_contexts_[i]});
     find_host_contexts(probes);
     for (const Span& s : host_ops_)
-      if (starts_with(s.name, "Optimizer.step#")) optimizer_steps_.push_back({s.ts, s.ts + s.dur});
+      if (s.name.starts_with("Optimizer.step#")) optimizer_steps_.push_back({s.ts, s.ts + s.dur});
     std::sort(optimizer_steps_.begin(), optimizer_steps_.end());
-    for (const auto& [begin, end] : optimizer_steps_) {
-      optimizer_starts_.push_back(begin);
-      optimizer_ends_.push_back(end);
-    }
+    for (const auto& [begin, end] : optimizer_steps_) optimizer_ends_.push_back(end);
     std::sort(optimizer_ends_.begin(), optimizer_ends_.end());
   }
 
@@ -382,8 +377,10 @@ class ProfilerImport {
       return !freed || list[*freed]->ts > *m.context.optimizer_step_end ? Category::OptimizerState : Category::Temporaries;
     if (m.context.in_backward) {
       if (!freed || list[*freed]->context.in_zero_grad) return Category::Gradients;
-      const auto next_step = std::upper_bound(optimizer_starts_.begin(), optimizer_starts_.end(), m.ts);
-      return next_step != optimizer_starts_.end() && list[*freed]->ts > *next_step ? Category::Gradients : Category::Temporaries;
+      // The first Optimizer.step to start after it (optimizer_steps_ is sorted by start).
+      const auto next_step = std::upper_bound(optimizer_steps_.begin(), optimizer_steps_.end(), m.ts,
+                                              [](double ts, const std::pair<double, double>& step) { return ts < step.first; });
+      return next_step != optimizer_steps_.end() && list[*freed]->ts > next_step->first ? Category::Gradients : Category::Temporaries;
     }
     if (freed && list[*freed]->context.in_backward) return Category::Activations;
     return Category::Temporaries;
@@ -485,7 +482,7 @@ class ProfilerImport {
   std::unordered_map<std::int64_t, std::pair<std::string, double>> launches_;  // correlation -> (host thread, ts)
   std::vector<HostContext> launch_contexts_;                                  // per gpu_spans_ entry
   std::vector<std::pair<double, double>> optimizer_steps_;                    // Optimizer.step# (begin, end), by begin
-  std::vector<double> optimizer_starts_, optimizer_ends_;
+  std::vector<double> optimizer_ends_;                                         // their ends, sorted
   int host_rank_ = 0;
   double t_min_ = std::numeric_limits<double>::infinity();
   double t_max_ = -std::numeric_limits<double>::infinity();

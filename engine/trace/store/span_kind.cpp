@@ -9,8 +9,6 @@ namespace shardscope {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 SpanKind compute(ComputeKind kind) { return {OpKind::Compute, kind, CollectiveKind::AllReduce}; }
 SpanKind collective(CollectiveKind kind) { return {OpKind::Collective, ComputeKind::Forward, kind}; }
 
@@ -28,10 +26,10 @@ std::string squeezed_name(std::string_view text) {
 
 std::optional<SpanKind> communication_kind(const std::string& name) {
   // Longer names first: "reducescatter" before "reduce", "sendrecv" and "batchisendirecv" before "send".
-  if (starts_with(name, "allreduce")) return collective(CollectiveKind::AllReduce);
-  if (starts_with(name, "allgather")) return collective(CollectiveKind::AllGather);
-  if (starts_with(name, "reducescatter")) return collective(CollectiveKind::ReduceScatter);
-  if (starts_with(name, "broadcast")) return collective(CollectiveKind::Broadcast);
+  if (name.starts_with("allreduce")) return collective(CollectiveKind::AllReduce);
+  if (name.starts_with("allgather")) return collective(CollectiveKind::AllGather);
+  if (name.starts_with("reducescatter")) return collective(CollectiveKind::ReduceScatter);
+  if (name.starts_with("broadcast")) return collective(CollectiveKind::Broadcast);
   if (name == "barrier") return collective(CollectiveKind::Barrier);
   if (name == "reduce") return collective(CollectiveKind::Reduce);
   if (name == "gather") return collective(CollectiveKind::Gather);
@@ -51,21 +49,21 @@ std::string span_kind_name(const SpanKind& kind) {
 }
 
 std::optional<SpanKind> span_kind_of_text(std::string_view text) {
-  if (text == "forward" || starts_with(text, "forward ")) return compute(ComputeKind::Forward);
-  if (text == "backward" || starts_with(text, "backward ") || starts_with(text, "autograd::engine::evaluate_function"))
+  if (text == "forward" || text.starts_with("forward ")) return compute(ComputeKind::Forward);
+  if (text == "backward" || text.starts_with("backward ") || text.starts_with("autograd::engine::evaluate_function"))
     return compute(ComputeKind::Backward);
-  if (starts_with(text, "optimizer step") || starts_with(text, "Optimizer.step#")) return compute(ComputeKind::Optimizer);
-  if (starts_with(text, "Memcpy") || starts_with(text, "Memset")) return compute(ComputeKind::Copy);
+  if (text.starts_with("optimizer step") || text.starts_with("Optimizer.step#")) return compute(ComputeKind::Optimizer);
+  if (text.starts_with("Memcpy") || text.starts_with("Memset")) return compute(ComputeKind::Copy);
   // NCCL's kernels: the collective is the word after the prefix ("ncclDevKernel_AllReduce_Sum_f32_RING_LL").
   for (const std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"})
-    if (starts_with(text, prefix)) {
+    if (text.starts_with(prefix)) {
       const std::string_view rest = text.substr(prefix.size());
       return communication_kind(squeezed_name(rest.substr(0, rest.find('_'))));
     }
   // The host side of a collective in a profiler trace ("nccl:all_reduce", "gloo:broadcast", "c10d::allreduce_"),
   // or the recorder's call by name ("all_reduce DDP bucket 0 25.00 MiB").
   for (const std::string_view prefix : {"nccl:", "gloo:", "c10d::"})
-    if (starts_with(text, prefix)) return communication_kind(squeezed_name(text.substr(prefix.size())));
+    if (text.starts_with(prefix)) return communication_kind(squeezed_name(text.substr(prefix.size())));
   return communication_kind(squeezed_name(text));
 }
 
@@ -78,7 +76,7 @@ std::string lower(std::string_view text) {
 }
 
 bool matmul_module_class(std::string_view name) {
-  return name.find("Linear") != std::string_view::npos || starts_with(name, "Conv") || starts_with(name, "LazyConv") ||
+  return name.find("Linear") != std::string_view::npos || name.starts_with("Conv") || name.starts_with("LazyConv") ||
          name.find("Attention") != std::string_view::npos;
 }
 
@@ -91,7 +89,7 @@ bool is_identifier(std::string_view s) {
 bool span_text_is_matmul(std::string_view text) {
   // The recorder's module span ("forward fc1 (Linear)"): its class is the last parenthesised word. A kernel's
   // argument list there ("backward · fmha_cutlassB_...(PyTorchMemEffAttention::...)") is no class: its name decides.
-  if ((starts_with(text, "forward ") || starts_with(text, "backward ")) && !text.empty() && text.back() == ')') {
+  if ((text.starts_with("forward ") || text.starts_with("backward ")) && !text.empty() && text.back() == ')') {
     const std::size_t open = text.rfind('(');
     const std::string_view name = text.substr(open + 1, text.size() - open - 2);
     if (open != std::string_view::npos && is_identifier(name)) return matmul_module_class(name);
